@@ -1,0 +1,58 @@
+// gtap api: per-function call counts and times.
+#include <iostream>
+
+#include "commands.h"
+#include "gtap/readers/api_stats.h"
+#include "gtap/readers/table.h"
+#include "open_captures.h"
+
+namespace gtap::cli {
+
+namespace {
+
+struct ApiOptions {
+  std::vector<std::string> files;
+  std::string format = "text";
+};
+
+int api(const ApiOptions& o) {
+  readers::OutputFormat format;
+  if (!readers::parseOutputFormat(o.format, format)) {
+    std::cerr << "gtap api: --format must be text, csv or jsonl\n";
+    return 2;
+  }
+  auto opened = openCaptures(o.files, "api");
+  if (opened.captures.empty()) return 1;
+  reportNotes(opened, "api");
+  auto summary = readers::summarizeApi(opened.pointers());
+  readers::Table table({"function", "api", "count", "total", "mean", "min", "max", "p50", "p99",
+                        "failed", "unfinished"});
+  for (const auto& f : summary.functions) {
+    table.add({readers::Cell::str(f.name), readers::Cell::str(f.api),
+               readers::Cell::count(static_cast<int64_t>(f.count)), readers::Cell::nanoseconds(f.totalNs),
+               readers::Cell::nanoseconds(static_cast<int64_t>(f.meanNs + 0.5)),
+               readers::Cell::nanoseconds(f.minNs), readers::Cell::nanoseconds(f.maxNs),
+               readers::Cell::nanoseconds(f.p50Ns), readers::Cell::nanoseconds(f.p99Ns),
+               readers::Cell::count(static_cast<int64_t>(f.failed)),
+               readers::Cell::count(static_cast<int64_t>(f.unfinished))});
+  }
+  table.print(std::cout, format);
+  if (format == readers::OutputFormat::text)
+    std::cout << "\n" << summary.calls << " calls in " << opened.captures.size() << " file"
+              << (opened.captures.size() == 1 ? "" : "s") << "\n";
+  return opened.failures ? 1 : 0;
+}
+
+}  // namespace
+
+Action addApiCommand(CLI::App& app) {
+  auto o = std::make_shared<ApiOptions>();
+  auto* cmd = app.add_subcommand("api", "Per-function API call counts and times (count, total, mean, min, max, p50, p99)");
+  cmd->add_option("files", o->files, "Capture files (several merge, e.g. one per rank)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--format", o->format, "text, csv or jsonl");
+  return [o] { return api(*o); };
+}
+
+}  // namespace gtap::cli

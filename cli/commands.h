@@ -1,0 +1,21 @@
+// The gtap subcommands. Each registers its options on the app and returns the
+// function that runs it; main() only wires them together.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace gtap::cli {
+
+using Action = std::function<int()>;
+
+Action addRunCommand(CLI::App& app);
+// For `gtap run`: everything from the program's name on (or after "--") is the
+// program's, never parsed as gtap options. Returns how many leading arguments
+// are gtap's.
+int splitRunArguments(int argc, char** argv);
+Action addInfoCommand(CLI::App& app);
+Action addApiCommand(CLI::App& app);
+
+}  // namespace gtap::cli

@@ -1,0 +1,47 @@
+// Opening the files a report was given: every file that cannot be used is
+// named with the reason, and the report goes on with the rest.
+#pragma once
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtap/readers/capture.h"
+
+namespace gtap::cli {
+
+struct OpenedCaptures {
+  std::vector<std::unique_ptr<readers::Capture>> captures;
+  int failures = 0;
+  std::vector<const readers::Capture*> pointers() const {
+    std::vector<const readers::Capture*> out;
+    for (const auto& c : captures) out.push_back(c.get());
+    return out;
+  }
+};
+
+inline OpenedCaptures openCaptures(const std::vector<std::string>& paths, const char* verb) {
+  OpenedCaptures opened;
+  for (const auto& path : paths) {
+    try {
+      opened.captures.push_back(std::make_unique<readers::Capture>(path));
+    } catch (const std::exception& e) {
+      std::cerr << "gtap " << verb << ": " << e.what() << "\n";
+      ++opened.failures;
+    }
+  }
+  return opened;
+}
+
+// Says, on stderr, what reading found wrong in each file.
+inline void reportNotes(const OpenedCaptures& opened, const char* verb) {
+  for (const auto& c : opened.captures) {
+    if (!c->recovery().closedCleanly)
+      std::cerr << "gtap " << verb << ": " << c->path() << ": recovered " << c->recovery().validBytes
+                << " of " << c->recovery().fileSize << " bytes (" << c->recovery().stopReason << ")\n";
+    for (const auto& n : c->notes()) std::cerr << "gtap " << verb << ": " << n << "\n";
+  }
+}
+
+}  // namespace gtap::cli

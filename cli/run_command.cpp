@@ -1,0 +1,133 @@
+// gtap run: sets the GTAP_* variables, LD_PRELOAD and (with --sim) the
+// simulated runtimes' variables, then execs the program. The program keeps gtap's
+// pid, so its exit status is the program's own.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "commands.h"
+#include "gtap/format/modes.h"
+
+namespace gtap::cli {
+
+namespace {
+
+std::vector<std::string> g_program;
+
+struct RunOptions {
+  std::string output;
+  std::string mode;
+  int flushMs = 0;
+  int bufferMb = 0;
+  bool sim = false;
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+std::filesystem::path libraryDirectory() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (exe.parent_path() / GTAP_RELATIVE_LIBDIR).lexically_normal();
+}
+
+void appendPathList(const char* variable, const std::string& value, char separator) {
+  const char* old = std::getenv(variable);
+  std::string v = old && *old ? std::string(old) + separator + value : value;
+  setenv(variable, v.c_str(), 1);
+}
+
+int run(const RunOptions& o) {
+  if (o.command.empty()) {
+    std::cerr << "gtap run: no program given (usage: gtap run [options] -- PROGRAM ARGS...)\n";
+    return 2;
+  }
+  auto libdir = libraryDirectory();
+  auto library = libdir / "libgtap.so";
+  if (!std::filesystem::exists(library)) {
+    std::cerr << "gtap run: " << library.string() << " not found (is gtap installed whole?)\n";
+    return 2;
+  }
+  if (library.string().find_first_of(" :") != std::string::npos) {
+    std::cerr << "gtap run: the path " << library.string()
+              << " holds a space or colon, which LD_PRELOAD cannot carry\n";
+    return 2;
+  }
+  if (!o.mode.empty()) {
+    uint32_t bits = 0;
+    std::string error;
+    if (!format::parseModeList(o.mode, bits, error)) {
+      std::cerr << "gtap run: --mode: " << error << "\n";
+      return 2;
+    }
+    setenv("GTAP_MODE", o.mode.c_str(), 1);
+  }
+  if (!o.output.empty()) setenv("GTAP_OUTPUT", o.output.c_str(), 1);
+  if (o.flushMs) setenv("GTAP_FLUSH_MS", std::to_string(o.flushMs).c_str(), 1);
+  if (o.bufferMb) setenv("GTAP_BUFFER_MB", std::to_string(o.bufferMb).c_str(), 1);
+  if (o.quiet) setenv("GTAP_QUIET", "1", 1);
+  if (o.sim) {
+    auto driver = libdir / "sim" / "libze_gtap_sim.so";
+    if (!std::filesystem::exists(driver)) {
+      std::cerr << "gtap run --sim: the simulated Level Zero driver is not at " << driver.string()
+                << " (built with tests enabled)\n";
+      return 2;
+    }
+    setenv("ZE_ENABLE_ALT_DRIVERS", driver.c_str(), 1);
+  }
+  appendPathList("LD_PRELOAD", library.string(), ':');
+
+  std::vector<char*> argv;
+  for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  int err = errno;
+  std::cerr << "gtap run: cannot execute '" << o.command[0] << "': " << std::strerror(err) << "\n";
+  return err == ENOENT ? 127 : 126;
+}
+
+}  // namespace
+
+int splitRunArguments(int argc, char** argv) {
+  // The options of `gtap run` that take a value as the next argument.
+  static const char* const kWithValue[] = {"-o", "--output", "-m", "--mode", "--flush-ms", "--buffer-mb"};
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      g_program.assign(argv + i + 1, argv + argc);
+      return i;
+    }
+    if (a.empty() || a[0] != '-') {
+      g_program.assign(argv + i, argv + argc);
+      return i;
+    }
+    for (const char* opt : kWithValue)
+      if (a == opt) ++i;
+  }
+  return argc;
+}
+
+Action addRunCommand(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("run", "Run a program with gtap preloaded: gtap run [options] -- PROGRAM ARGS...");
+  cmd->add_option("-o,--output", o->output,
+                  "Capture file pattern (GTAP_OUTPUT): %p pid, %h host, %r MPI rank, %t start time, "
+                  "%e{NAME} environment variable, %% percent");
+  cmd->add_option("-m,--mode", o->mode, "What to record (GTAP_MODE), comma-separated: api");
+  cmd->add_option("--flush-ms", o->flushMs, "Longest time data waits in memory (GTAP_FLUSH_MS)")
+      ->check(CLI::Range(1, 60000));
+  cmd->add_option("--buffer-mb", o->bufferMb, "Memory for record buffers (GTAP_BUFFER_MB)")
+      ->check(CLI::Range(1, 65536));
+  cmd->add_flag("--sim", o->sim, "Use gtap's simulated devices (Level Zero driver) instead of real ones");
+  cmd->add_flag("-q,--quiet", o->quiet, "No closing line on stderr (GTAP_QUIET)");
+  cmd->footer("Example: gtap run --sim -o run-%p.gtap -- ./app --size 1024");
+  return [o] {
+    o->command = g_program;
+    return run(*o);
+  };
+}
+
+}  // namespace gtap::cli

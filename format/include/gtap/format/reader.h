@@ -1,0 +1,86 @@
+// Opens a .gtap file read-only (memory-mapped), validates every chunk header and
+// checksum, and decodes chunks on demand. A file cut short or damaged opens
+// with every whole chunk before the first bad one; recovery() says what was lost.
+#pragma once
+
+#include <capnp/serialize.h>
+#include <kj/array.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gtap/format/container.h"
+#include "gtap/format/schema/capture.capnp.h"
+
+namespace gtap::format {
+
+struct ChunkInfo {
+  uint64_t offset = 0;  // of the chunk header
+  uint16_t kind = 0;
+  Codec codec = Codec::none;
+  uint32_t storedSize = 0;
+  uint32_t rawSize = 0;
+};
+
+struct Recovery {
+  bool closedCleanly = false;   // trailer and footer present and consistent
+  uint64_t fileSize = 0;
+  uint64_t validBytes = 0;      // preamble + whole good chunks (+ footer)
+  std::string stopReason;       // why the walk stopped early; empty when clean
+};
+
+// A decoded chunk: owns the decompressed words and the message reader.
+class DecodedChunk {
+ public:
+  DecodedChunk(kj::Array<capnp::word> words, const ChunkInfo& info);
+  template <typename Root>
+  typename Root::Reader root() {
+    return reader_->getRoot<Root>();
+  }
+  const ChunkInfo& info() const { return info_; }
+
+ private:
+  kj::Array<capnp::word> words_;
+  std::unique_ptr<capnp::FlatArrayMessageReader> reader_;
+  ChunkInfo info_;
+};
+
+class CaptureReader {
+ public:
+  // Throws FormatError when the file cannot be opened or is not a capture at all.
+  explicit CaptureReader(const std::string& path);
+  // Reads from memory (tests, fuzzing); `data` must outlive the reader.
+  CaptureReader(std::span<const uint8_t> data, std::string name);
+  ~CaptureReader();
+  CaptureReader(const CaptureReader&) = delete;
+  CaptureReader& operator=(const CaptureReader&) = delete;
+
+  const std::string& path() const { return name_; }
+  uint16_t formatMajor() const { return major_; }
+  uint16_t formatMinor() const { return minor_; }
+  const std::vector<ChunkInfo>& chunks() const { return chunks_; }
+  const Recovery& recovery() const { return recovery_; }
+
+  // Decompresses and opens one chunk. Throws FormatError naming the file and
+  // the chunk's offset when its contents are malformed.
+  DecodedChunk decode(const ChunkInfo& chunk) const;
+  std::span<const uint8_t> storedBytes(const ChunkInfo& chunk) const;
+
+ private:
+  void scan();
+
+  std::string name_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  void* mapping_ = nullptr;
+  uint16_t major_ = 0;
+  uint16_t minor_ = 0;
+  std::vector<ChunkInfo> chunks_;
+  Recovery recovery_;
+};
+
+}  // namespace gtap::format

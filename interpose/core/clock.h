@@ -1,0 +1,47 @@
+// Host time for records. The hot path reads the invariant TSC (a few ns); the
+// writer converts ticks to CLOCK_MONOTONIC nanoseconds, the file's one host
+// clock domain. Without an invariant TSC, ticks are CLOCK_MONOTONIC ns.
+#pragma once
+
+#include <time.h>
+#include <x86intrin.h>
+
+#include <cstdint>
+
+namespace gtap::core {
+
+extern bool g_ticksAreTsc;
+
+inline int64_t monotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+inline uint64_t nowTicks() {
+  if (__builtin_expect(g_ticksAreTsc, 1)) return __rdtsc();
+  return static_cast<uint64_t>(monotonicNs());
+}
+
+// Decides once per process whether the TSC is usable.
+void initClock();
+
+// Maps ticks to host ns with anchors taken by the writer: piecewise linear,
+// continuous and increasing. Only the writer thread uses it.
+class TickConverter {
+ public:
+  TickConverter();
+  // Takes a new (ticks, ns) pair; call before draining records.
+  void sample();
+  int64_t toNs(uint64_t ticks) const;
+
+ private:
+  uint64_t anchorTicks_ = 0;
+  int64_t anchorNs_ = 0;
+  double nsPerTick_ = 1.0;
+  bool haveRate_ = false;
+  uint64_t startTicks_ = 0;
+  int64_t startNs_ = 0;
+};
+
+}  // namespace gtap::core

@@ -1,0 +1,79 @@
+#include "dlsym_hook.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <atomic>
+#include <cstring>
+
+extern "C" {
+// Read by the trampoline (dlsym_trampoline_x86_64.S).
+__attribute__((visibility("hidden"))) void* gtap_real_dlsym = nullptr;
+__attribute__((visibility("hidden"))) void* gtap_dlsym_substitute(void* handle, const char* name);
+}
+
+namespace gtap::core {
+
+namespace {
+struct Provider {
+  const char* libraryPrefix;
+  const char* symbolPrefix;
+  SymbolLookup lookup;
+  std::atomic<void*> knownHandle{nullptr};
+};
+Provider g_providers[4];
+std::atomic<int> g_providerCount{0};
+
+using DlsymFn = void* (*)(void*, const char*);
+
+void resolveRealDlsym() {
+  if (gtap_real_dlsym) return;
+  void* p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+  if (!p) p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+  __atomic_store_n(&gtap_real_dlsym, p, __ATOMIC_RELEASE);
+}
+
+bool handleIsLibrary(void* handle, const char* prefix) {
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_name) return false;
+  const char* base = std::strrchr(map->l_name, '/');
+  base = base ? base + 1 : map->l_name;
+  return std::strncmp(base, prefix, std::strlen(prefix)) == 0;
+}
+}  // namespace
+
+void registerLibrarySymbols(const char* libraryPrefix, const char* symbolPrefix, SymbolLookup lookup) {
+  int i = g_providerCount.load();
+  if (i >= 4) return;
+  g_providers[i].libraryPrefix = libraryPrefix;
+  g_providers[i].symbolPrefix = symbolPrefix;
+  g_providers[i].lookup = lookup;
+  g_providerCount.store(i + 1, std::memory_order_release);
+}
+
+void* realDlsym(void* handle, const char* name) {
+  resolveRealDlsym();
+  return reinterpret_cast<DlsymFn>(gtap_real_dlsym)(handle, name);
+}
+
+}  // namespace gtap::core
+
+extern "C" void* gtap_dlsym_substitute(void* handle, const char* name) {
+  using namespace gtap::core;
+  resolveRealDlsym();
+  if (!name || handle == RTLD_DEFAULT || handle == RTLD_NEXT) return nullptr;
+  int n = g_providerCount.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    Provider& p = g_providers[i];
+    if (std::strncmp(name, p.symbolPrefix, std::strlen(p.symbolPrefix)) != 0) continue;
+    void* known = p.knownHandle.load(std::memory_order_relaxed);
+    if (handle != known) {
+      if (!handleIsLibrary(handle, p.libraryPrefix)) continue;
+      p.knownHandle.store(handle, std::memory_order_relaxed);
+    }
+    // Only substitute what the library itself has: a name it lacks must still
+    // fail as it would without gtap.
+    if (void* wrapper = p.lookup(name)) return wrapper;
+  }
+  return nullptr;
+}

@@ -1,0 +1,553 @@
+#include "session.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+#include "capnp/message.h"
+#include "clock.h"
+#include "exit_hooks.h"
+#include "functions.h"
+#include "gtap/format/writer.h"
+#include "log.h"
+#include "output_path.h"
+
+namespace gtap::core {
+
+__thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread uint8_t t_guard __attribute__((tls_model("initial-exec"))) = 0;
+std::atomic<uint32_t> g_generation{1};
+
+namespace {
+
+constexpr size_t kEventsPerChunk = 65536;
+constexpr int kFinishTimeoutMs = 10000;
+
+// A thread that has exited points here: its calls (from later TLS destructors)
+// pass through unrecorded. Generation 0 never matches g_generation.
+ThreadState g_deadThread;
+
+Config& configStorage() {
+  static Config* c = new Config(readConfig());  // never destroyed: used until the very end
+  return *c;
+}
+
+int g_pid = 0;              // this process's pid, refreshed in a forked child
+int g_parentSessionPid = 0; // pid whose session the child was forked from
+int g_disabledPid = 0;      // pid for which starting a session failed
+std::mutex g_startMutex;
+
+uint32_t currentTid() { return static_cast<uint32_t>(::syscall(SYS_gettid)); }
+
+std::string readFile(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string executablePath() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+std::vector<std::string> commandLine() {
+  std::string raw = readFile("/proc/self/cmdline");
+  std::vector<std::string> args;
+  size_t start = 0;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] == '\0') {
+      args.emplace_back(raw.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return args;
+}
+
+void makeParentDirectories(const std::string& path) {
+  for (size_t pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1)) {
+    std::string dir = path.substr(0, pos);
+    ::mkdir(dir.c_str(), 0777);
+  }
+}
+
+// Never replaces an existing file: picks "name.1.gtap", "name.2.gtap", ... and
+// says so.
+std::unique_ptr<format::CaptureWriter> createOutput(std::string path, std::string& error) {
+  struct stat st {};
+  if (!path.empty() && (path.back() == '/' || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)))) {
+    if (path.back() != '/') path += '/';
+    path += "gtap-" + std::to_string(g_pid) + ".gtap";
+  }
+  makeParentDirectories(path);
+  std::string stem = path, ext;
+  if (size_t dot = path.rfind('.'); dot != std::string::npos && dot > path.rfind('/') + 1) {
+    stem = path.substr(0, dot);
+    ext = path.substr(dot);
+  }
+  for (int n = 0; n < 1000; ++n) {
+    std::string candidate = n == 0 ? path : stem + "." + std::to_string(n) + ext;
+    int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      if (errno == EEXIST) continue;
+      error = candidate + ": " + std::strerror(errno);
+      return nullptr;
+    }
+    if (n > 0) logLine("%s exists; writing %s instead", path.c_str(), candidate.c_str());
+    auto w = std::make_unique<format::CaptureWriter>(fd, candidate);
+    if (!w->writePreamble()) {
+      error = w->error();
+      return nullptr;
+    }
+    return w;
+  }
+  error = path + ": it and 999 numbered alternatives exist";
+  return nullptr;
+}
+
+void kickCurrentWriter();
+
+struct Session {
+  explicit Session(const Config& c) : cfg(c), pool(c.bufferBytes, &kickCurrentWriter) {}
+
+  Config cfg;
+  int pid = 0;
+  std::unique_ptr<format::CaptureWriter> file;
+  BlockPool pool;
+  std::mutex registryMutex;
+  std::vector<ThreadState*> threads;
+  uint32_t nextThreadId = 0;
+  std::thread writer;
+  pthread_t writerHandle{};
+  int wakeFd = -1;
+
+  std::atomic<bool> recording{true};
+  std::atomic<bool> stopRequested{false};
+  std::atomic<bool> writerDone{false};
+  std::atomic<uint32_t> flushRequests{0};
+  std::atomic<uint32_t> flushesDone{0};
+  std::atomic<int> stopSignal{0};
+  std::string stopReason = "exit";
+
+  // Writer thread only.
+  TickConverter ticks;
+  std::vector<bool> functionDefined = std::vector<bool>(65536, false);
+  std::vector<Record> scratch;
+  uint64_t eventsWritten = 0;
+  uint64_t eventsDropped = 0;
+  uint32_t threadsSeen = 0;
+
+  void kick() {
+    uint64_t one = 1;
+    ssize_t ignored = ::write(wakeFd, &one, sizeof one);
+    (void)ignored;
+  }
+
+  ThreadState* registerThread() {
+    auto* t = new ThreadState();
+    t->pool = &pool;
+    t->osTid = currentTid();
+    char name[64] = {};
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    t->name = name;
+    t->nextBlock();  // sets head before the writer can see the state
+    std::lock_guard<std::mutex> lock(registryMutex);
+    t->id = nextThreadId++;
+    threads.push_back(t);
+    return t;
+  }
+
+  void writeFileInfo(int forkedFrom) {
+    capnp::MallocMessageBuilder message;
+    auto info = message.initRoot<schema::FileInfo>();
+    info.setFormatMajor(format::kFormatMajor);
+    info.setFormatMinor(format::kFormatMinor);
+    info.setProducer("gtap " GTAP_VERSION);
+    info.setPid(static_cast<uint32_t>(pid));
+    info.setPpid(static_cast<uint32_t>(::getppid()));
+    info.setForkedFromPid(static_cast<uint32_t>(forkedFrom));
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    info.setHostname(host);
+    info.setExecutable(executablePath());
+    auto args = commandLine();
+    auto list = info.initArguments(static_cast<unsigned>(args.size()));
+    for (size_t i = 0; i < args.size(); ++i) list.set(static_cast<unsigned>(i), args[i]);
+    RankInfo rank = detectRank();
+    info.setRank(rank.rank);
+    info.setWorldSize(rank.worldSize);
+    timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    info.setStartRealtimeNs(static_cast<int64_t>(rt.tv_sec) * 1000000000 + rt.tv_nsec);
+    info.setStartHostNs(monotonicNs());
+    info.setMode(cfg.modeText);
+    auto kv = info.initConfig(static_cast<unsigned>(cfg.raw.size()));
+    for (size_t i = 0; i < cfg.raw.size(); ++i) {
+      kv[static_cast<unsigned>(i)].setKey(cfg.raw[i].first);
+      kv[static_cast<unsigned>(i)].setValue(cfg.raw[i].second);
+    }
+    file->writeMessage(schema::ChunkKind::FILE_INFO, message);
+  }
+
+  // Moves everything the thread has published into `scratch`, recycling
+  // blocks the thread has moved past.
+  void collect(ThreadState* t) {
+    Block* b = t->head;
+    while (b) {
+      uint32_t c = b->committed.load(std::memory_order_acquire);
+      if (c > t->consumed) {
+        scratch.insert(scratch.end(), b->records + t->consumed, b->records + c);
+        t->consumed = c;
+      }
+      Block* next = b->next.load(std::memory_order_acquire);
+      if (!next) break;
+      // The producer published its last count before linking the next block.
+      c = b->committed.load(std::memory_order_acquire);
+      if (c > t->consumed) scratch.insert(scratch.end(), b->records + t->consumed, b->records + c);
+      pool.release(b);
+      b = next;
+      t->head = next;
+      t->consumed = 0;
+    }
+  }
+
+  bool fullyDrained(ThreadState* t) {
+    Block* b = t->head;
+    return !b || (!b->next.load(std::memory_order_acquire) &&
+                  b->committed.load(std::memory_order_acquire) == t->consumed);
+  }
+
+  void encode(ThreadState* t) {
+    capnp::MallocMessageBuilder defsMessage;
+    auto defs = defsMessage.initRoot<schema::Definitions>();
+    std::vector<uint16_t> newFunctions;
+    for (const Record& r : scratch) {
+      if (!functionDefined[r.function]) {
+        functionDefined[r.function] = true;
+        newFunctions.push_back(r.function);
+      }
+    }
+    int64_t firstNs = std::max(ticks.toNs(scratch.front().ticks), t->lastNs);
+    bool newThread = !t->defined;
+    if (newThread) {
+      t->defined = true;
+      t->firstNs = firstNs;
+      t->lastNs = firstNs;
+      ++threadsSeen;
+      auto list = defs.initThreads(1);
+      list[0].setId(t->id);
+      list[0].setOsTid(t->osTid);
+      list[0].setName(t->name);
+      list[0].setFirstHostNs(firstNs);
+    }
+    if (!newFunctions.empty()) {
+      auto list = defs.initFunctions(static_cast<unsigned>(newFunctions.size()));
+      for (size_t i = 0; i < newFunctions.size(); ++i) {
+        const FunctionInfo* info = functionInfo(newFunctions[i]);
+        list[static_cast<unsigned>(i)].setId(newFunctions[i]);
+        list[static_cast<unsigned>(i)].setApi(
+            static_cast<schema::Api>(info ? static_cast<uint16_t>(info->api) : 0));
+        list[static_cast<unsigned>(i)].setName(info ? info->name : "unknown");
+      }
+    }
+    if (newThread || !newFunctions.empty()) file->writeMessage(schema::ChunkKind::DEFINITIONS, defsMessage);
+
+    for (size_t start = 0; start < scratch.size(); start += kEventsPerChunk) {
+      size_t n = std::min(kEventsPerChunk, scratch.size() - start);
+      capnp::MallocMessageBuilder message;
+      auto ev = message.initRoot<schema::ApiEvents>();
+      ev.setThread(t->id);
+      ev.setFirstIndex(t->eventsConsumed);
+      ev.setBaseHostNs(t->lastNs);
+      auto kinds = ev.initKinds(static_cast<unsigned>(n));
+      auto functions = ev.initFunctions(static_cast<unsigned>(n));
+      auto deltas = ev.initTimeDeltasNs(static_cast<unsigned>(n));
+      auto values = ev.initValues(static_cast<unsigned>(n));
+      int64_t first = 0, prev = t->lastNs;
+      for (size_t i = 0; i < n; ++i) {
+        const Record& r = scratch[start + i];
+        int64_t ns = std::max(ticks.toNs(r.ticks), prev);
+        if (i == 0) first = ns;
+        auto k = static_cast<unsigned>(i);
+        kinds[k] = static_cast<uint8_t>(r.kind);
+        functions.set(k, r.function);
+        deltas.set(k, static_cast<uint64_t>(ns - prev));
+        values.set(k, r.value);
+        prev = ns;
+      }
+      t->lastNs = prev;
+      t->eventsConsumed += n;
+      if (file->writeMessage(schema::ChunkKind::API_EVENTS, message, {first, prev}))
+        eventsWritten += n;
+      else
+        eventsDropped += n;
+    }
+  }
+
+  void stopRecordingAfterError() {
+    if (!recording.exchange(false)) return;
+    logLine("writing %s failed (%s); capture stops here, the file keeps what was written",
+            file->path().c_str(), file->error().c_str());
+    pool.stopWaiting();
+    g_generation.fetch_add(1);
+  }
+
+  void drain() {
+    ticks.sample();
+    std::vector<ThreadState*> snapshot;
+    {
+      std::lock_guard<std::mutex> lock(registryMutex);
+      snapshot = threads;
+    }
+    std::vector<ThreadState*> gone;
+    for (ThreadState* t : snapshot) {
+      bool exited = t->exited.load(std::memory_order_acquire);
+      scratch.clear();
+      collect(t);
+      if (!scratch.empty()) {
+        if (recording.load() && file->ok())
+          encode(t);
+        else
+          eventsDropped += scratch.size();
+      }
+      if (!file->ok()) stopRecordingAfterError();
+      if (exited && fullyDrained(t)) gone.push_back(t);
+    }
+    if (!gone.empty()) {
+      std::lock_guard<std::mutex> lock(registryMutex);
+      for (ThreadState* t : gone) {
+        threads.erase(std::find(threads.begin(), threads.end(), t));
+        if (t->head) pool.release(t->head);
+        delete t;
+      }
+    }
+  }
+
+  void run() {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    t_guard = kGuardGtap;
+    pollfd pfd{wakeFd, POLLIN, 0};
+    for (;;) {
+      ::poll(&pfd, 1, static_cast<int>(cfg.flushIntervalMs));
+      uint64_t count;
+      ssize_t ignored = ::read(wakeFd, &count, sizeof count);
+      (void)ignored;
+      uint32_t requested = flushRequests.load();
+      bool stop = stopRequested.load();
+      drain();
+      flushesDone.store(requested);
+      if (stop) break;
+    }
+    std::string reason = stopReason;
+    if (int sig = stopSignal.load()) reason = "signal " + std::to_string(sig);
+    bool closedOk = file->close(eventsWritten, eventsDropped, monotonicNs(), reason);
+    if (!cfg.quiet) {
+      if (closedOk)
+        logLine("wrote %s (%llu events from %u threads, %llu KiB)", file->path().c_str(),
+                static_cast<unsigned long long>(eventsWritten), threadsSeen,
+                static_cast<unsigned long long>(file->bytesWritten() / 1024));
+      else if (!file->error().empty() && recording.load())
+        logLine("closing %s failed: %s", file->path().c_str(), file->error().c_str());
+    }
+    writerDone.store(true);
+  }
+
+  // Waits for the writer with sleeps only (usable from a signal handler).
+  bool waitFor(const std::atomic<bool>& flag, int timeoutMs) {
+    for (int waited = 0; !flag.load(); waited += 1) {
+      if (waited >= timeoutMs) return false;
+      timespec ts{0, 1000000};
+      nanosleep(&ts, nullptr);
+    }
+    return true;
+  }
+};
+
+std::atomic<Session*> g_session{nullptr};
+
+void kickCurrentWriter() {
+  if (Session* s = g_session.load(std::memory_order_acquire)) s->kick();
+}
+
+Session* liveSession() {
+  Session* s = g_session.load(std::memory_order_acquire);
+  return s && s->pid == g_pid ? s : nullptr;
+}
+
+Session* startSession() {
+  std::lock_guard<std::mutex> lock(g_startMutex);
+  if (Session* s = liveSession()) return s;
+  if (g_disabledPid == g_pid) return nullptr;
+  const Config& cfg = configStorage();
+  for (const auto& problem : cfg.problems) logLine("%s", problem.c_str());
+
+  auto s = std::make_unique<Session>(cfg);
+  s->pid = g_pid;
+  std::string path, error;
+  RankInfo rank = detectRank();
+  if (!expandOutputPattern(cfg.output, g_pid, rank, std::time(nullptr), path, error)) {
+    logLine("GTAP_OUTPUT='%s': %s; continuing without capture", cfg.output.c_str(), error.c_str());
+    g_disabledPid = g_pid;
+    return nullptr;
+  }
+  s->file = createOutput(path, error);
+  if (!s->file) {
+    logLine("cannot create capture file %s; continuing without capture", error.c_str());
+    g_disabledPid = g_pid;
+    return nullptr;
+  }
+  s->writeFileInfo(g_parentSessionPid);
+  s->wakeFd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->wakeFd < 0 || !s->file->ok()) {
+    logLine("cannot start capture to %s; continuing without capture", path.c_str());
+    g_disabledPid = g_pid;
+    return nullptr;
+  }
+  Session* raw = s.release();
+  // The writer thread is created with the caller's mask; it blocks all signals
+  // itself at once.
+  raw->writer = std::thread([raw] { raw->run(); });
+  raw->writerHandle = raw->writer.native_handle();
+  g_session.store(raw, std::memory_order_release);
+  installExitHooks();
+  return raw;
+}
+
+}  // namespace
+
+const Config& config() { return configStorage(); }
+
+ThreadState* enterSlow() {
+  ThreadState* t = t_state;
+  if (t == &g_deadThread) return nullptr;
+  if (!configStorage().enabled) return nullptr;
+  uint8_t saved = t_guard;
+  t_guard |= kGuardGtap;  // whatever the session start calls is not ours to record
+  Session* s = liveSession();
+  if (!s) s = startSession();
+  ThreadState* result = nullptr;
+  if (s && s->recording.load() && !s->stopRequested.load()) {
+    if (!t || t->pool != &s->pool) {
+      t = s->registerThread();
+      t_state = t;
+      registerThreadExit(t);
+    }
+    t->generation = g_generation.load();
+    result = t;
+  }
+  t_guard = saved;
+  return result;
+}
+
+void markThreadExited(ThreadState* t) {
+  if (t_state == t) t_state = &g_deadThread;
+  t->exited.store(true, std::memory_order_release);
+}
+
+void flushSession() {
+  Session* s = liveSession();
+  if (!s || s->writerDone.load()) return;
+  uint32_t want = s->flushRequests.fetch_add(1) + 1;
+  s->kick();
+  for (int i = 0; i < 5000 && s->flushesDone.load() < want && !s->writerDone.load(); ++i) {
+    timespec ts{0, 1000000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+void finishSession(const char* reason) {
+  Session* s = liveSession();
+  if (!s) return;
+  if (s->stopRequested.exchange(true)) {
+    s->waitFor(s->writerDone, kFinishTimeoutMs);
+    return;
+  }
+  s->stopReason = reason;
+  s->recording.store(false);
+  g_generation.fetch_add(1);
+  s->kick();
+  if (pthread_equal(pthread_self(), s->writerHandle)) return;
+  if (s->waitFor(s->writerDone, kFinishTimeoutMs)) {
+    s->writer.join();
+  } else {
+    logLine("the writer did not finish %s in %d s; the file may lack its trailer",
+            s->file->path().c_str(), kFinishTimeoutMs / 1000);
+    s->writer.detach();
+  }
+}
+
+bool flushSessionFromSignal(int timeoutMs) {
+  Session* s = liveSession();
+  if (!s || s->writerDone.load() || pthread_equal(pthread_self(), s->writerHandle)) return false;
+  uint32_t want = s->flushRequests.fetch_add(1) + 1;
+  s->kick();
+  for (int waited = 0; s->flushesDone.load() < want && !s->writerDone.load(); ++waited) {
+    if (waited >= timeoutMs) return false;
+    timespec ts{0, 1000000};
+    nanosleep(&ts, nullptr);
+  }
+  return true;
+}
+
+void finishSessionFromSignal(int sig, int timeoutMs) {
+  Session* s = liveSession();
+  if (!s || pthread_equal(pthread_self(), s->writerHandle)) return;
+  if (!s->stopRequested.exchange(true)) {
+    s->stopSignal.store(sig);
+    s->recording.store(false);
+    g_generation.fetch_add(1);
+  }
+  s->kick();
+  s->waitFor(s->writerDone, timeoutMs);
+}
+
+void prepareFork() {
+  g_startMutex.lock();
+  if (Session* s = liveSession()) {
+    s->registryMutex.lock();
+    s->pool.mutex().lock();
+  }
+}
+
+void afterForkParent() {
+  if (Session* s = liveSession()) {
+    s->pool.mutex().unlock();
+    s->registryMutex.unlock();
+  }
+  g_startMutex.unlock();
+}
+
+void afterForkChild() {
+  Session* parent = liveSession();
+  if (parent) {
+    parent->pool.mutex().unlock();
+    parent->registryMutex.unlock();
+    g_parentSessionPid = parent->pid;
+  }
+  // The parent's session, writer and file stay the parent's: the child leaves
+  // them untouched and starts its own on its first recorded call.
+  g_pid = static_cast<int>(::getpid());
+  g_session.store(nullptr);
+  g_generation.fetch_add(1);
+  g_startMutex.unlock();
+}
+
+void initSessionGlobals() {
+  g_pid = static_cast<int>(::getpid());
+  initClock();
+  configStorage();
+}
+
+}  // namespace gtap::core

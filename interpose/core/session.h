@@ -1,0 +1,59 @@
+// One capture session per process: created on the first recorded call, owns
+// the output file, the thread registry, the block pool and the writer thread.
+// A forked child starts its own session (its own file) on its first call.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config.h"
+#include "thread_state.h"
+
+namespace gtap::core {
+
+// Guard bits: while a bit is set on a thread, calls of that front end on that
+// thread are not recorded (the runtime calling itself, or gtap's own work).
+enum GuardBits : uint8_t {
+  kGuardZe = 1,
+  kGuardHsa = 2,
+  kGuardHal = 4,
+  kGuardGtap = 0x80,
+};
+
+extern __thread ThreadState* t_state __attribute__((tls_model("initial-exec")));
+extern __thread uint8_t t_guard __attribute__((tls_model("initial-exec")));
+// Bumped when every thread must re-check its state (fork child, session end,
+// recording stopped).
+extern std::atomic<uint32_t> g_generation;
+
+// The slow path of enterCall: starts the session or registers the thread.
+ThreadState* enterSlow();
+
+// Returns the calling thread's state when this call is to be recorded.
+inline ThreadState* enterCall(uint8_t guardBit) {
+  if (t_guard & (guardBit | kGuardGtap)) return nullptr;
+  ThreadState* t = t_state;
+  if (__builtin_expect(t != nullptr && t->generation == g_generation.load(std::memory_order_relaxed), 1))
+    return t;
+  return enterSlow();
+}
+
+const Config& config();
+
+// Called at exit points; see exit_hooks.cpp.
+void flushSession();                               // write what is buffered now
+void finishSession(const char* reason);            // flush, write trailer, close
+bool flushSessionFromSignal(int timeoutMs);        // async-signal-safe request + bounded wait
+void finishSessionFromSignal(int sig, int timeoutMs);
+
+// Used by the fork handlers.
+void prepareFork();
+void afterForkParent();
+void afterForkChild();
+
+}  // namespace gtap::core

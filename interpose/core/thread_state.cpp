@@ -1,0 +1,59 @@
+#include "thread_state.h"
+
+#include <unistd.h>
+
+#include <new>
+#include <thread>
+
+namespace gtap::core {
+
+void ThreadState::nextBlock() {
+  Block* b = pool->acquire();
+  if (current) {
+    current->next.store(b, std::memory_order_release);
+  } else {
+    head = b;
+  }
+  current = b;
+  cursor = b->records;
+  limit = b->records + kBlockRecords;
+}
+
+BlockPool::BlockPool(uint64_t budgetBytes, void (*kickWriter)())
+    : budget_(budgetBytes < sizeof(Block) * 4 ? sizeof(Block) * 4 : budgetBytes), kick_(kickWriter) {}
+
+Block* BlockPool::acquire() {
+  for (unsigned spins = 0;; ++spins) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!free_.empty()) {
+        Block* b = free_.back();
+        free_.pop_back();
+        b->committed.store(0, std::memory_order_relaxed);
+        b->next.store(nullptr, std::memory_order_relaxed);
+        return b;
+      }
+      // Past the budget, one block per new thread is still given so a thread
+      // can never wait on its own undrained records.
+      if (allocated_ + sizeof(Block) <= budget_ || noWait_.load() || spins > 5000) {
+        allocated_ += sizeof(Block);
+        return new Block();
+      }
+    }
+    if (spins == 0) waits_.fetch_add(1);
+    kick_();
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+void BlockPool::release(Block* b) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_.push_back(b);
+}
+
+uint64_t BlockPool::allocatedBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return allocated_;
+}
+
+}  // namespace gtap::core

@@ -1,0 +1,111 @@
+// A capture file opened for analysis: its process facts, definitions, chunk
+// statistics and what recovery found, plus streaming access to API calls.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtap/format/reader.h"
+
+namespace gtap::readers {
+
+struct ProcessInfo {
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  uint32_t forkedFromPid = 0;
+  std::string hostname;
+  std::string executable;
+  std::vector<std::string> arguments;
+  int32_t rank = -1;
+  int32_t worldSize = -1;
+  int64_t startRealtimeNs = 0;
+  int64_t startHostNs = 0;
+  std::string mode;
+  std::string producer;
+  std::vector<std::pair<std::string, std::string>> config;
+};
+
+struct FunctionName {
+  std::string name;
+  schema::Api api = schema::Api::UNKNOWN;
+};
+
+struct ThreadInfo {
+  uint32_t id = 0;
+  uint32_t osTid = 0;
+  std::string name;
+  int64_t firstHostNs = 0;
+};
+
+struct KindStats {
+  uint64_t chunks = 0;
+  uint64_t storedBytes = 0;  // including chunk headers
+  uint64_t rawBytes = 0;
+};
+
+struct TrailerInfo {
+  bool present = false;
+  uint64_t eventsWritten = 0;
+  uint64_t eventsDropped = 0;
+  int64_t endHostNs = 0;
+  std::string closeReason;
+};
+
+// One API call, paired from its begin and end events.
+struct ApiCall {
+  uint32_t thread = 0;
+  uint32_t function = 0;
+  int64_t beginNs = 0;
+  int64_t endNs = 0;  // meaningful only when finished
+  int64_t result = 0;
+  bool finished = true;
+  uint32_t depth = 0;  // nesting on its thread (0 = outermost)
+};
+
+class Capture {
+ public:
+  // Opens and reads the metadata; throws format::FormatError when the file
+  // cannot be used at all. Damage after the first chunks is reported through
+  // recovery() and notes(), not thrown.
+  explicit Capture(const std::string& path);
+
+  const std::string& path() const { return reader_->path(); }
+  const format::Recovery& recovery() const { return reader_->recovery(); }
+  const format::CaptureReader& reader() const { return *reader_; }
+  const ProcessInfo& process() const { return process_; }
+  const std::map<uint32_t, FunctionName>& functions() const { return functions_; }
+  const std::map<uint32_t, ThreadInfo>& threads() const { return threads_; }
+  const std::map<uint16_t, KindStats>& kindStats() const { return kindStats_; }
+  const TrailerInfo& trailer() const { return trailer_; }
+  // Problems met while reading (chunks that failed to decode, unknown kinds).
+  const std::vector<std::string>& notes() const { return notes_; }
+
+  std::string functionName(uint32_t id) const;
+  // "pid 123" or "rank 3 (pid 123)": how reports label this process.
+  std::string label() const;
+
+  // Streams every API call in the file in per-thread order (threads
+  // interleaved by chunk). Calls still open at the end of the file are passed
+  // with finished == false. Returns the number of events read.
+  uint64_t forEachCall(const std::function<void(const ApiCall&)>& visit) const;
+
+ private:
+  void readMetadata();
+
+  std::unique_ptr<format::CaptureReader> reader_;
+  ProcessInfo process_;
+  std::map<uint32_t, FunctionName> functions_;
+  std::map<uint32_t, ThreadInfo> threads_;
+  std::map<uint16_t, KindStats> kindStats_;
+  TrailerInfo trailer_;
+  mutable std::vector<std::string> notes_;
+};
+
+std::string kindName(uint16_t kind);
+std::string apiName(schema::Api api);
+
+}  // namespace gtap::readers

@@ -1,0 +1,46 @@
+// Report output: one table, printed for people (aligned text) or for scripts
+// (CSV with a header row, or JSON Lines with one object per row). Numbers keep
+// their raw value for scripts and a readable form for people.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace gtap::readers {
+
+enum class OutputFormat { text, csv, jsonl };
+// Returns false for an unknown name.
+bool parseOutputFormat(const std::string& name, OutputFormat& out);
+
+struct Cell {
+  std::string text;               // shown to people
+  std::optional<int64_t> integer; // raw value for scripts
+  std::optional<double> real;
+
+  static Cell str(std::string s) { return {std::move(s), std::nullopt, std::nullopt}; }
+  static Cell count(int64_t v);
+  static Cell nanoseconds(int64_t ns);  // text like "1.25 us"
+  static Cell bytes(int64_t b);         // text like "3.0 MiB"
+  static Cell ratio(double v, int decimals = 2);
+};
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> columns) : columns_(std::move(columns)) {}
+  void add(std::vector<Cell> row) { rows_.push_back(std::move(row)); }
+  size_t size() const { return rows_.size(); }
+  void print(std::ostream& out, OutputFormat format) const;
+
+ private:
+  std::vector<std::string> columns_;
+  std::vector<std::vector<Cell>> rows_;
+};
+
+std::string formatNanoseconds(int64_t ns);
+std::string formatBytes(uint64_t bytes);
+std::string jsonEscape(const std::string& s);
+
+}  // namespace gtap::readers

@@ -1,0 +1,174 @@
+#include "gtap/readers/capture.h"
+
+#include <kj/exception.h>
+
+#include <algorithm>
+
+namespace gtap::readers {
+
+namespace {
+std::string at(const format::ChunkInfo& c) { return "chunk at offset " + std::to_string(c.offset); }
+}  // namespace
+
+std::string kindName(uint16_t kind) {
+  switch (static_cast<schema::ChunkKind>(kind)) {
+    case schema::ChunkKind::FILE_INFO: return "fileInfo";
+    case schema::ChunkKind::DEFINITIONS: return "definitions";
+    case schema::ChunkKind::API_EVENTS: return "apiEvents";
+    case schema::ChunkKind::BLOB: return "blob";
+    case schema::ChunkKind::TRAILER: return "trailer";
+    default: return "kind" + std::to_string(kind);
+  }
+}
+
+std::string apiName(schema::Api api) {
+  switch (api) {
+    case schema::Api::LEVEL_ZERO: return "ze";
+    case schema::Api::LEVEL_ZERO_TOOLS: return "zet";
+    case schema::Api::LEVEL_ZERO_SYSMAN: return "zes";
+    case schema::Api::HSA: return "hsa";
+    case schema::Api::IREE_HAL: return "hal";
+    default: return "unknown";
+  }
+}
+
+Capture::Capture(const std::string& path) : reader_(std::make_unique<format::CaptureReader>(path)) {
+  readMetadata();
+}
+
+std::string Capture::functionName(uint32_t id) const {
+  auto it = functions_.find(id);
+  return it == functions_.end() ? "function#" + std::to_string(id) : it->second.name;
+}
+
+std::string Capture::label() const {
+  std::string pid = "pid " + std::to_string(process_.pid);
+  return process_.rank >= 0 ? "rank " + std::to_string(process_.rank) + " (" + pid + ")" : pid;
+}
+
+void Capture::readMetadata() {
+  const auto& chunks = reader_->chunks();
+  if (chunks.empty() || chunks.front().kind != static_cast<uint16_t>(schema::ChunkKind::FILE_INFO))
+    throw format::FormatError(path() + ": offset 16: expected the fileInfo chunk first" +
+                              (chunks.empty() ? std::string(" (the file holds no whole chunk)")
+                                              : ", found " + kindName(chunks.front().kind)));
+  for (const auto& c : chunks) {
+    auto& s = kindStats_[c.kind];
+    ++s.chunks;
+    s.storedBytes += format::kChunkHeaderSize + c.storedSize;
+    s.rawBytes += c.rawSize;
+    auto kind = static_cast<schema::ChunkKind>(c.kind);
+    if (kind != schema::ChunkKind::FILE_INFO && kind != schema::ChunkKind::DEFINITIONS &&
+        kind != schema::ChunkKind::TRAILER) {
+      if (kind != schema::ChunkKind::API_EVENTS && kind != schema::ChunkKind::BLOB)
+        notes_.push_back(at(c) + ": unknown chunk kind " + std::to_string(c.kind) + ", skipped");
+      continue;
+    }
+    try {
+      auto decoded = reader_->decode(c);
+      if (kind == schema::ChunkKind::FILE_INFO) {
+        auto info = decoded.root<schema::FileInfo>();
+        process_.pid = info.getPid();
+        process_.ppid = info.getPpid();
+        process_.forkedFromPid = info.getForkedFromPid();
+        process_.hostname = info.getHostname();
+        process_.executable = info.getExecutable();
+        for (auto a : info.getArguments()) process_.arguments.emplace_back(a);
+        process_.rank = info.getRank();
+        process_.worldSize = info.getWorldSize();
+        process_.startRealtimeNs = info.getStartRealtimeNs();
+        process_.startHostNs = info.getStartHostNs();
+        process_.mode = info.getMode();
+        process_.producer = info.getProducer();
+        for (auto kv : info.getConfig()) process_.config.emplace_back(kv.getKey(), kv.getValue());
+      } else if (kind == schema::ChunkKind::DEFINITIONS) {
+        auto defs = decoded.root<schema::Definitions>();
+        for (auto f : defs.getFunctions()) functions_[f.getId()] = {f.getName(), f.getApi()};
+        for (auto t : defs.getThreads())
+          threads_[t.getId()] = {t.getId(), t.getOsTid(), t.getName(), t.getFirstHostNs()};
+      } else {
+        auto t = decoded.root<schema::Trailer>();
+        trailer_.present = true;
+        trailer_.eventsWritten = t.getEventsWritten();
+        trailer_.eventsDropped = t.getEventsDropped();
+        trailer_.endHostNs = t.getEndHostNs();
+        trailer_.closeReason = t.getCloseReason();
+      }
+    } catch (const format::FormatError& e) {
+      notes_.push_back(e.what());
+    } catch (const kj::Exception& e) {
+      notes_.push_back(path() + ": " + at(c) + ": malformed " + kindName(c.kind) + ": " +
+                       e.getDescription().cStr());
+    }
+  }
+}
+
+uint64_t Capture::forEachCall(const std::function<void(const ApiCall&)>& visit) const {
+  struct Open {
+    uint32_t function;
+    int64_t beginNs;
+  };
+  struct ThreadCursor {
+    std::vector<Open> open;
+    uint64_t nextIndex = 0;
+    bool seen = false;
+  };
+  std::map<uint32_t, ThreadCursor> cursors;
+  uint64_t events = 0;
+  for (const auto& c : reader_->chunks()) {
+    if (c.kind != static_cast<uint16_t>(schema::ChunkKind::API_EVENTS)) continue;
+    try {
+      auto decoded = reader_->decode(c);
+      auto ev = decoded.root<schema::ApiEvents>();
+      auto kinds = ev.getKinds();
+      auto functions = ev.getFunctions();
+      auto deltas = ev.getTimeDeltasNs();
+      auto values = ev.getValues();
+      size_t n = kinds.size();
+      if (functions.size() != n || deltas.size() != n || values.size() != n) {
+        notes_.push_back(path() + ": " + at(c) + ": apiEvents columns differ in length (" +
+                         std::to_string(n) + ", " + std::to_string(functions.size()) + ", " +
+                         std::to_string(deltas.size()) + ", " + std::to_string(values.size()) + ")");
+        continue;
+      }
+      ThreadCursor& cur = cursors[ev.getThread()];
+      if (cur.seen && ev.getFirstIndex() != cur.nextIndex)
+        notes_.push_back(path() + ": " + at(c) + ": thread " + std::to_string(ev.getThread()) +
+                         " events " + std::to_string(cur.nextIndex) + ".." +
+                         std::to_string(ev.getFirstIndex()) + " are missing");
+      cur.seen = true;
+      cur.nextIndex = ev.getFirstIndex() + n;
+      int64_t t = ev.getBaseHostNs();
+      for (size_t i = 0; i < n; ++i) {
+        auto k = static_cast<unsigned>(i);
+        t += static_cast<int64_t>(deltas[k]);
+        uint8_t kind = kinds[k];
+        if (kind == static_cast<uint8_t>(schema::EventKind::CALL_BEGIN)) {
+          cur.open.push_back({functions[k], t});
+        } else if (kind == static_cast<uint8_t>(schema::EventKind::CALL_END)) {
+          if (cur.open.empty() || cur.open.back().function != functions[k]) {
+            notes_.push_back(path() + ": " + at(c) + ": event " + std::to_string(i) +
+                             ": end of " + functionName(functions[k]) + " without its begin");
+            continue;
+          }
+          Open o = cur.open.back();
+          cur.open.pop_back();
+          visit({ev.getThread(), o.function, o.beginNs, t, values[k], true,
+                 static_cast<uint32_t>(cur.open.size())});
+        }
+      }
+      events += n;
+    } catch (const format::FormatError& e) {
+      notes_.push_back(e.what());
+    } catch (const kj::Exception& e) {
+      notes_.push_back(path() + ": " + at(c) + ": malformed apiEvents: " + e.getDescription().cStr());
+    }
+  }
+  for (auto& [thread, cur] : cursors) {
+    for (size_t d = 0; d < cur.open.size(); ++d)
+      visit({thread, cur.open[d].function, cur.open[d].beginNs, 0, 0, false, static_cast<uint32_t>(d)});
+  }
+  return events;
+}
+
+}  // namespace gtap::readers

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs every Debian package gtap needs to build, test and benchmark on a
+# fresh Debian 12 machine. Safe to run again.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config python3 clang lld
+  capnproto libcapnp-dev libzstd-dev libxxhash-dev
+  libelf-dev libdw-dev libunwind-dev libcli11-dev libmsgpack-cxx-dev libsqlite3-dev sqlite3
+  libze1 libze-dev libhsa-runtime-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+sudo_cmd=()
+if [ "$(id -u)" != 0 ]; then sudo_cmd=(sudo); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
