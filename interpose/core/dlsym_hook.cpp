@@ -9,7 +9,8 @@
 extern "C" {
 // Read by the trampoline (dlsym_trampoline_x86_64.S).
 __attribute__((visibility("hidden"))) void* gtap_real_dlsym = nullptr;
-__attribute__((visibility("hidden"))) void* gtap_dlsym_substitute(void* handle, const char* name);
+__attribute__((visibility("hidden"))) void* gtap_dlsym_substitute(void* handle, const char* name,
+                                                                   void* caller);
 }
 
 namespace gtap::core {
@@ -33,12 +34,25 @@ void resolveRealDlsym() {
   __atomic_store_n(&gtap_real_dlsym, p, __ATOMIC_RELEASE);
 }
 
+bool nameHasPrefix(const char* path, const char* prefix) {
+  if (!path) return false;
+  const char* base = std::strrchr(path, '/');
+  base = base ? base + 1 : path;
+  return std::strncmp(base, prefix, std::strlen(prefix)) == 0;
+}
+
 bool handleIsLibrary(void* handle, const char* prefix) {
   link_map* map = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_name) return false;
-  const char* base = std::strrchr(map->l_name, '/');
-  base = base ? base + 1 : map->l_name;
-  return std::strncmp(base, prefix, std::strlen(prefix)) == 0;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map) return false;
+  return nameHasPrefix(map->l_name, prefix);
+}
+
+// A runtime's own libraries look themselves up too (the Level Zero loader
+// fills its dispatch tables with dlsym on its own handle); those lookups must
+// get the real functions or the runtime would call back into gtap forever.
+bool callerIsLibrary(void* caller, const char* prefix) {
+  Dl_info info{};
+  return caller && dladdr(caller, &info) && nameHasPrefix(info.dli_fname, prefix);
 }
 }  // namespace
 
@@ -58,7 +72,7 @@ void* realDlsym(void* handle, const char* name) {
 
 }  // namespace gtap::core
 
-extern "C" void* gtap_dlsym_substitute(void* handle, const char* name) {
+extern "C" void* gtap_dlsym_substitute(void* handle, const char* name, void* caller) {
   using namespace gtap::core;
   resolveRealDlsym();
   if (!name || handle == RTLD_DEFAULT || handle == RTLD_NEXT) return nullptr;
@@ -71,6 +85,7 @@ extern "C" void* gtap_dlsym_substitute(void* handle, const char* name) {
       if (!handleIsLibrary(handle, p.libraryPrefix)) continue;
       p.knownHandle.store(handle, std::memory_order_relaxed);
     }
+    if (callerIsLibrary(caller, p.libraryPrefix)) return nullptr;
     // Only substitute what the library itself has: a name it lacks must still
     // fail as it would without gtap.
     if (void* wrapper = p.lookup(name)) return wrapper;

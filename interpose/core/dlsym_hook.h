@@ -11,7 +11,8 @@ using SymbolLookup = void* (*)(const char* name);
 
 // When a program calls dlsym(handle, name) with `name` starting with
 // `symbolPrefix` and `handle` naming a library whose file name starts with
-// `libraryPrefix`, the lookup's non-null answer is returned instead.
+// `libraryPrefix`, the lookup's non-null answer is returned instead, unless the
+// caller is itself such a library (a runtime looking itself up).
 void registerLibrarySymbols(const char* libraryPrefix, const char* symbolPrefix, SymbolLookup lookup);
 
 // The real dlsym, for gtap's own lookups.

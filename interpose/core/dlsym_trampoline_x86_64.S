@@ -1,10 +1,12 @@
-/* dlsym as seen by the program: ask gtap for a substitute, else tail-jump to
-   the real dlsym with the caller's arguments and return address intact. */
+/* dlsym as seen by the program: ask gtap for a substitute (passing the
+   caller's address), else tail-jump to the real dlsym with the caller's
+   arguments and return address intact. */
     .text
     .globl  dlsym
     .type   dlsym, @function
 dlsym:
     .cfi_startproc
+    movq    (%rsp), %rdx            /* the caller's return address: who is asking */
     pushq   %rdi
     .cfi_adjust_cfa_offset 8
     pushq   %rsi

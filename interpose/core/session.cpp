@@ -122,6 +122,7 @@ struct Session {
 
   Config cfg;
   int pid = 0;
+  int forkedFrom = 0;
   std::unique_ptr<format::CaptureWriter> file;
   BlockPool pool;
   std::mutex registryMutex;
@@ -338,6 +339,9 @@ struct Session {
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
     t_guard = kGuardGtap;
+    // Every write happens here, never on a program thread, so a file size
+    // limit's SIGXFSZ (blocked on this thread) can never reach the program.
+    writeFileInfo(forkedFrom);
     pollfd pfd{wakeFd, POLLIN, 0};
     for (;;) {
       ::poll(&pfd, 1, static_cast<int>(cfg.flushIntervalMs));
@@ -408,9 +412,9 @@ Session* startSession() {
     g_disabledPid = g_pid;
     return nullptr;
   }
-  s->writeFileInfo(g_parentSessionPid);
+  s->forkedFrom = g_parentSessionPid;
   s->wakeFd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (s->wakeFd < 0 || !s->file->ok()) {
+  if (s->wakeFd < 0) {
     logLine("cannot start capture to %s; continuing without capture", path.c_str());
     g_disabledPid = g_pid;
     return nullptr;

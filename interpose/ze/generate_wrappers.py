@@ -142,7 +142,7 @@ def emit(functions, tables, getters, hooked):
         g = getter_by_name.get(f["name"])
         if g:
             table_var = f["params"][1][1]
-            w(f"  if (result == ZE_RESULT_SUCCESS && {table_var}) {{")
+            w(f"  if (result == ZE_RESULT_SUCCESS && {table_var} && !scope.nested()) {{")
             for fn_name, field in tables[g["table"]]:
                 if fn_name in index:
                     w(f"    if ({table_var}->{field}) {table_var}->{field} = &{fn_name};")

@@ -36,6 +36,11 @@ Capture::Capture(const std::string& path) : reader_(std::make_unique<format::Cap
   readMetadata();
 }
 
+Capture::Capture(std::span<const uint8_t> data, const std::string& name)
+    : reader_(std::make_unique<format::CaptureReader>(data, name)) {
+  readMetadata();
+}
+
 std::string Capture::functionName(uint32_t id) const {
   auto it = functions_.find(id);
   return it == functions_.end() ? "function#" + std::to_string(id) : it->second.name;

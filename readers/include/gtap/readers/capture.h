@@ -72,6 +72,8 @@ class Capture {
   // cannot be used at all. Damage after the first chunks is reported through
   // recovery() and notes(), not thrown.
   explicit Capture(const std::string& path);
+  // Reads a capture held in memory (`data` must outlive this object).
+  Capture(std::span<const uint8_t> data, const std::string& name);
 
   const std::string& path() const { return reader_->path(); }
   const format::Recovery& recovery() const { return reader_->recovery(); }

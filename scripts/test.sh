@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what is needed, builds, runs every test, then fuzzes the capture
+# reader for a bounded time on a corpus of real small captures.
+# Usage: scripts/test.sh            (FUZZ_SECONDS=60 by default; 0 skips fuzzing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+(cd build && ctest --output-on-failure -j "$(nproc)")
+
+fuzz_seconds=${FUZZ_SECONDS:-60}
+if [ "$fuzz_seconds" -gt 0 ]; then
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DGTAP_FUZZ_ONLY=ON \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined" >/dev/null
+  cmake --build build-fuzz -j "$(nproc)"
+  seeds=build-fuzz/seeds
+  rm -rf "$seeds" build-fuzz/corpus && mkdir -p "$seeds" build-fuzz/corpus
+  for mode in direct table threads; do
+    args=("$mode"); [ "$mode" = threads ] && args=(threads 2 200)
+    build/bin/gtap run --sim -q -o "$seeds/$mode.gtap" -- build/tests/workloads/ze_api_counts "${args[@]}" >/dev/null
+  done
+  echo "fuzzing the capture reader for ${fuzz_seconds}s on $(ls "$seeds" | wc -l) seed captures"
+  build-fuzz/bin/capture_reader_fuzzer -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 \
+    -print_final_stats=1 build-fuzz/corpus "$seeds" 2>&1 | tail -n 12
+fi
+echo "all tests passed"

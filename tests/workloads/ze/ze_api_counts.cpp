@@ -1,0 +1,281 @@
+// Calls Level Zero functions a known number of times, by the route named on
+// the command line, and prints what it called ("calls NAME COUNT" lines) so a
+// test can compare gtap's record with what really happened.
+//
+//   ze_api_counts direct|dlopen|table|extension
+//   ze_api_counts threads THREADS CALLS   (pattern per thread, see below)
+//   ze_api_counts fork
+//   ze_api_counts forever                 (prints "done N" every 1000 calls)
+#include <dlfcn.h>
+#include <level_zero/ze_api.h>
+#include <level_zero/ze_ddi.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+std::map<std::string, int> g_counts;
+
+// The functions the scenarios use, reached by one of the routes.
+struct Api {
+  decltype(&zeInit) init = nullptr;
+  decltype(&zeDriverGet) driverGet = nullptr;
+  decltype(&zeDriverGetApiVersion) driverGetApiVersion = nullptr;
+  decltype(&zeDeviceGet) deviceGet = nullptr;
+  decltype(&zeDeviceGetProperties) deviceGetProperties = nullptr;
+  decltype(&zeContextCreate) contextCreate = nullptr;
+  decltype(&zeContextDestroy) contextDestroy = nullptr;
+  decltype(&zeMemAllocHost) memAllocHost = nullptr;
+  decltype(&zeMemFree) memFree = nullptr;
+};
+
+#define CALL(api, fn, name, ...)      \
+  do {                                \
+    ++g_counts[name];                 \
+    ze_result_t r_ = api.fn(__VA_ARGS__); \
+    if (r_ != ZE_RESULT_SUCCESS) {    \
+      std::fprintf(stderr, "%s failed: 0x%x\n", name, r_); \
+      std::exit(10);                  \
+    }                                 \
+  } while (0)
+
+Api direct() {
+  return {&zeInit, &zeDriverGet, &zeDriverGetApiVersion, &zeDeviceGet, &zeDeviceGetProperties,
+          &zeContextCreate, &zeContextDestroy, &zeMemAllocHost, &zeMemFree};
+}
+
+void* openLoader() {
+  void* h = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    std::fprintf(stderr, "dlopen: %s\n", dlerror());
+    std::exit(11);
+  }
+  return h;
+}
+
+template <typename T>
+void load(void* h, const char* name, T& out) {
+  out = reinterpret_cast<T>(dlsym(h, name));
+  if (!out) {
+    std::fprintf(stderr, "dlsym %s: %s\n", name, dlerror());
+    std::exit(12);
+  }
+}
+
+Api viaDlopen() {
+  void* h = openLoader();
+  Api a;
+  load(h, "zeInit", a.init);
+  load(h, "zeDriverGet", a.driverGet);
+  load(h, "zeDriverGetApiVersion", a.driverGetApiVersion);
+  load(h, "zeDeviceGet", a.deviceGet);
+  load(h, "zeDeviceGetProperties", a.deviceGetProperties);
+  load(h, "zeContextCreate", a.contextCreate);
+  load(h, "zeContextDestroy", a.contextDestroy);
+  load(h, "zeMemAllocHost", a.memAllocHost);
+  load(h, "zeMemFree", a.memFree);
+  // A name the loader does not have must still fail as it would without gtap.
+  if (dlsym(h, "zeNoSuchFunction")) std::exit(13);
+  return a;
+}
+
+Api viaTables() {
+  void* h = openLoader();
+  Api a;
+  ze_pfnGetGlobalProcAddrTable_t getGlobal;
+  ze_pfnGetDriverProcAddrTable_t getDriver;
+  ze_pfnGetDeviceProcAddrTable_t getDevice;
+  ze_pfnGetContextProcAddrTable_t getContext;
+  ze_pfnGetMemProcAddrTable_t getMem;
+  load(h, "zeGetGlobalProcAddrTable", getGlobal);
+  load(h, "zeGetDriverProcAddrTable", getDriver);
+  load(h, "zeGetDeviceProcAddrTable", getDevice);
+  load(h, "zeGetContextProcAddrTable", getContext);
+  load(h, "zeGetMemProcAddrTable", getMem);
+  static ze_global_dditable_t global;
+  static ze_driver_dditable_t driver;
+  static ze_device_dditable_t device;
+  static ze_context_dditable_t context;
+  static ze_mem_dditable_t mem;
+  // The loader hands out tables once it is initialised.
+  decltype(&zeInit) init;
+  load(h, "zeInit", init);
+  ++g_counts["zeInit"];
+  if (init(ZE_INIT_FLAG_GPU_ONLY) != ZE_RESULT_SUCCESS) std::exit(15);
+  ++g_counts["zeGetGlobalProcAddrTable"];
+  if (getGlobal(ZE_API_VERSION_CURRENT, &global) != ZE_RESULT_SUCCESS || !global.pfnInit) std::exit(14);
+  // Calling zeInit again through the table is allowed and must be seen too.
+  ++g_counts["zeInit"];
+  if (global.pfnInit(ZE_INIT_FLAG_GPU_ONLY) != ZE_RESULT_SUCCESS) std::exit(15);
+  const std::pair<const char*, ze_result_t (*)(ze_api_version_t, void*)> getters[] = {
+      {"zeGetDriverProcAddrTable", reinterpret_cast<ze_result_t (*)(ze_api_version_t, void*)>(getDriver)},
+      {"zeGetDeviceProcAddrTable", reinterpret_cast<ze_result_t (*)(ze_api_version_t, void*)>(getDevice)},
+      {"zeGetContextProcAddrTable", reinterpret_cast<ze_result_t (*)(ze_api_version_t, void*)>(getContext)},
+      {"zeGetMemProcAddrTable", reinterpret_cast<ze_result_t (*)(ze_api_version_t, void*)>(getMem)}};
+  void* tables[] = {&driver, &device, &context, &mem};
+  for (int i = 0; i < 4; ++i) {
+    ++g_counts[getters[i].first];
+    if (getters[i].second(ZE_API_VERSION_CURRENT, tables[i]) != ZE_RESULT_SUCCESS) std::exit(16);
+  }
+  a.driverGet = driver.pfnGet;
+  a.driverGetApiVersion = driver.pfnGetApiVersion;
+  a.deviceGet = device.pfnGet;
+  a.deviceGetProperties = device.pfnGetProperties;
+  a.contextCreate = context.pfnCreate;
+  a.contextDestroy = context.pfnDestroy;
+  a.memAllocHost = mem.pfnAllocHost;
+  a.memFree = mem.pfnFree;
+  return a;
+}
+
+// The common scenario: a fixed sequence of calls through `a`.
+void scenario(const Api& a, int propertyQueries) {
+  if (a.init) CALL(a, init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
+  uint32_t n = 0;
+  CALL(a, driverGet, "zeDriverGet", &n, nullptr);
+  std::vector<ze_driver_handle_t> drivers(n);
+  CALL(a, driverGet, "zeDriverGet", &n, drivers.data());
+  ze_api_version_t version;
+  CALL(a, driverGetApiVersion, "zeDriverGetApiVersion", drivers[0], &version);
+  uint32_t nd = 0;
+  CALL(a, deviceGet, "zeDeviceGet", drivers[0], &nd, nullptr);
+  std::vector<ze_device_handle_t> devices(nd);
+  CALL(a, deviceGet, "zeDeviceGet", drivers[0], &nd, devices.data());
+  for (int i = 0; i < propertyQueries; ++i) {
+    ze_device_properties_t props{};
+    props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+    CALL(a, deviceGetProperties, "zeDeviceGetProperties", devices[0], &props);
+  }
+  ze_context_desc_t cdesc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+  ze_context_handle_t ctx;
+  CALL(a, contextCreate, "zeContextCreate", drivers[0], &cdesc, &ctx);
+  ze_host_mem_alloc_desc_t hdesc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+  for (int i = 0; i < 3; ++i) {
+    void* p = nullptr;
+    CALL(a, memAllocHost, "zeMemAllocHost", ctx, &hdesc, 4096, 64, &p);
+    std::memset(p, i, 4096);
+    CALL(a, memFree, "zeMemFree", ctx, p);
+  }
+  CALL(a, contextDestroy, "zeContextDestroy", ctx);
+}
+
+ze_driver_handle_t firstDriver() {
+  uint32_t n = 1;
+  ze_driver_handle_t d = nullptr;
+  ++g_counts["zeDriverGet"];
+  if (zeDriverGet(&n, &d) != ZE_RESULT_SUCCESS || !d) std::exit(17);
+  return d;
+}
+
+void printCounts(const char* prefix = "calls") {
+  for (const auto& [name, count] : g_counts) std::printf("%s %s %d\n", prefix, name.c_str(), count);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 1 ? argv[1] : "direct";
+  if (mode == "direct") {
+    scenario(direct(), 5);
+  } else if (mode == "dlopen") {
+    scenario(viaDlopen(), 5);
+  } else if (mode == "table") {
+    scenario(viaTables(), 5);
+  } else if (mode == "extension") {
+    CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
+    ze_driver_handle_t d = firstDriver();
+    Api a = direct();
+    void* p = nullptr;
+    ++g_counts["zeDriverGetExtensionFunctionAddress"];
+    if (zeDriverGetExtensionFunctionAddress(d, "zeDeviceGetProperties", &p) != ZE_RESULT_SUCCESS || !p)
+      std::exit(18);
+    a.deviceGetProperties = reinterpret_cast<decltype(&zeDeviceGetProperties)>(p);
+    uint32_t nd = 1;
+    ze_device_handle_t dev;
+    CALL(a, deviceGet, "zeDeviceGet", d, &nd, &dev);
+    for (int i = 0; i < 7; ++i) {
+      ze_device_properties_t props{};
+      props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+      CALL(a, deviceGetProperties, "zeDeviceGetProperties", dev, &props);
+    }
+  } else if (mode == "threads") {
+    int threads = argc > 2 ? std::atoi(argv[2]) : 8;
+    int calls = argc > 3 ? std::atoi(argv[3]) : 100000;
+    CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
+    ze_driver_handle_t d = firstDriver();
+    std::vector<std::thread> pool;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        // Every third call is zeDriverGetApiVersion, the rest zeDriverGet, so a
+        // reader can check each thread's order.
+        for (int i = 0; i < calls; ++i) {
+          ze_result_t r;
+          if (i % 3 == 0) {
+            ze_api_version_t v;
+            r = zeDriverGetApiVersion(d, &v);
+          } else {
+            uint32_t n = 0;
+            r = zeDriverGet(&n, nullptr);
+          }
+          if (r != ZE_RESULT_SUCCESS) ++failures;
+        }
+        (void)t;
+      });
+    }
+    for (auto& th : pool) th.join();
+    if (failures) return 19;
+    g_counts["zeDriverGetApiVersion"] += threads * ((calls + 2) / 3);
+    g_counts["zeDriverGet"] += threads * (calls - (calls + 2) / 3);
+  } else if (mode == "fork") {
+    CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
+    ze_driver_handle_t d = firstDriver();
+    ze_api_version_t v;
+    for (int i = 0; i < 10; ++i) CALL(direct(), driverGetApiVersion, "zeDriverGetApiVersion", d, &v);
+    std::fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+      g_counts.clear();
+      for (int i = 0; i < 25; ++i) {
+        uint32_t n = 0;
+        CALL(direct(), driverGet, "zeDriverGet", &n, nullptr);
+      }
+      printCounts("child");
+      std::exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    for (int i = 0; i < 5; ++i) CALL(direct(), driverGetApiVersion, "zeDriverGetApiVersion", d, &v);
+    printCounts("parent");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 20;
+  } else if (mode == "forever") {
+    CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
+    ze_driver_handle_t d = firstDriver();
+    long done = 0;
+    for (;;) {
+      for (int i = 0; i < 1000; ++i) {
+        ze_api_version_t v;
+        zeDriverGetApiVersion(d, &v);
+      }
+      done += 1000;
+      std::printf("done %ld\n", done);
+      std::fflush(stdout);
+      usleep(1000);
+    }
+  } else {
+    std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+    return 2;
+  }
+  printCounts();
+  return 0;
+}
