@@ -33,16 +33,6 @@ void BM_ZeDriverGetApiVersion(benchmark::State& state) {
 }
 BENCHMARK(BM_ZeDriverGetApiVersion)->MinTime(0.5);
 
-void BM_ZeDriverGetApiVersionThreads(benchmark::State& state) {
-  ze_driver_handle_t d = driver();
-  ze_api_version_t v;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(zeDriverGetApiVersion(d, &v));
-  }
-  state.SetItemsProcessed(state.iterations());
-}
-BENCHMARK(BM_ZeDriverGetApiVersionThreads)->Threads(2)->MinTime(0.5)->UseRealTime();
-
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -12,7 +12,7 @@ namespace gtap::format {
 
 namespace {
 constexpr size_t kBlobPartSize = 32u << 20;
-constexpr int kZstdLevel = 3;
+constexpr int kZstdLevel = 1;
 }  // namespace
 
 std::unique_ptr<CaptureWriter> CaptureWriter::create(const std::string& path, std::string& error) {

@@ -359,9 +359,10 @@ struct Session {
     bool closedOk = file->close(eventsWritten, eventsDropped, monotonicNs(), reason);
     if (!cfg.quiet) {
       if (closedOk)
-        logLine("wrote %s (%llu events from %u threads, %llu KiB)", file->path().c_str(),
+        logLine("wrote %s (%llu events from %u threads, %llu KiB%s)", file->path().c_str(),
                 static_cast<unsigned long long>(eventsWritten), threadsSeen,
-                static_cast<unsigned long long>(file->bytesWritten() / 1024));
+                static_cast<unsigned long long>(file->bytesWritten() / 1024),
+                pool.waits() ? "; the program waited for the writer at times: raise GTAP_BUFFER_MB" : "");
       else if (!file->error().empty() && recording.load())
         logLine("closing %s failed: %s", file->path().c_str(), file->error().c_str());
     }
