@@ -79,17 +79,19 @@ enum EventKind {
   callEnd @1;    # value holds the call's result code
 }
 
-# A run of one thread's events in the order the thread produced them. Columns
-# hold one entry per event. Calls are begin/end pairs matched per thread
-# (innermost open begin first), so calls cut by a crash stay visible as begins.
+# A run of one thread's events in the order the thread produced them. Calls
+# are begin/end pairs matched per thread (innermost open begin first), so calls
+# cut by a crash stay visible as begins. The events are a byte stream, each:
+#   varint (function << 1 | kind)       kind: 0 callBegin, 1 callEnd
+#   varint time delta in ns from the previous event of the thread (>= 0)
+#   callEnd only: zigzag varint result code
+# (format/include/gtap/format/api_events.h encodes and decodes it.)
 struct ApiEvents {
   thread @0 :UInt32;
-  firstIndex @1 :UInt64;           # per-thread index of the first event here
-  baseHostNs @2 :Int64;            # time of the event before the first (deltas start here)
-  kinds @3 :Data;                  # EventKind ordinals, one byte each
-  functions @4 :List(UInt32);
-  timeDeltasNs @5 :List(UInt64);   # non-negative, from the previous event of the thread
-  values @6 :List(Int64);          # callEnd: result code; callBegin: 0
+  firstIndex @1 :UInt64;    # per-thread index of the first event here
+  baseHostNs @2 :Int64;     # time the first delta starts from
+  count @3 :UInt32;         # events in `encoded`
+  encoded @4 :Data;
 }
 
 # Content-addressed bytes, stored once per file. Large contents are split into

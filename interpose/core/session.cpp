@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "exit_hooks.h"
 #include "functions.h"
+#include "gtap/format/api_events.h"
 #include "gtap/format/writer.h"
 #include "log.h"
 #include "output_path.h"
@@ -143,7 +144,9 @@ struct Session {
   // Writer thread only.
   TickConverter ticks;
   std::vector<bool> functionDefined = std::vector<bool>(65536, false);
-  std::vector<Record> scratch;
+  std::vector<std::pair<const Record*, const Record*>> spans;
+  std::vector<Block*> toRelease;
+  std::vector<uint8_t> eventBytes;
   uint64_t eventsWritten = 0;
   uint64_t eventsDropped = 0;
   uint32_t threadsSeen = 0;
@@ -200,26 +203,34 @@ struct Session {
     file->writeMessage(schema::ChunkKind::FILE_INFO, message);
   }
 
-  // Moves everything the thread has published into `scratch`, recycling
-  // blocks the thread has moved past.
-  void collect(ThreadState* t) {
+  // Gathers every record the thread has published as spans into `spans`; the
+  // blocks the thread has moved past wait in `toRelease` until the spans
+  // pointing into them are encoded.
+  size_t collectSpans(ThreadState* t) {
+    size_t n = 0;
     Block* b = t->head;
     while (b) {
       uint32_t c = b->committed.load(std::memory_order_acquire);
+      Block* next = b->next.load(std::memory_order_acquire);
+      // The producer published its last count before linking the next block.
+      if (next) c = b->committed.load(std::memory_order_acquire);
       if (c > t->consumed) {
-        scratch.insert(scratch.end(), b->records + t->consumed, b->records + c);
+        spans.emplace_back(b->records + t->consumed, b->records + c);
+        n += c - t->consumed;
         t->consumed = c;
       }
-      Block* next = b->next.load(std::memory_order_acquire);
       if (!next) break;
-      // The producer published its last count before linking the next block.
-      c = b->committed.load(std::memory_order_acquire);
-      if (c > t->consumed) scratch.insert(scratch.end(), b->records + t->consumed, b->records + c);
-      pool.release(b);
+      toRelease.push_back(b);
       b = next;
       t->head = next;
       t->consumed = 0;
     }
+    return n;
+  }
+
+  void releaseConsumed() {
+    for (Block* b : toRelease) pool.release(b);
+    toRelease.clear();
   }
 
   bool fullyDrained(ThreadState* t) {
@@ -228,17 +239,19 @@ struct Session {
                   b->committed.load(std::memory_order_acquire) == t->consumed);
   }
 
-  void encode(ThreadState* t) {
+  // Encodes one thread's newly published records: definitions first when new
+  // threads or functions appear, then ApiEvents chunks.
+  void encode(ThreadState* t, const std::vector<std::pair<const Record*, const Record*>>& spans, size_t total) {
     capnp::MallocMessageBuilder defsMessage;
     auto defs = defsMessage.initRoot<schema::Definitions>();
     std::vector<uint16_t> newFunctions;
-    for (const Record& r : scratch) {
-      if (!functionDefined[r.function]) {
-        functionDefined[r.function] = true;
-        newFunctions.push_back(r.function);
-      }
-    }
-    int64_t firstNs = std::max(ticks.toNs(scratch.front().ticks), t->lastNs);
+    for (const auto& [begin, end] : spans)
+      for (const Record* r = begin; r != end; ++r)
+        if (!functionDefined[r->function]) {
+          functionDefined[r->function] = true;
+          newFunctions.push_back(r->function);
+        }
+    int64_t firstNs = std::max(ticks.toNs(spans.front().first->ticks), t->lastNs);
     bool newThread = !t->defined;
     if (newThread) {
       t->defined = true;
@@ -263,32 +276,34 @@ struct Session {
     }
     if (newThread || !newFunctions.empty()) file->writeMessage(schema::ChunkKind::DEFINITIONS, defsMessage);
 
-    for (size_t start = 0; start < scratch.size(); start += kEventsPerChunk) {
-      size_t n = std::min(kEventsPerChunk, scratch.size() - start);
-      capnp::MallocMessageBuilder message;
+    auto span = spans.begin();
+    const Record* r = span->first;
+    for (size_t done = 0; done < total;) {
+      size_t n = std::min(kEventsPerChunk, total - done);
+      // Encoded into a reused buffer first: sizing the message for the worst
+      // case would have Cap'n Proto zero 30 bytes per event.
+      eventBytes.resize(n * format::ApiEventEncoder::kMaxEventBytes);
+      int64_t base = t->lastNs;
+      format::ApiEventEncoder encoder(eventBytes.data(), base);
+      int64_t first = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (r == span->second) r = (++span)->first;
+        int64_t ns = std::max(ticks.toNs(r->ticks), encoder.lastNs());
+        if (i == 0) first = ns;
+        encoder.add(static_cast<format::ApiEventKind>(r->kind), r->function, ns, r->value);
+        ++r;
+      }
+      capnp::MallocMessageBuilder message(static_cast<unsigned>(encoder.size() / 8 + 16));
       auto ev = message.initRoot<schema::ApiEvents>();
       ev.setThread(t->id);
       ev.setFirstIndex(t->eventsConsumed);
-      ev.setBaseHostNs(t->lastNs);
-      auto kinds = ev.initKinds(static_cast<unsigned>(n));
-      auto functions = ev.initFunctions(static_cast<unsigned>(n));
-      auto deltas = ev.initTimeDeltasNs(static_cast<unsigned>(n));
-      auto values = ev.initValues(static_cast<unsigned>(n));
-      int64_t first = 0, prev = t->lastNs;
-      for (size_t i = 0; i < n; ++i) {
-        const Record& r = scratch[start + i];
-        int64_t ns = std::max(ticks.toNs(r.ticks), prev);
-        if (i == 0) first = ns;
-        auto k = static_cast<unsigned>(i);
-        kinds[k] = static_cast<uint8_t>(r.kind);
-        functions.set(k, r.function);
-        deltas.set(k, static_cast<uint64_t>(ns - prev));
-        values.set(k, r.value);
-        prev = ns;
-      }
-      t->lastNs = prev;
+      ev.setBaseHostNs(base);
+      ev.setCount(encoder.count());
+      ev.setEncoded(capnp::Data::Reader(encoder.data(), encoder.size()));
+      t->lastNs = encoder.lastNs();
       t->eventsConsumed += n;
-      if (file->writeMessage(schema::ChunkKind::API_EVENTS, message, {first, prev}))
+      done += n;
+      if (file->writeMessage(schema::ChunkKind::API_EVENTS, message, {first, t->lastNs}))
         eventsWritten += n;
       else
         eventsDropped += n;
@@ -313,14 +328,17 @@ struct Session {
     std::vector<ThreadState*> gone;
     for (ThreadState* t : snapshot) {
       bool exited = t->exited.load(std::memory_order_acquire);
-      scratch.clear();
-      collect(t);
-      if (!scratch.empty()) {
+      // Records stay in their blocks until encoded: the spans are encoded
+      // before the blocks they point into are recycled below.
+      spans.clear();
+      size_t total = collectSpans(t);
+      if (total) {
         if (recording.load() && file->ok())
-          encode(t);
+          encode(t, spans, total);
         else
-          eventsDropped += scratch.size();
+          eventsDropped += total;
       }
+      releaseConsumed();
       if (!file->ok()) stopRecordingAfterError();
       if (exited && fullyDrained(t)) gone.push_back(t);
     }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "gtap/format/api_events.h"
+
 namespace gtap::readers {
 
 namespace {
@@ -125,17 +127,8 @@ uint64_t Capture::forEachCall(const std::function<void(const ApiCall&)>& visit) 
     try {
       auto decoded = reader_->decode(c);
       auto ev = decoded.root<schema::ApiEvents>();
-      auto kinds = ev.getKinds();
-      auto functions = ev.getFunctions();
-      auto deltas = ev.getTimeDeltasNs();
-      auto values = ev.getValues();
-      size_t n = kinds.size();
-      if (functions.size() != n || deltas.size() != n || values.size() != n) {
-        notes_.push_back(path() + ": " + at(c) + ": apiEvents columns differ in length (" +
-                         std::to_string(n) + ", " + std::to_string(functions.size()) + ", " +
-                         std::to_string(deltas.size()) + ", " + std::to_string(values.size()) + ")");
-        continue;
-      }
+      uint32_t n = ev.getCount();
+      auto encoded = ev.getEncoded();
       ThreadCursor& cur = cursors[ev.getThread()];
       if (cur.seen && ev.getFirstIndex() != cur.nextIndex)
         notes_.push_back(path() + ": " + at(c) + ": thread " + std::to_string(ev.getThread()) +
@@ -143,25 +136,23 @@ uint64_t Capture::forEachCall(const std::function<void(const ApiCall&)>& visit) 
                          std::to_string(ev.getFirstIndex()) + " are missing");
       cur.seen = true;
       cur.nextIndex = ev.getFirstIndex() + n;
-      int64_t t = ev.getBaseHostNs();
-      for (size_t i = 0; i < n; ++i) {
-        auto k = static_cast<unsigned>(i);
-        t += static_cast<int64_t>(deltas[k]);
-        uint8_t kind = kinds[k];
-        if (kind == static_cast<uint8_t>(schema::EventKind::CALL_BEGIN)) {
-          cur.open.push_back({functions[k], t});
-        } else if (kind == static_cast<uint8_t>(schema::EventKind::CALL_END)) {
-          if (cur.open.empty() || cur.open.back().function != functions[k]) {
-            notes_.push_back(path() + ": " + at(c) + ": event " + std::to_string(i) +
-                             ": end of " + functionName(functions[k]) + " without its begin");
-            continue;
-          }
-          Open o = cur.open.back();
-          cur.open.pop_back();
-          visit({ev.getThread(), o.function, o.beginNs, t, values[k], true,
-                 static_cast<uint32_t>(cur.open.size())});
-        }
-      }
+      uint32_t index = 0;
+      std::string problem = format::decodeApiEvents(
+          encoded.begin(), encoded.size(), n, ev.getBaseHostNs(), [&](const format::ApiEvent& e) {
+            if (e.kind == format::ApiEventKind::callBegin) {
+              cur.open.push_back({e.function, e.timeNs});
+            } else if (cur.open.empty() || cur.open.back().function != e.function) {
+              notes_.push_back(path() + ": " + at(c) + ": event " + std::to_string(index) + ": end of " +
+                               functionName(e.function) + " without its begin");
+            } else {
+              Open o = cur.open.back();
+              cur.open.pop_back();
+              visit({ev.getThread(), o.function, o.beginNs, e.timeNs, e.result, true,
+                     static_cast<uint32_t>(cur.open.size())});
+            }
+            ++index;
+          });
+      if (!problem.empty()) notes_.push_back(path() + ": " + at(c) + ": apiEvents: " + problem);
       events += n;
     } catch (const format::FormatError& e) {
       notes_.push_back(e.what());

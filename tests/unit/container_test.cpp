@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 
+#include "gtap/format/api_events.h"
 #include "gtap/format/reader.h"
 #include "gtap/format/writer.h"
 #include "gtap/readers/capture.h"
@@ -68,17 +69,15 @@ std::string writeSample(const std::string& name, int batches, int perBatch, bool
     ev.setFirstIndex(index);
     ev.setBaseHostNs(t);
     unsigned n = static_cast<unsigned>(perBatch) * 2;
-    auto kinds = ev.initKinds(n);
-    auto fns = ev.initFunctions(n);
-    auto deltas = ev.initTimeDeltasNs(n);
-    auto values = ev.initValues(n);
+    std::vector<uint8_t> buf(n * gtap::format::ApiEventEncoder::kMaxEventBytes);
+    gtap::format::ApiEventEncoder enc(buf.data(), t);
     for (unsigned i = 0; i < n; ++i) {
-      kinds[i] = static_cast<uint8_t>(i % 2);
-      fns.set(i, (i / 2) % 3 == 0 ? 9 : 7);
-      deltas.set(i, 10 + i % 5);
-      values.set(i, 0);
       t += 10 + i % 5;
+      enc.add(static_cast<gtap::format::ApiEventKind>(i % 2), (i / 2) % 3 == 0 ? 9 : 7, t,
+              i % 2 ? -static_cast<int64_t>(i % 3) : 0);
     }
+    ev.setCount(enc.count());
+    ev.setEncoded(capnp::Data::Reader(enc.data(), enc.size()));
     index += n;
     EXPECT_TRUE(w->writeMessage(gtap::schema::ChunkKind::API_EVENTS, m));
   }
@@ -109,6 +108,38 @@ TEST(Container, RoundTrip) {
   EXPECT_EQ(c.trailer().eventsWritten, 600u);
   EXPECT_EQ(c.kindStats().at(static_cast<uint16_t>(gtap::schema::ChunkKind::BLOB)).chunks, 1u);
   EXPECT_TRUE(c.notes().empty());
+}
+
+TEST(Container, EventStreamRoundTripAndDamage) {
+  std::vector<uint8_t> buf(10 * gtap::format::ApiEventEncoder::kMaxEventBytes);
+  gtap::format::ApiEventEncoder enc(buf.data(), 1000);
+  const int64_t results[] = {0, -1, 0x78000001, INT64_MIN, INT64_MAX};
+  int64_t t = 1000;
+  for (int i = 0; i < 10; ++i) {
+    t += i * 1000003;
+    enc.add(static_cast<gtap::format::ApiEventKind>(i % 2), static_cast<uint32_t>(i * 977), t, results[i % 5]);
+  }
+  std::vector<gtap::format::ApiEvent> back;
+  std::vector<uint8_t> bytes(enc.data(), enc.data() + enc.size());
+  auto problem = gtap::format::decodeApiEvents(bytes.data(), bytes.size(), enc.count(), 1000,
+                                               [&](const gtap::format::ApiEvent& e) { back.push_back(e); });
+  ASSERT_EQ(problem, "");
+  ASSERT_EQ(back.size(), 10u);
+  t = 1000;
+  for (int i = 0; i < 10; ++i) {
+    t += i * 1000003;
+    EXPECT_EQ(back[i].function, static_cast<uint32_t>(i * 977));
+    EXPECT_EQ(back[i].timeNs, t);
+    EXPECT_EQ(back[i].result, i % 2 ? results[i % 5] : 0);
+  }
+  // Every cut and a wrong count are reported, never read past.
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    std::vector<uint8_t> part(bytes.begin(), bytes.begin() + static_cast<long>(cut));
+    EXPECT_NE(gtap::format::decodeApiEvents(part.data(), part.size(), enc.count(), 0, [](const auto&) {}), "");
+  }
+  EXPECT_NE(gtap::format::decodeApiEvents(bytes.data(), bytes.size(), enc.count() - 1, 0,
+                                          [](const auto&) {}),
+            "");
 }
 
 TEST(Container, NeverOverwritesOrFollowsLinks) {
