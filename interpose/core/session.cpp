@@ -133,7 +133,7 @@ struct Session {
   pthread_t writerHandle{};
   int wakeFd = -1;
 
-  std::atomic<bool> recording{true};
+  std::atomic<bool> recording{true};  // false once a write failed
   std::atomic<bool> stopRequested{false};
   std::atomic<bool> writerDone{false};
   std::atomic<uint32_t> flushRequests{0};
@@ -498,8 +498,7 @@ void finishSession(const char* reason) {
     return;
   }
   s->stopReason = reason;
-  s->recording.store(false);
-  g_generation.fetch_add(1);
+  g_generation.fetch_add(1);  // threads re-check and see stopRequested
   s->kick();
   if (pthread_equal(pthread_self(), s->writerHandle)) return;
   if (s->waitFor(s->writerDone, kFinishTimeoutMs)) {
@@ -529,7 +528,6 @@ void finishSessionFromSignal(int sig, int timeoutMs) {
   if (!s || pthread_equal(pthread_self(), s->writerHandle)) return;
   if (!s->stopRequested.exchange(true)) {
     s->stopSignal.store(sig);
-    s->recording.store(false);
     g_generation.fetch_add(1);
   }
   s->kick();

@@ -22,10 +22,12 @@ using Counts = std::map<std::string, uint64_t>;
 Counts workloadCounts(const std::string& out, const std::string& prefix) {
   Counts c;
   std::istringstream in(out);
-  std::string p, name;
-  uint64_t n;
-  while (in >> p >> name >> n)
-    if (p == prefix) c[name] += n;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string p, name;
+    uint64_t n;
+    if (fields >> p >> name >> n && p == prefix) c[name] += n;
+  }
   return c;
 }
 
@@ -66,7 +68,7 @@ TEST_P(RouteTest, CountsMatchWhatTheProgramCalled) {
   EXPECT_TRUE(capture.recovery().closedCleanly) << capture.recovery().stopReason;
 }
 
-INSTANTIATE_TEST_SUITE_P(Routes, RouteTest, ::testing::Values("direct", "dlopen", "table", "extension"));
+INSTANTIATE_TEST_SUITE_P(Routes, RouteTest, ::testing::Values("direct", "dlopen", "table", "extension", "late"));
 
 TEST(ZeCapture, ApiReportAsJsonLines) {
   std::string dir = freshDirectory("api-jsonl");
@@ -176,6 +178,34 @@ TEST(ZeCapture, KillNineKeepsCallsUpToTheLastFlush) {
   auto info = runProcess({gtapBinary(), "info", dir + "/cap.gtap"});
   EXPECT_EQ(info.exitCode, 0);
   EXPECT_NE(info.out.find("recovered"), std::string::npos) << info.out;
+}
+
+// A crash: gtap closes the file in its signal handler, then the default action
+// happens as it would without gtap.
+TEST(ZeCapture, CrashKeepsEveryCallAndTheSignalStillKills) {
+  std::string dir = freshDirectory("crash");
+  auto r = gtapRun(dir, {workload("ze_api_counts"), "crash"});
+  EXPECT_EQ(r.signal, SIGSEGV) << r.err;
+  auto files = filesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  readers::Capture c(files[0]);
+  EXPECT_TRUE(c.recovery().closedCleanly) << c.recovery().stopReason;
+  EXPECT_EQ(c.trailer().closeReason, "signal 11");
+  EXPECT_EQ(capturedCounts(files[0]), workloadCounts(r.out, "calls"));
+}
+
+// The program's own handler still runs (chained), and the program goes on.
+TEST(ZeCapture, ProgramSignalHandlersStillRun) {
+  std::string dir = freshDirectory("handler");
+  auto r = gtapRun(dir, {workload("ze_api_counts"), "handler"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("handled 1"), std::string::npos) << r.out;
+  auto files = filesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  readers::Capture c(files[0]);
+  EXPECT_TRUE(c.recovery().closedCleanly);
+  EXPECT_EQ(c.trailer().closeReason, "exit");
+  EXPECT_EQ(capturedCounts(files[0]), workloadCounts(r.out, "calls"));
 }
 
 // An output that cannot be created: one warning, and the program's output and

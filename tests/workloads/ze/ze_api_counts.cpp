@@ -6,9 +6,13 @@
 //   ze_api_counts threads THREADS CALLS   (pattern per thread, see below)
 //   ze_api_counts fork
 //   ze_api_counts forever                 (prints "done N" every 1000 calls)
+//   ze_api_counts crash                   (calls, then dies of SIGSEGV)
+//   ze_api_counts late                    (calls from a static destructor after main)
+//   ze_api_counts handler                 (its own SIGTERM handler, then raise(SIGTERM))
 #include <dlfcn.h>
 #include <level_zero/ze_api.h>
 #include <level_zero/ze_ddi.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -258,6 +262,41 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 5; ++i) CALL(direct(), driverGetApiVersion, "zeDriverGetApiVersion", d, &v);
     printCounts("parent");
     return WIFEXITED(status) ? WEXITSTATUS(status) : 20;
+  } else if (mode == "late") {
+    // Constructed before the first call, so destroyed after gtap's atexit
+    // flush: its calls must still reach the file.
+    struct LateCaller {
+      ze_driver_handle_t d = nullptr;
+      ~LateCaller() {
+        ze_api_version_t v;
+        for (int i = 0; i < 9; ++i) zeDriverGetApiVersion(d, &v);
+      }
+    };
+    static LateCaller late;
+    CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
+    late.d = firstDriver();
+    g_counts["zeDriverGetApiVersion"] += 9;
+  } else if (mode == "crash") {
+    CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
+    ze_driver_handle_t d = firstDriver();
+    ze_api_version_t v;
+    for (int i = 0; i < 321; ++i) CALL(direct(), driverGetApiVersion, "zeDriverGetApiVersion", d, &v);
+    printCounts();
+    volatile int* nowhere = nullptr;
+    *nowhere = 1;
+    return 0;
+  } else if (mode == "handler") {
+    static volatile sig_atomic_t got = 0;
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { got = 1; };
+    sigaction(SIGTERM, &sa, nullptr);
+    CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
+    ze_driver_handle_t d = firstDriver();
+    ze_api_version_t v;
+    for (int i = 0; i < 100; ++i) CALL(direct(), driverGetApiVersion, "zeDriverGetApiVersion", d, &v);
+    raise(SIGTERM);
+    std::printf("handled %d\n", static_cast<int>(got));
+    for (int i = 0; i < 50; ++i) CALL(direct(), driverGetApiVersion, "zeDriverGetApiVersion", d, &v);
   } else if (mode == "forever") {
     CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
     ze_driver_handle_t d = firstDriver();
