@@ -1,0 +1,60 @@
+// Recorded commands and what executes them.
+#pragma once
+
+#include "objects.h"
+
+#include <memory>
+#include <vector>
+
+namespace sim {
+
+enum class Op {
+  Launch,               // launches[0] with groups
+  LaunchIndirect,       // launches[0] with *groupsPtr read at execution
+  LaunchMultiIndirect,  // launches[i] with groupsPtr[i], count min(*countPtr, launches.size())
+  Copy,
+  CopyRegion,
+  Fill,
+  Barrier,
+  SignalEvent,          // signals `signal` only
+  WaitEvents,           // waits on `waits` only
+  ResetEvent,           // resets events[0]
+  WriteTimestamp,       // *dst = global ticks
+  QueryTimestamps,      // copies events' kernel timestamps to dst (+offsets)
+  Nop,                  // prefetch and advice: accepted, nothing to do
+};
+
+struct Command {
+  Op op = Op::Nop;
+  std::vector<std::shared_ptr<Event>> waits;  // all must be signaled before the command starts
+  std::shared_ptr<Event> signal;              // signaled (with timestamps) when it ends
+  std::vector<std::shared_ptr<LaunchState>> launches;
+  ze_group_count_t groups{};
+  const ze_group_count_t* groupsPtr = nullptr;
+  const uint32_t* countPtr = nullptr;
+  void* dst = nullptr;
+  const void* src = nullptr;
+  size_t size = 0;
+  std::vector<uint8_t> pattern;
+  ze_copy_region_t dstRegion{}, srcRegion{};
+  uint32_t dstPitch = 0, dstSlicePitch = 0, srcPitch = 0, srcSlicePitch = 0;
+  std::vector<std::shared_ptr<Event>> events;
+  std::vector<size_t> offsets;
+};
+
+// Runs one command on the calling (worker) thread. While *abandon is true
+// (read under the sync lock) waits on events give up, so a queue being torn
+// down never blocks on an event nobody will signal.
+void execute(const Command& c, const bool* abandon);
+
+namespace events {
+// Marks an event signaled and, for timestamp pools, records the device ticks
+// of the work it ends (masked to the kernel timestamp width).
+void signal(Event& e, uint64_t startTicks, uint64_t endTicks);
+void reset(Event& e);
+void waitAll(const std::vector<std::shared_ptr<Event>>& events, const bool* abandon);
+// Copies the event's kernel timestamp; false if it has none yet.
+bool readTimestamp(Event& e, ze_kernel_timestamp_result_t* out);
+}  // namespace events
+
+}  // namespace sim

@@ -1,0 +1,127 @@
+// zeInit and the driver-level queries.
+#include "api.h"
+#include "clock.h"
+#include "objects.h"
+
+#include <cstring>
+#include <mutex>
+
+namespace sim {
+
+namespace {
+
+std::once_flag g_createOnce;
+Driver* g_driver = nullptr;
+Device* g_device = nullptr;
+
+// Extensions this driver implements; their functions are reachable through
+// the DDI tables and zeDriverGetExtensionFunctionAddress.
+struct Extension {
+  const char* name;
+  uint32_t version;
+};
+constexpr Extension kExtensions[] = {
+    {ZE_GLOBAL_OFFSET_EXP_NAME, ZE_GLOBAL_OFFSET_EXP_VERSION_CURRENT},
+    {ZE_EVENT_QUERY_TIMESTAMPS_EXP_NAME, ZE_EVENT_QUERY_TIMESTAMPS_EXP_VERSION_CURRENT},
+    {ZE_KERNEL_SCHEDULING_HINTS_EXP_NAME, ZE_SCHEDULING_HINTS_EXP_VERSION_CURRENT},
+};
+
+struct NamedFunction {
+  const char* name;
+  void* address;
+};
+#define GTAP_SIM_NAMED(fn) {#fn, reinterpret_cast<void*>(GTAP_SIM_ENTRY(fn))},
+const NamedFunction kFunctions[] = {GTAP_SIM_ZE_FUNCTIONS(GTAP_SIM_NAMED)};
+#undef GTAP_SIM_NAMED
+
+// Fixed identities, so captures of the simulated device are reproducible.
+constexpr uint8_t kDriverUuid[ZE_MAX_DRIVER_UUID_SIZE] = {'g', 't', 'a', 'p', '-', 's', 'i', 'm',
+                                                          '-', 'z', 'e', '-', 'd', 'r', 'v', '1'};
+constexpr uint32_t kDriverVersion = 0x00010000;  // 1.0, opaque to programs
+
+}  // namespace
+
+void createDriverAndDevice() {
+  std::call_once(g_createOnce, [] {
+    auto driver = std::make_shared<Driver>();
+    auto device = std::make_shared<Device>();
+    registerObject(driver);
+    registerObject(device);
+    g_driver = driver.get();
+    g_device = device.get();
+  });
+}
+
+Driver* theDriver() { return g_driver; }
+Device* theDevice() { return g_device; }
+
+ze_result_t zeInit(ze_init_flags_t flags) {
+  if (flags > (ZE_INIT_FLAG_GPU_ONLY | ZE_INIT_FLAG_VPU_ONLY)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  // A GPU driver has nothing to offer a program that asked for VPUs only.
+  if (flags == ZE_INIT_FLAG_VPU_ONLY) return ZE_RESULT_ERROR_UNINITIALIZED;
+  clock::start();
+  installForkHandlers();
+  createDriverAndDevice();
+  g_initialized.store(true, std::memory_order_release);
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t zeDriverGet(uint32_t* pCount, ze_driver_handle_t* phDrivers) {
+  SIM_CHECK(g_initialized.load(std::memory_order_acquire), ZE_RESULT_ERROR_UNINITIALIZED);
+  SIM_NOT_NULL(pCount);
+  countQuery(1, pCount, phDrivers != nullptr,
+             [&](uint32_t i) { phDrivers[i] = reinterpret_cast<ze_driver_handle_t>(static_cast<Object*>(g_driver)); });
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t zeDriverGetApiVersion(ze_driver_handle_t hDriver, ze_api_version_t* version) {
+  SIM_LOOKUP(driver, Driver, hDriver);
+  SIM_NOT_NULL(version);
+  *version = ZE_API_VERSION_CURRENT;
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t zeDriverGetProperties(ze_driver_handle_t hDriver, ze_driver_properties_t* props) {
+  SIM_LOOKUP(driver, Driver, hDriver);
+  SIM_NOT_NULL(props);
+  std::memcpy(props->uuid.id, kDriverUuid, sizeof kDriverUuid);
+  props->driverVersion = kDriverVersion;
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t zeDriverGetIpcProperties(ze_driver_handle_t hDriver, ze_driver_ipc_properties_t* props) {
+  SIM_LOOKUP(driver, Driver, hDriver);
+  SIM_NOT_NULL(props);
+  props->flags = 0;  // no IPC: everything lives in this process
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t zeDriverGetExtensionProperties(ze_driver_handle_t hDriver, uint32_t* pCount,
+                                           ze_driver_extension_properties_t* props) {
+  SIM_LOOKUP(driver, Driver, hDriver);
+  SIM_NOT_NULL(pCount);
+  constexpr uint32_t n = sizeof kExtensions / sizeof kExtensions[0];
+  countQuery(n, pCount, props != nullptr, [&](uint32_t i) {
+    std::memset(props[i].name, 0, sizeof props[i].name);
+    std::strncpy(props[i].name, kExtensions[i].name, sizeof props[i].name - 1);
+    props[i].version = kExtensions[i].version;
+  });
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t zeDriverGetExtensionFunctionAddress(ze_driver_handle_t hDriver, const char* name,
+                                                void** ppFunctionAddress) {
+  SIM_LOOKUP(driver, Driver, hDriver);
+  SIM_NOT_NULL(name);
+  SIM_NOT_NULL(ppFunctionAddress);
+  for (const auto& f : kFunctions) {
+    if (std::strcmp(f.name, name) == 0) {
+      *ppFunctionAddress = f.address;
+      return ZE_RESULT_SUCCESS;
+    }
+  }
+  *ppFunctionAddress = nullptr;
+  return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+}
+
+}  // namespace sim

@@ -1,0 +1,155 @@
+// The objects behind the driver's handles.
+#pragma once
+
+#include "common.h"
+
+#ifndef GTAP_SIM_KERNEL_TYPES_ONLY
+#define GTAP_SIM_KERNEL_TYPES_ONLY
+#endif
+#include "gtap_sim_kernel.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace sim {
+
+class Engine;
+struct Command;
+using CommandStream = std::vector<Command>;
+
+struct Driver : Object {
+  static constexpr Kind kKind = Kind::Driver;
+  Driver() : Object(kKind) {}
+};
+
+struct Device : Object {
+  static constexpr Kind kKind = Kind::Device;
+  Device() : Object(kKind) {}
+};
+
+// The single driver and device, created by zeInit and never destroyed.
+Driver* theDriver();
+Device* theDevice();
+void createDriverAndDevice();
+
+// Command queue groups of the device (see device.cpp).
+struct QueueGroup {
+  ze_command_queue_group_property_flags_t flags;
+  size_t maxFillPatternSize;
+  uint32_t numQueues;
+};
+inline constexpr uint32_t kNumQueueGroups = 2;
+const QueueGroup& queueGroup(uint32_t ordinal);
+// Validates a queue descriptor (also used by immediate command lists).
+ze_result_t checkQueueDesc(const ze_command_queue_desc_t* desc);
+inline bool groupCanCompute(uint32_t ordinal) {
+  return (queueGroup(ordinal).flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE) != 0;
+}
+
+struct Context : Object {
+  static constexpr Kind kKind = Kind::Context;
+  Context() : Object(kKind) {}
+};
+
+struct EventPool : Object {
+  static constexpr Kind kKind = Kind::EventPool;
+  EventPool(ze_event_pool_flags_t f, uint32_t n) : Object(kKind), flags(f), slotUsed(n, false) {}
+  const ze_event_pool_flags_t flags;
+  std::mutex mutex;  // guards slotUsed
+  std::vector<bool> slotUsed;
+  bool timestamps() const { return (flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) != 0; }
+};
+
+struct Event : Object {
+  static constexpr Kind kKind = Kind::Event;
+  Event(std::shared_ptr<EventPool> p, uint32_t i) : Object(kKind), pool(std::move(p)), index(i) {}
+  const std::shared_ptr<EventPool> pool;
+  const uint32_t index;
+  // Guarded by sync::mutex().
+  bool signaled = false;
+  bool hasTimestamp = false;
+  ze_kernel_timestamp_result_t timestamp{};
+};
+
+struct Fence : Object {
+  static constexpr Kind kKind = Kind::Fence;
+  explicit Fence(const void* q) : Object(kKind), queue(q) {}
+  const void* const queue;  // identity of the owning queue, for validation only
+  bool signaled = false;    // guarded by sync::mutex()
+};
+
+struct BuildLog : Object {
+  static constexpr Kind kKind = Kind::BuildLog;
+  explicit BuildLog(std::string t) : Object(kKind), text(std::move(t)) {}
+  const std::string text;
+};
+
+struct Module : Object {
+  static constexpr Kind kKind = Kind::Module;
+  Module() : Object(kKind) {}
+  ~Module() override;
+  void* library = nullptr;               // dlopen handle of the host shared object
+  std::vector<uint8_t> binary;           // the bytes the program gave
+  std::vector<const gtap_sim_kernel_desc*> kernels;
+  std::vector<const char*> kernelNames;  // same order, for zeModuleGetKernelNames
+  std::array<uint8_t, ZE_MAX_MODULE_UUID_SIZE> uuid{};
+  const gtap_sim_kernel_desc* findKernel(const char* name) const;
+};
+
+// What a launch needs, copied when the launch is appended: Level Zero takes
+// argument values and group size at append time, not at execution.
+struct LaunchState {
+  std::shared_ptr<Module> module;  // keeps the code mapped while work is queued
+  const gtap_sim_kernel_desc* desc = nullptr;
+  std::array<uint32_t, 3> groupSize{1, 1, 1};
+  std::array<uint32_t, 3> globalOffset{0, 0, 0};
+  std::vector<std::vector<uint8_t>> values;  // per argument; empty for local memory
+  std::vector<uint32_t> localSizes;          // per argument; bytes of local memory or 0
+};
+
+struct Kernel : Object {
+  static constexpr Kind kKind = Kind::Kernel;
+  Kernel() : Object(kKind) {}
+  std::shared_ptr<Module> module;
+  const gtap_sim_kernel_desc* desc = nullptr;
+  std::array<uint8_t, ZE_MAX_KERNEL_UUID_SIZE> uuid{};
+  std::mutex mutex;  // guards everything below
+  std::array<uint32_t, 3> groupSize{1, 1, 1};
+  std::array<uint32_t, 3> globalOffset{0, 0, 0};
+  std::vector<std::vector<uint8_t>> values;
+  std::vector<uint32_t> localSizes;
+  std::vector<bool> argSet;
+  ze_kernel_indirect_access_flags_t indirectAccess = 0;
+  ze_cache_config_flags_t cacheConfig = 0;
+  // Snapshot for a launch; fails when an argument was never set.
+  ze_result_t snapshot(std::shared_ptr<LaunchState>& out);
+};
+
+struct CommandQueue : Object {
+  static constexpr Kind kKind = Kind::CommandQueue;
+  CommandQueue();
+  ~CommandQueue() override;
+  uint32_t ordinal = 0;
+  uint32_t index = 0;
+  ze_command_queue_mode_t mode = ZE_COMMAND_QUEUE_MODE_DEFAULT;
+  std::unique_ptr<Engine> engine;
+};
+
+struct CommandList : Object {
+  static constexpr Kind kKind = Kind::CommandList;
+  CommandList();
+  ~CommandList() override;
+  uint32_t ordinal = 0;
+  bool immediate = false;
+  ze_command_queue_mode_t mode = ZE_COMMAND_QUEUE_MODE_DEFAULT;  // immediate lists only
+  std::mutex mutex;                                              // guards stream and closed
+  std::shared_ptr<CommandStream> stream;                         // regular lists
+  bool closed = false;
+  std::unique_ptr<Engine> engine;                                // immediate lists
+};
+
+}  // namespace sim
