@@ -1,0 +1,47 @@
+// A timeline in neutral form: tracks (host threads, device queues) holding
+// slices, with flows from one slice to another (an API call to the kernel it
+// launched). Reports build one from captures; exporters write it out.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gtap::readers {
+
+struct TimelineTrack {
+  enum class Kind { hostThread, deviceQueue };
+  uint64_t id = 0;          // unique in the timeline
+  Kind kind = Kind::hostThread;
+  uint32_t pid = 0;         // the process the track belongs to
+  std::string processName;  // e.g. "rank 3 (pid 123) ./app"
+  uint32_t tid = 0;         // host threads: OS thread id
+  std::string name;         // thread name, or e.g. "gtap simulated GPU queue 0"
+  int32_t sortIndex = 0;    // order among the process's tracks
+};
+
+struct TimelineSlice {
+  uint64_t track = 0;       // TimelineTrack::id
+  int64_t startNs = 0;      // host clock domain (CLOCK_MONOTONIC ns)
+  int64_t endNs = 0;        // >= startNs
+  std::string name;         // function or kernel name
+  std::string category;     // "api", "kernel", "copy", "fill", "barrier", ...
+  std::vector<std::pair<std::string, std::string>> args;  // shown in the viewer
+  uint64_t flowOut = 0;     // non-zero: a flow starts at this slice
+  uint64_t flowIn = 0;      // non-zero: the flow with this id ends here
+};
+
+struct Timeline {
+  std::vector<TimelineTrack> tracks;
+  std::vector<TimelineSlice> slices;
+};
+
+// Chrome Trace Event format (JSON object form, "traceEvents"), loadable in
+// Perfetto UI, chrome://tracing and speedscope.
+void writeChromeTrace(const Timeline& timeline, std::ostream& out);
+// Perfetto's native protobuf trace.
+void writePerfettoTrace(const Timeline& timeline, std::ostream& out);
+
+}  // namespace gtap::readers
