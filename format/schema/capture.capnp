@@ -15,6 +15,11 @@ enum ChunkKind {
   apiEvents @3;    # root ApiEvents
   blob @4;         # root Blob
   trailer @5;      # root Trailer; last chunk of a cleanly closed file
+  devices @6;      # root Devices: GPU devices and clock correlation samples
+  objects @7;      # root Objects: runtime objects (modules, kernels, queues, lists)
+  deviceOps @8;    # root DeviceOps: kernels, copies, fills, barriers as executed
+  memoryOps @9;    # root MemoryOps: allocations and frees
+  stacks @10;      # root Stacks: CPU call stacks and the host modules they point into
 }
 
 struct KeyValue {
@@ -118,4 +123,172 @@ struct Trailer {
   eventsDropped @2 :UInt64;
   endHostNs @3 :Int64;
   closeReason @4 :Text;   # "exit", "signal 11", ...
+}
+
+# --- GPU devices and their clocks -------------------------------------------
+
+struct DeviceDef {
+  id @0 :UInt32;                 # gtap's id, per file
+  api @1 :Api;
+  handle @2 :UInt64;
+  name @3 :Text;
+  vendorId @4 :UInt32;
+  deviceId @5 :UInt32;
+  uuid @6 :Data;
+  timerFrequencyHz @7 :UInt64;   # device ticks per second
+  kernelTimestampBits @8 :UInt8; # valid bits of kernel timestamps (they wrap)
+  globalTimestampBits @9 :UInt8; # valid bits of global timestamps
+}
+
+# A pair of clock readings taken together: converts device ticks to the host
+# clock domain. Readers pick the sample nearest in time.
+struct ClockSample {
+  device @0 :UInt32;
+  hostNs @1 :Int64;
+  deviceTicks @2 :UInt64;        # global timestamp, globalTimestampBits wide
+}
+
+struct Devices {
+  devices @0 :List(DeviceDef);
+  samples @1 :List(ClockSample);
+}
+
+# --- Runtime objects ---------------------------------------------------------
+
+enum ObjectKind {
+  unknown @0;
+  context @1;
+  module @2;
+  kernel @3;
+  commandQueue @4;
+  commandList @5;
+  immediateCommandList @6;
+  eventPool @7;
+}
+
+struct ObjectDef {
+  id @0 :UInt64;          # gtap's id, unique per file (handles are reused after destroy)
+  kind @1 :ObjectKind;
+  handle @2 :UInt64;
+  device @3 :UInt32;      # DeviceDef.id, or 0xffffffff
+  parent @4 :UInt64;      # module of a kernel, context of others (gtap ids), or 0
+  name @5 :Text;          # kernel name
+  createdNs @6 :Int64;
+  thread @7 :UInt32;
+  binary @8 :BlobRef;     # module: its binary (native or IL) as given
+  binaryFormat @9 :Text;  # module: "native" or "spirv"
+  buildFlags @10 :Text;
+  flags @11 :UInt32;      # creation flags as given by the program
+  ordinal @12 :UInt32;    # queues and lists: command queue group ordinal
+  index @13 :UInt32;
+  properties @14 :List(KeyValue);  # e.g. kernel numKernelArgs, requiredGroupSize
+}
+
+struct ObjectEnd {
+  id @0 :UInt64;
+  destroyedNs @1 :Int64;
+}
+
+struct BlobRef {
+  hashLow @0 :UInt64;
+  hashHigh @1 :UInt64;
+  size @2 :UInt64;
+}
+
+struct Objects {
+  created @0 :List(ObjectDef);
+  destroyed @1 :List(ObjectEnd);
+}
+
+# --- Device work -------------------------------------------------------------
+
+enum DeviceOpKind {
+  kernel @0;
+  copy @1;
+  fill @2;
+  barrier @3;
+  other @4;
+}
+
+enum CopyDirection {
+  unknown @0;
+  hostToDevice @1;
+  deviceToHost @2;
+  deviceToDevice @3;
+  hostToHost @4;
+}
+
+# One execution of a device operation. For a regular command list executed
+# several times, each execution is its own DeviceOp.
+struct DeviceOp {
+  kind @0 :DeviceOpKind;
+  device @1 :UInt32;
+  queue @2 :UInt64;           # gtap id of the queue (or immediate list) it ran on
+  commandList @3 :UInt64;     # gtap id of the list it was appended to
+  kernel @4 :UInt64;          # gtap id of the kernel
+  groupCount @5 :List(UInt32);  # x, y, z
+  groupSize @6 :List(UInt32);   # x, y, z
+  bytes @7 :UInt64;           # copies and fills
+  direction @8 :CopyDirection;
+  thread @9 :UInt32;          # thread of the appending call
+  appendIndex @10 :UInt64;    # per-thread event index of that call's begin (ApiEvents), or ~0
+  appendNs @11 :Int64;        # host time of the append
+  submitNs @12 :Int64;        # host time of the submission (execute, or append on an immediate list)
+  submitThread @13 :UInt32;
+  timed @14 :Bool;            # device times below are valid
+  startTicks @15 :UInt64;     # device kernel timestamps (global), kernelTimestampBits wide
+  endTicks @16 :UInt64;
+  stack @17 :UInt32;          # Stacks id of the appending call, 0 when none
+  completedNs @18 :Int64;     # host time gtap saw the operation complete (an upper bound of its end)
+  note @19 :Text;             # why it is untimed, when it is
+}
+
+struct DeviceOps {
+  ops @0 :List(DeviceOp);
+}
+
+# --- Memory ------------------------------------------------------------------
+
+enum MemoryKind {
+  unknown @0;
+  host @1;
+  device @2;
+  shared @3;
+}
+
+struct MemoryOp {
+  isFree @0 :Bool;
+  kind @1 :MemoryKind;
+  device @2 :UInt32;
+  address @3 :UInt64;
+  size @4 :UInt64;            # frees: the size of what was freed, when known
+  alignment @5 :UInt64;
+  hostNs @6 :Int64;
+  thread @7 :UInt32;
+  stack @8 :UInt32;
+}
+
+struct MemoryOps {
+  ops @0 :List(MemoryOp);
+}
+
+# --- CPU stacks --------------------------------------------------------------
+
+struct HostModule {
+  id @0 :UInt32;
+  path @1 :Text;
+  buildId @2 :Data;
+  loadBias @3 :UInt64;       # runtime address minus ELF virtual address
+  start @4 :UInt64;          # mapped address range of its loadable segments
+  end @5 :UInt64;
+}
+
+struct StackDef {
+  id @0 :UInt32;             # > 0
+  frames @1 :List(UInt64);   # return addresses, innermost first (the first is the call site)
+}
+
+struct Stacks {
+  modules @0 :List(HostModule);
+  stacks @1 :List(StackDef);
 }

@@ -15,13 +15,21 @@ class CallScope {
   CallScope(uint8_t guardBit, uint16_t function)
       : saved_(t_guard), guard_(guardBit), function_(function) {
     thread_ = (saved_ & (guardBit | kGuardGtap)) ? nullptr : enterCall(guardBit);
-    if (thread_) thread_->append({nowTicks(), 0, function, RecordKind::callBegin, 0});
+    if (thread_) {
+      beginIndex_ = g_recordApi ? thread_->produced : ~uint64_t{0};
+      if (g_recordApi) thread_->append({nowTicks(), 0, function, RecordKind::callBegin, 0});
+    }
     t_guard = static_cast<uint8_t>(saved_ | guardBit);
   }
   void end(int32_t result) {
     t_guard = saved_;
-    if (thread_) thread_->append({nowTicks(), result, function_, RecordKind::callEnd, 0});
+    if (thread_ && g_recordApi) thread_->append({nowTicks(), result, function_, RecordKind::callEnd, 0});
   }
+  // The calling thread's state when this call is the program's and a session
+  // records; its id and the index of this call's begin record link other
+  // records (device work, allocations) to the call.
+  ThreadState* thread() const { return thread_; }
+  uint64_t beginIndex() const { return beginIndex_; }
   bool recording() const { return thread_ != nullptr; }
   // True when this call was made by the runtime (or gtap) from inside another
   // intercepted call, not by the program.
@@ -29,6 +37,7 @@ class CallScope {
 
  private:
   ThreadState* thread_;
+  uint64_t beginIndex_ = ~uint64_t{0};
   uint8_t saved_;
   uint8_t guard_;
   uint16_t function_;

@@ -52,6 +52,13 @@ Config readConfig() {
       c.problems.push_back(std::string("GTAP_BUFFER_MB='") + v + "' is not 1..65536; using 32");
   }
   if (const char* v = std::getenv("GTAP_QUIET")) c.quiet = std::strcmp(v, "0") != 0;
+  if (const char* v = std::getenv("GTAP_KERNEL_FILTER")) c.kernelFilter = v;
+  if (const char* v = std::getenv("GTAP_STACK_DEPTH")) {
+    if (parseUnsigned(v, 1, 256, n))
+      c.stackDepth = static_cast<uint32_t>(n);
+    else
+      c.problems.push_back(std::string("GTAP_STACK_DEPTH='") + v + "' is not 1..256; using 32");
+  }
   return c;
 }
 

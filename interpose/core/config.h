@@ -20,6 +20,8 @@ struct Config {
   uint32_t flushIntervalMs = 200;            // GTAP_FLUSH_MS
   uint64_t bufferBytes = 32ull << 20;        // GTAP_BUFFER_MB
   bool quiet = false;                        // GTAP_QUIET=1
+  std::string kernelFilter;                  // GTAP_KERNEL_FILTER: glob on kernel names
+  uint32_t stackDepth = 32;                  // GTAP_STACK_DEPTH
   std::vector<std::pair<std::string, std::string>> raw;  // every GTAP_* seen
   std::vector<std::string> problems;         // said once at session start
 };

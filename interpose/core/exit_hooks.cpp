@@ -62,7 +62,10 @@ void installSignalHandlers() {
   }
 }
 
-void flushAtExit() { flushSession(); }
+void flushAtExit() {
+  runExitWork();
+  flushSession();
+}
 
 void onThreadExit(void* state) { markThreadExited(static_cast<ThreadState*>(state)); }
 

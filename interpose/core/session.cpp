@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "capnp/message.h"
+#include "chunk_producer.h"
 #include "clock.h"
 #include "exit_hooks.h"
 #include "functions.h"
@@ -29,10 +30,16 @@ namespace gtap::core {
 __thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread uint8_t t_guard __attribute__((tls_model("initial-exec"))) = 0;
 std::atomic<uint32_t> g_generation{1};
+bool g_recordApi = true;
 
 namespace {
 
 constexpr size_t kEventsPerChunk = 65536;
+// Registered from constructors, read-only once a session runs.
+ChunkProducer g_producers[8];
+size_t g_producerCount = 0;
+ExitWork g_exitWork[8];
+size_t g_exitWorkCount = 0;
 constexpr int kFinishTimeoutMs = 10000;
 
 // A thread that has exited points here: its calls (from later TLS destructors)
@@ -151,6 +158,16 @@ struct Session {
   uint64_t eventsDropped = 0;
   uint32_t threadsSeen = 0;
 
+  struct Sink : ChunkSink {
+    Session& s;
+    explicit Sink(Session& session) : s(session) {}
+    bool write(schema::ChunkKind kind, capnp::MessageBuilder& message) override {
+      return s.file->ok() && s.file->writeMessage(kind, message);
+    }
+    format::Hash128 writeBlob(const void* data, size_t size) override { return s.file->writeBlob(data, size); }
+    int64_t toHostNs(uint64_t t) const override { return s.ticks.toNs(t); }
+  };
+
   void kick() {
     uint64_t one = 1;
     ssize_t ignored = ::write(wakeFd, &one, sizeof one);
@@ -251,19 +268,8 @@ struct Session {
           functionDefined[r->function] = true;
           newFunctions.push_back(r->function);
         }
-    int64_t firstNs = std::max(ticks.toNs(spans.front().first->ticks), t->lastNs);
     bool newThread = !t->defined;
-    if (newThread) {
-      t->defined = true;
-      t->firstNs = firstNs;
-      t->lastNs = firstNs;
-      ++threadsSeen;
-      auto list = defs.initThreads(1);
-      list[0].setId(t->id);
-      list[0].setOsTid(t->osTid);
-      list[0].setName(t->name);
-      list[0].setFirstHostNs(firstNs);
-    }
+    if (newThread) defineThread(t, defs, std::max(ticks.toNs(spans.front().first->ticks), t->lastNs));
     if (!newFunctions.empty()) {
       auto list = defs.initFunctions(static_cast<unsigned>(newFunctions.size()));
       for (size_t i = 0; i < newFunctions.size(); ++i) {
@@ -310,6 +316,18 @@ struct Session {
     }
   }
 
+  void defineThread(ThreadState* t, schema::Definitions::Builder defs, int64_t firstNs) {
+    t->defined = true;
+    t->firstNs = firstNs;
+    t->lastNs = firstNs;
+    ++threadsSeen;
+    auto list = defs.initThreads(1);
+    list[0].setId(t->id);
+    list[0].setOsTid(t->osTid);
+    list[0].setName(t->name);
+    list[0].setFirstHostNs(firstNs);
+  }
+
   void stopRecordingAfterError() {
     if (!recording.exchange(false)) return;
     logLine("writing %s failed (%s); capture stops here, the file keeps what was written",
@@ -341,6 +359,19 @@ struct Session {
       releaseConsumed();
       if (!file->ok()) stopRecordingAfterError();
       if (exited && fullyDrained(t)) gone.push_back(t);
+    }
+    // Threads known only through other records (device work, allocations)
+    // still get their definition.
+    for (ThreadState* t : snapshot) {
+      if (t->defined || !file->ok() || !recording.load()) continue;
+      capnp::MallocMessageBuilder defsMessage;
+      defineThread(t, defsMessage.initRoot<schema::Definitions>(), ticks.toNs(nowTicks()));
+      file->writeMessage(schema::ChunkKind::DEFINITIONS, defsMessage);
+    }
+    if (recording.load() && file->ok()) {
+      Sink sink(*this);
+      for (size_t i = 0; i < g_producerCount; ++i) g_producers[i](sink, stopRequested.load());
+      if (!file->ok()) stopRecordingAfterError();
     }
     if (!gone.empty()) {
       std::lock_guard<std::mutex> lock(registryMutex);
@@ -474,6 +505,30 @@ ThreadState* enterSlow() {
   return result;
 }
 
+void registerChunkProducer(ChunkProducer producer) {
+  if (g_producerCount < 8) g_producers[g_producerCount++] = producer;
+}
+
+void registerExitWork(ExitWork work) {
+  if (g_exitWorkCount < 8) g_exitWork[g_exitWorkCount++] = work;
+}
+
+uint32_t currentThreadId() {
+  uint8_t saved = t_guard;
+  t_guard = 0;
+  ThreadState* t = enterCall(0);
+  t_guard = saved;
+  return t ? t->id : ~0u;
+}
+
+void runExitWork() {
+  if (!liveSession()) return;
+  uint8_t saved = t_guard;
+  t_guard |= kGuardGtap;
+  for (size_t i = 0; i < g_exitWorkCount; ++i) g_exitWork[i]();
+  t_guard = saved;
+}
+
 void markThreadExited(ThreadState* t) {
   if (t_state == t) t_state = &g_deadThread;
   t->exited.store(true, std::memory_order_release);
@@ -568,7 +623,7 @@ void afterForkChild() {
 void initSessionGlobals() {
   g_pid = static_cast<int>(::getpid());
   initClock();
-  configStorage();
+  g_recordApi = (configStorage().mode & format::kModeApi) != 0;
 }
 
 }  // namespace gtap::core

@@ -45,7 +45,11 @@ inline ThreadState* enterCall(uint8_t guardBit) {
 
 const Config& config();
 
+// Whether API call records are wanted (GTAP_MODE has "api").
+extern bool g_recordApi;
+
 // Called at exit points; see exit_hooks.cpp.
+void runExitWork();                                // front ends' exit work, on the exiting thread
 void flushSession();                               // write what is buffered now
 void finishSession(const char* reason);            // flush, write trailer, close
 bool flushSessionFromSignal(int timeoutMs);        // async-signal-safe request + bounded wait

@@ -31,6 +31,7 @@ struct ThreadState {
   Block* current = nullptr;
   uint32_t generation = 0;
   BlockPool* pool = nullptr;
+  uint64_t produced = 0;  // records appended so far: the index of the next one
 
   // Set by the thread when it exits; the writer frees the state after draining.
   std::atomic<bool> exited{false};
@@ -50,6 +51,7 @@ struct ThreadState {
   inline void append(const Record& r) {
     if (__builtin_expect(cursor == limit, 0)) nextBlock();
     *cursor++ = r;
+    ++produced;
     current->committed.store(static_cast<uint32_t>(cursor - current->records),
                              std::memory_order_release);
   }

@@ -9,7 +9,10 @@
 namespace gtap::format {
 
 enum ModeBits : uint32_t {
-  kModeApi = 1u << 0,  // API call spans
+  kModeApi = 1u << 0,      // API call spans
+  kModeKernels = 1u << 1,  // device work: kernels, copies, fills with device times
+  kModeMemory = 1u << 2,   // allocations and frees
+  kModeStacks = 1u << 3,   // CPU call stacks at launches and allocations
 };
 
 struct ModeWord {
@@ -20,6 +23,9 @@ struct ModeWord {
 
 inline constexpr ModeWord kModeWords[] = {
     {"api", kModeApi, "every API call: function, thread, begin and end time, result"},
+    {"kernels", kModeKernels, "device work: kernels, copies, fills, barriers with device start and end times"},
+    {"memory", kModeMemory, "allocations and frees: kind, size, device, address"},
+    {"stacks", kModeStacks, "CPU call stacks at launches and allocations (GTAP_STACK_DEPTH frames)"},
 };
 
 // Parses a comma-separated list; returns false and sets `error` on an unknown

@@ -1,0 +1,122 @@
+// Appends of device work: each is timed by an event that carries kernel
+// timestamps (the program's own when its pool has them, else one of gtap's)
+// and recorded as an operation of its command list.
+#include "hook.h"
+
+namespace gtap::ze {
+
+namespace {
+Profiler& P() { return Profiler::get(); }
+
+// `append(event)` makes the real append with the event to signal.
+template <typename Append>
+ze_result_t timedAppend(core::CallScope& scope, ze_command_list_handle_t list, ze_event_handle_t programEvent,
+                        Op op, bool wanted, Append&& append) {
+  if (!wanted || scope.nested() || !recordKernels() || !P().knownList(list)) return append(programEvent);
+  bool signalAfter = false;
+  ze_event_handle_t event = P().eventForAppend(list, programEvent, signalAfter);
+  bool own = event != programEvent;
+  ze_result_t r = append(event);
+  if (r != ZE_RESULT_SUCCESS) {
+    P().appendFailed(list, event, own);
+    return r;
+  }
+  if (signalAfter) {
+    // The program's event is from a pool gtap could not give timestamps to:
+    // it is signalled right after gtap's, in the list's order.
+    ze_result_t s = GTAP_ZE_REAL(zeCommandListAppendSignalEvent)(list, programEvent);
+    if (s != ZE_RESULT_SUCCESS) r = s;
+  }
+  P().appended(list, std::move(op), event, own, scope);
+  return r;
+}
+
+Op kernelOp(ze_kernel_handle_t kernel, const ze_group_count_t* groups) {
+  Op op;
+  op.kind = OpKind::kernel;
+  op.kernel = reinterpret_cast<uint64_t>(kernel);
+  if (groups) op.groupCount = {groups->groupCountX, groups->groupCountY, groups->groupCountZ};
+  return op;
+}
+}  // namespace
+
+GTAP_ZE_HOOK(zeCommandListAppendLaunchKernel, ze_command_list_handle_t list, ze_kernel_handle_t kernel,
+             const ze_group_count_t* groups, ze_event_handle_t signal, uint32_t numWait, ze_event_handle_t* waits) {
+  return timedAppend(scope, list, signal, kernelOp(kernel, groups), P().shouldTimeKernel(kernel),
+                     [&](ze_event_handle_t e) { return real(list, kernel, groups, e, numWait, waits); });
+}
+
+GTAP_ZE_HOOK(zeCommandListAppendLaunchCooperativeKernel, ze_command_list_handle_t list, ze_kernel_handle_t kernel,
+             const ze_group_count_t* groups, ze_event_handle_t signal, uint32_t numWait, ze_event_handle_t* waits) {
+  return timedAppend(scope, list, signal, kernelOp(kernel, groups), P().shouldTimeKernel(kernel),
+                     [&](ze_event_handle_t e) { return real(list, kernel, groups, e, numWait, waits); });
+}
+
+GTAP_ZE_HOOK(zeCommandListAppendMemoryCopy, ze_command_list_handle_t list, void* dst, const void* src, size_t size,
+             ze_event_handle_t signal, uint32_t numWait, ze_event_handle_t* waits) {
+  Op op;
+  op.kind = OpKind::copy;
+  op.bytes = size;
+  if (!scope.nested() && recordKernels()) op.direction = P().directionOf(dst, src);
+  return timedAppend(scope, list, signal, std::move(op), true,
+                     [&](ze_event_handle_t e) { return real(list, dst, src, size, e, numWait, waits); });
+}
+
+GTAP_ZE_HOOK(zeCommandListAppendMemoryFill, ze_command_list_handle_t list, void* ptr, const void* pattern,
+             size_t patternSize, size_t size, ze_event_handle_t signal, uint32_t numWait, ze_event_handle_t* waits) {
+  Op op;
+  op.kind = OpKind::fill;
+  op.bytes = size;
+  return timedAppend(scope, list, signal, std::move(op), true, [&](ze_event_handle_t e) {
+    return real(list, ptr, pattern, patternSize, size, e, numWait, waits);
+  });
+}
+
+GTAP_ZE_HOOK(zeCommandListAppendBarrier, ze_command_list_handle_t list, ze_event_handle_t signal, uint32_t numWait,
+             ze_event_handle_t* waits) {
+  Op op;
+  op.kind = OpKind::barrier;
+  return timedAppend(scope, list, signal, std::move(op), true,
+                     [&](ze_event_handle_t e) { return real(list, e, numWait, waits); });
+}
+
+GTAP_ZE_HOOK(zeCommandQueueExecuteCommandLists, ze_command_queue_handle_t queue, uint32_t count,
+             ze_command_list_handle_t* lists, ze_fence_handle_t fence) {
+  // Before the real call: the previous executions are read, and gtap's events
+  // reset, before the device can start this one.
+  if (!scope.nested() && recordKernels()) P().executing(queue, count, lists, scope);
+  return real(queue, count, lists, fence);
+}
+
+// Points where the program learns work has finished: gtap reads device times.
+GTAP_ZE_HOOK(zeCommandQueueSynchronize, ze_command_queue_handle_t queue, uint64_t timeout) {
+  ze_result_t r = real(queue, timeout);
+  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
+  return r;
+}
+
+GTAP_ZE_HOOK(zeFenceHostSynchronize, ze_fence_handle_t fence, uint64_t timeout) {
+  ze_result_t r = real(fence, timeout);
+  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
+  return r;
+}
+
+GTAP_ZE_HOOK(zeFenceQueryStatus, ze_fence_handle_t fence) {
+  ze_result_t r = real(fence);
+  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
+  return r;
+}
+
+GTAP_ZE_HOOK(zeEventHostSynchronize, ze_event_handle_t event, uint64_t timeout) {
+  ze_result_t r = real(event, timeout);
+  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
+  return r;
+}
+
+GTAP_ZE_HOOK(zeEventQueryStatus, ze_event_handle_t event) {
+  ze_result_t r = real(event);
+  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
+  return r;
+}
+
+}  // namespace gtap::ze

@@ -1,0 +1,22 @@
+// Shared by the hand-written hooks: each receives the real function and the
+// call's scope, makes the real call itself, and tells the profiler what
+// happened. Hooks act only on the program's own calls (not nested ones) and
+// only when a mode that needs them is on.
+#pragma once
+
+#include <level_zero/ze_api.h>
+
+#include "call_scope.h"
+#include "profiler.h"
+#include "real.h"
+
+#define GTAP_ZE_HOOK(name, ...) \
+  ze_result_t hook_##name(decltype(&name) real, core::CallScope& scope, __VA_ARGS__)
+
+namespace gtap::ze {
+
+inline bool profiling(const core::CallScope& scope) {
+  return !scope.nested() && (recordKernels() || recordMemory());
+}
+
+}  // namespace gtap::ze

@@ -1,0 +1,764 @@
+#include "profiler.h"
+
+#include <fnmatch.h>
+#include <libunwind.h>
+
+#include <algorithm>
+#include <map>
+
+#include "clock.h"
+#include "chunk_producer.h"
+#include "functions.h"
+#include "real.h"
+#include "session.h"
+#include "stack_table.h"
+
+namespace gtap::ze {
+
+namespace {
+
+constexpr uint32_t kEventsPerPool = 128;
+constexpr int64_t kClockSampleIntervalNs = 50'000'000;
+constexpr uint32_t kNoDevice = ~0u;
+
+struct DeviceInfo {
+  uint32_t id = 0;
+  ze_device_handle_t handle = nullptr;
+  std::string name;
+  uint32_t vendorId = 0, deviceId = 0;
+  std::array<uint8_t, ZE_MAX_DEVICE_UUID_SIZE> uuid{};
+  uint64_t frequency = 0;
+  uint8_t kernelBits = 0, globalBits = 0;
+  int64_t lastSampleNs = 0;
+};
+
+struct ObjectInfo {
+  uint64_t id = 0;
+  schema::ObjectKind kind = schema::ObjectKind::UNKNOWN;
+  uint32_t device = kNoDevice;
+  void* context = nullptr;
+  std::array<uint32_t, 3> groupSize{1, 1, 1};
+  bool immediate = false;
+  bool timestamps = false;  // event pools: created with kernel timestamps
+  std::string name;
+  std::vector<std::shared_ptr<Op>> ops;  // regular lists: appended operations
+};
+
+struct Instance {
+  std::shared_ptr<Op> op;
+  uint64_t queue = 0;
+  uint64_t submitTicks = 0;
+  uint32_t submitThread = ~0u;
+  bool immediate = false;
+  void* context = nullptr;
+};
+
+struct GtapEvents {
+  std::vector<ze_event_pool_handle_t> pools;
+  std::vector<ze_event_handle_t> all;
+  std::vector<ze_event_handle_t> free;
+};
+
+struct Allocation {
+  uint64_t size = 0;
+  schema::MemoryKind kind = schema::MemoryKind::UNKNOWN;
+  uint32_t device = kNoDevice;
+};
+
+// Records waiting for the writer.
+struct CreatedRecord {
+  uint64_t id;
+  schema::ObjectKind kind;
+  uint64_t handle;
+  uint32_t device;
+  uint64_t parent;
+  std::string name;
+  uint64_t ticks;
+  uint32_t thread;
+  std::vector<uint8_t> binary;
+  std::string binaryFormat, buildFlags;
+  uint32_t flags, ordinal, index;
+  std::vector<std::pair<std::string, std::string>> properties;
+};
+
+struct OpRecord {
+  Op op;
+  uint64_t queue;
+  uint64_t submitTicks;
+  uint32_t submitThread;
+  bool timed;
+  uint64_t start, end;
+  int64_t completedNs;
+  std::string note;
+};
+
+struct MemoryRecord {
+  bool isFree;
+  schema::MemoryKind kind;
+  uint32_t device;
+  uint64_t address, size, alignment, ticks;
+  uint32_t thread;
+  std::vector<uint64_t> stack;
+};
+
+struct Outbox {
+  std::vector<DeviceInfo> devices;
+  std::vector<std::tuple<uint32_t, int64_t, uint64_t>> samples;
+  std::vector<CreatedRecord> created;
+  std::vector<std::pair<uint64_t, uint64_t>> destroyed;  // id, ticks
+  std::vector<OpRecord> ops;
+  std::vector<MemoryRecord> memory;
+};
+
+uint32_t threadIdOf(const core::CallScope& scope) {
+  return scope.thread() ? scope.thread()->id : core::currentThreadId();
+}
+
+}  // namespace
+
+struct Profiler::Impl {
+  std::mutex mu;
+  std::unordered_map<void*, ObjectInfo> objects;
+  std::unordered_map<ze_event_handle_t, ze_event_pool_handle_t> programEvents;
+  std::unordered_map<void*, GtapEvents> gtapEvents;  // by context
+  std::unordered_map<ze_event_handle_t, void*> gtapEventContext;
+  std::vector<DeviceInfo> devices;
+  std::unordered_map<ze_device_handle_t, uint32_t> deviceIds;
+  std::vector<Instance> pending;
+  std::map<uint64_t, Allocation> allocations;
+  uint64_t nextObjectId = 1;
+  Outbox out;
+  uint32_t mode = 0;
+  std::string kernelFilter;
+  uint32_t stackDepth = 32;
+
+  uint32_t deviceIdLocked(ze_device_handle_t device);
+  void sampleClockLocked(DeviceInfo& d);
+  ze_event_handle_t acquireEventLocked(void* context);
+  void releaseEventLocked(ze_event_handle_t event);
+  void emitLocked(const Instance& inst, bool timed, uint64_t start, uint64_t end, std::string note);
+  // Reads `inst` if its event has signalled; returns whether it was read.
+  bool tryReadLocked(const Instance& inst);
+  void finishInstanceLocked(const Instance& inst);
+};
+
+Profiler& Profiler::get() {
+  static Profiler* p = new Profiler();  // lives until the process ends
+  return *p;
+}
+
+Profiler::Profiler() : impl_(std::make_unique<Impl>()) {
+  const core::Config& c = core::config();
+  impl_->mode = c.mode;
+  impl_->kernelFilter = c.kernelFilter;
+  impl_->stackDepth = c.stackDepth;
+}
+
+bool recordKernels() { return core::config().mode & format::kModeKernels; }
+bool recordMemory() { return core::config().mode & format::kModeMemory; }
+bool recordStacks() { return core::config().mode & format::kModeStacks; }
+
+// --- devices and clocks -------------------------------------------------------
+
+uint32_t Profiler::Impl::deviceIdLocked(ze_device_handle_t device) {
+  if (!device) return kNoDevice;
+  auto it = deviceIds.find(device);
+  if (it != deviceIds.end()) return it->second;
+  DeviceInfo d;
+  d.id = static_cast<uint32_t>(devices.size());
+  d.handle = device;
+  ze_device_properties_t props{};
+  props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2;
+  if (GTAP_ZE_REAL(zeDeviceGetProperties)(device, &props) == ZE_RESULT_SUCCESS) {
+    d.name = props.name;
+    d.vendorId = props.vendorId;
+    d.deviceId = props.deviceId;
+    std::copy(std::begin(props.uuid.id), std::end(props.uuid.id), d.uuid.begin());
+    d.frequency = props.timerResolution;  // ticks per second with the 1.2 structure
+    d.kernelBits = static_cast<uint8_t>(props.kernelTimestampValidBits);
+    d.globalBits = static_cast<uint8_t>(props.timestampValidBits);
+  }
+  deviceIds[device] = d.id;
+  sampleClockLocked(d);
+  devices.push_back(d);
+  out.devices.push_back(d);
+  return d.id;
+}
+
+// Brackets the device's clock read with two host clock reads: the midpoint
+// stands for the moment, in gtap's own host clock domain whatever the driver
+// uses for its host timestamp.
+void Profiler::Impl::sampleClockLocked(DeviceInfo& d) {
+  uint64_t hostTs = 0, deviceTs = 0;
+  int64_t before = core::monotonicNs();
+  if (GTAP_ZE_REAL(zeDeviceGetGlobalTimestamps)(d.handle, &hostTs, &deviceTs) != ZE_RESULT_SUCCESS) return;
+  int64_t after = core::monotonicNs();
+  d.lastSampleNs = after;
+  out.samples.emplace_back(d.id, before + (after - before) / 2, deviceTs);
+}
+
+void Profiler::devicesSeen(ze_driver_handle_t, uint32_t count, ze_device_handle_t* devices) {
+  if (!devices) return;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  for (uint32_t i = 0; i < count; ++i) impl_->deviceIdLocked(devices[i]);
+}
+
+// --- objects --------------------------------------------------------------------
+
+uint64_t Profiler::objectCreated(uint8_t kind, void* handle, void* parentHandle, ze_device_handle_t device,
+                                 uint32_t flags, uint32_t ordinal, uint32_t index, const core::CallScope& scope) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  ObjectInfo& o = impl_->objects[handle];
+  o = ObjectInfo();
+  o.id = impl_->nextObjectId++;
+  o.kind = static_cast<schema::ObjectKind>(kind);
+  o.device = impl_->deviceIdLocked(device);
+  uint64_t parent = 0;
+  if (auto it = impl_->objects.find(parentHandle); parentHandle && it != impl_->objects.end()) {
+    parent = it->second.id;
+    o.context = it->second.kind == schema::ObjectKind::CONTEXT ? parentHandle : it->second.context;
+  }
+  if (o.kind == schema::ObjectKind::CONTEXT) o.context = handle;
+  impl_->out.created.push_back({o.id, o.kind, reinterpret_cast<uint64_t>(handle), o.device, parent, {},
+                                core::nowTicks(), threadIdOf(scope), {}, {}, {}, flags, ordinal, index, {}});
+  return o.id;
+}
+
+void Profiler::objectDestroyed(void* handle) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->objects.find(handle);
+  if (it == impl_->objects.end()) return;
+  impl_->out.destroyed.emplace_back(it->second.id, core::nowTicks());
+  impl_->objects.erase(it);
+}
+
+void Profiler::moduleCreated(ze_module_handle_t module, ze_context_handle_t context, ze_device_handle_t device,
+                             const ze_module_desc_t* desc, const core::CallScope& scope) {
+  objectCreated(static_cast<uint8_t>(schema::ObjectKind::MODULE), module, context, device, 0, 0, 0, scope);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  CreatedRecord& r = impl_->out.created.back();
+  if (desc && desc->pInputModule && desc->inputSize)
+    r.binary.assign(desc->pInputModule, desc->pInputModule + desc->inputSize);
+  r.binaryFormat = desc && desc->format == ZE_MODULE_FORMAT_NATIVE ? "native" : "spirv";
+  if (desc && desc->pBuildFlags) r.buildFlags = desc->pBuildFlags;
+}
+
+void Profiler::kernelCreated(ze_kernel_handle_t kernel, ze_module_handle_t module, const char* name,
+                             const core::CallScope& scope) {
+  objectCreated(static_cast<uint8_t>(schema::ObjectKind::KERNEL), kernel, module, nullptr, 0, 0, 0, scope);
+  ze_kernel_properties_t props{};
+  props.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
+  bool haveProps = GTAP_ZE_REAL(zeKernelGetProperties)(kernel, &props) == ZE_RESULT_SUCCESS;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  ObjectInfo& o = impl_->objects[kernel];
+  o.name = name ? name : "";
+  if (auto m = impl_->objects.find(module); m != impl_->objects.end()) o.device = m->second.device;
+  CreatedRecord& r = impl_->out.created.back();
+  r.name = o.name;
+  r.device = o.device;
+  if (haveProps) {
+    r.properties.emplace_back("numKernelArgs", std::to_string(props.numKernelArgs));
+    r.properties.emplace_back("requiredGroupSize", std::to_string(props.requiredGroupSizeX) + "," +
+                                                       std::to_string(props.requiredGroupSizeY) + "," +
+                                                       std::to_string(props.requiredGroupSizeZ));
+    r.properties.emplace_back("localMemSize", std::to_string(props.localMemSize));
+    r.properties.emplace_back("privateMemSize", std::to_string(props.privateMemSize));
+    r.properties.emplace_back("spillMemSize", std::to_string(props.spillMemSize));
+  }
+}
+
+void Profiler::kernelGroupSize(ze_kernel_handle_t kernel, uint32_t x, uint32_t y, uint32_t z) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (auto it = impl_->objects.find(kernel); it != impl_->objects.end()) it->second.groupSize = {x, y, z};
+}
+
+void Profiler::listCreated(ze_command_list_handle_t list, ze_context_handle_t context, ze_device_handle_t device,
+                           bool immediate, uint32_t ordinal, uint32_t index, uint32_t flags,
+                           const core::CallScope& scope) {
+  auto kind = immediate ? schema::ObjectKind::IMMEDIATE_COMMAND_LIST : schema::ObjectKind::COMMAND_LIST;
+  objectCreated(static_cast<uint8_t>(kind), list, context, device, flags, ordinal, index, scope);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->objects[list].immediate = immediate;
+  impl_->objects[list].context = context;
+}
+
+void Profiler::eventPoolCreated(ze_event_pool_handle_t pool, bool timestamps) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  ObjectInfo& o = impl_->objects[pool];
+  o.id = impl_->nextObjectId++;
+  o.kind = schema::ObjectKind::EVENT_POOL;
+  o.timestamps = timestamps;
+}
+
+void Profiler::eventCreated(ze_event_handle_t event, ze_event_pool_handle_t pool) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->programEvents[event] = pool;
+}
+
+// --- gtap's own timestamp events -------------------------------------------------
+
+ze_event_handle_t Profiler::Impl::acquireEventLocked(void* context) {
+  if (!context) return nullptr;
+  GtapEvents& set = gtapEvents[context];
+  if (set.free.empty()) {
+    ze_event_pool_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr,
+                              ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP,
+                              kEventsPerPool};
+    ze_event_pool_handle_t pool = nullptr;
+    if (GTAP_ZE_REAL(zeEventPoolCreate)(static_cast<ze_context_handle_t>(context), &desc, 0, nullptr, &pool) !=
+        ZE_RESULT_SUCCESS)
+      return nullptr;
+    set.pools.push_back(pool);
+    for (uint32_t i = 0; i < kEventsPerPool; ++i) {
+      ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, i, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+      ze_event_handle_t e = nullptr;
+      if (GTAP_ZE_REAL(zeEventCreate)(pool, &ed, &e) == ZE_RESULT_SUCCESS) {
+        set.all.push_back(e);
+        set.free.push_back(e);
+        gtapEventContext[e] = context;
+      }
+    }
+    if (set.free.empty()) return nullptr;
+  }
+  ze_event_handle_t e = set.free.back();
+  set.free.pop_back();
+  return e;
+}
+
+void Profiler::Impl::releaseEventLocked(ze_event_handle_t event) {
+  auto it = gtapEventContext.find(event);
+  if (it == gtapEventContext.end()) return;
+  GTAP_ZE_REAL(zeEventHostReset)(event);
+  gtapEvents[it->second].free.push_back(event);
+}
+
+void Profiler::contextDestroying(ze_context_handle_t context) {
+  resolve();
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto& pending = impl_->pending;
+  for (auto it = pending.begin(); it != pending.end();) {
+    if (it->context == context) {
+      impl_->emitLocked(*it, false, 0, 0, "its context was destroyed before gtap saw it complete");
+      it = pending.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  auto set = impl_->gtapEvents.find(context);
+  if (set == impl_->gtapEvents.end()) return;
+  for (ze_event_handle_t e : set->second.all) {
+    GTAP_ZE_REAL(zeEventDestroy)(e);
+    impl_->gtapEventContext.erase(e);
+  }
+  for (ze_event_pool_handle_t p : set->second.pools) GTAP_ZE_REAL(zeEventPoolDestroy)(p);
+  impl_->gtapEvents.erase(set);
+}
+
+// --- device work -----------------------------------------------------------------
+
+bool Profiler::knownList(ze_command_list_handle_t list) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->objects.count(list) != 0;
+}
+
+bool Profiler::shouldTimeKernel(ze_kernel_handle_t kernel) {
+  if (!recordKernels()) return false;
+  if (impl_->kernelFilter.empty()) return true;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->objects.find(kernel);
+  return it != impl_->objects.end() && fnmatch(impl_->kernelFilter.c_str(), it->second.name.c_str(), 0) == 0;
+}
+
+ze_event_handle_t Profiler::eventForAppend(ze_command_list_handle_t list, ze_event_handle_t programEvent,
+                                           bool& signalAfter) {
+  signalAfter = false;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto l = impl_->objects.find(list);
+  if (l == impl_->objects.end()) return programEvent;
+  if (programEvent) {
+    auto e = impl_->programEvents.find(programEvent);
+    if (e != impl_->programEvents.end()) {
+      auto p = impl_->objects.find(e->second);
+      if (p != impl_->objects.end() && p->second.timestamps) return programEvent;
+    }
+  }
+  ze_event_handle_t ours = impl_->acquireEventLocked(l->second.context);
+  if (!ours) return programEvent;
+  signalAfter = programEvent != nullptr;
+  return ours;
+}
+
+uint64_t Profiler::kernelId(ze_kernel_handle_t kernel) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->objects.find(kernel);
+  return it == impl_->objects.end() ? 0 : it->second.id;
+}
+
+uint64_t Profiler::listId(ze_command_list_handle_t list) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->objects.find(list);
+  return it == impl_->objects.end() ? 0 : it->second.id;
+}
+
+void Profiler::appended(ze_command_list_handle_t list, Op op, ze_event_handle_t event, bool ownEvent,
+                        const core::CallScope& scope) {
+  op.event = event;
+  op.ownEvent = ownEvent;
+  op.thread = threadIdOf(scope);
+  op.appendIndex = scope.beginIndex();
+  op.appendTicks = core::nowTicks();
+  if (recordStacks()) op.stack = captureStack();
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto l = impl_->objects.find(list);
+  if (l == impl_->objects.end()) return;
+  op.list = l->second.id;
+  op.device = l->second.device;
+  if (op.kind == OpKind::kernel) {
+    if (auto k = impl_->objects.find(reinterpret_cast<void*>(op.kernel)); k != impl_->objects.end()) {
+      op.groupSize = k->second.groupSize;
+      op.kernel = k->second.id;
+    } else {
+      op.kernel = 0;
+    }
+  }
+  auto shared = std::make_shared<Op>(std::move(op));
+  if (l->second.immediate) {
+    shared->pending = true;
+    impl_->pending.push_back({shared, shared->list, shared->appendTicks, shared->thread, true, l->second.context});
+  } else {
+    l->second.ops.push_back(std::move(shared));
+  }
+}
+
+void Profiler::appendFailed(ze_command_list_handle_t, ze_event_handle_t event, bool ownEvent) {
+  if (!ownEvent) return;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->releaseEventLocked(event);
+}
+
+void Profiler::Impl::emitLocked(const Instance& inst, bool timed, uint64_t start, uint64_t end, std::string note) {
+  out.ops.push_back({*inst.op, inst.queue, inst.submitTicks, inst.submitThread, timed, start, end,
+                     core::monotonicNs(), std::move(note)});
+  out.ops.back().op.stack.clear();
+  if (recordStacks()) out.ops.back().op.stack = inst.op->stack;
+}
+
+bool Profiler::Impl::tryReadLocked(const Instance& inst) {
+  ze_event_handle_t e = inst.op->event;
+  if (!e || GTAP_ZE_REAL(zeEventQueryStatus)(e) != ZE_RESULT_SUCCESS) return false;
+  ze_kernel_timestamp_result_t ts{};
+  if (GTAP_ZE_REAL(zeEventQueryKernelTimestamp)(e, &ts) == ZE_RESULT_SUCCESS)
+    emitLocked(inst, true, ts.global.kernelStart, ts.global.kernelEnd, {});
+  else
+    emitLocked(inst, false, 0, 0, "the driver gave no kernel timestamp for its event");
+  if (inst.op->device != kNoDevice && inst.op->device < devices.size()) {
+    DeviceInfo& d = devices[inst.op->device];
+    if (core::monotonicNs() - d.lastSampleNs > kClockSampleIntervalNs) sampleClockLocked(d);
+  }
+  return true;
+}
+
+void Profiler::Impl::finishInstanceLocked(const Instance& inst) {
+  inst.op->pending = false;
+  // A single-use gtap event (immediate list) goes back to the free list; a
+  // regular list's keeps its place in the list until the next execution.
+  if (inst.immediate && inst.op->ownEvent) releaseEventLocked(inst.op->event);
+}
+
+void Profiler::resolve() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto& pending = impl_->pending;
+  size_t kept = 0;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (impl_->tryReadLocked(pending[i])) {
+      impl_->finishInstanceLocked(pending[i]);
+    } else {
+      if (kept != i) pending[kept] = std::move(pending[i]);
+      ++kept;
+    }
+  }
+  pending.resize(kept);
+}
+
+void Profiler::executing(ze_command_queue_handle_t queue, uint32_t count, ze_command_list_handle_t* lists,
+                         const core::CallScope& scope) {
+  if (!lists) return;
+  uint64_t ticks = core::nowTicks();
+  uint32_t thread = threadIdOf(scope);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  uint64_t queueId = 0;
+  if (auto q = impl_->objects.find(queue); q != impl_->objects.end()) queueId = q->second.id;
+  for (uint32_t i = 0; i < count; ++i) {
+    auto l = impl_->objects.find(lists[i]);
+    if (l == impl_->objects.end()) continue;
+    for (auto& op : l->second.ops) {
+      if (op->pending) {
+        // The previous execution: read it now, before this one resets or
+        // re-signals its event.
+        auto prev = std::find_if(impl_->pending.begin(), impl_->pending.end(),
+                                 [&](const Instance& in) { return in.op == op; });
+        if (prev != impl_->pending.end()) {
+          if (!impl_->tryReadLocked(*prev))
+            impl_->emitLocked(*prev, false, 0, 0, "its list was executed again before gtap saw it complete");
+          impl_->pending.erase(prev);
+        }
+        op->pending = false;
+      }
+      if (op->ownEvent) GTAP_ZE_REAL(zeEventHostReset)(op->event);
+      op->pending = true;
+      impl_->pending.push_back({op, queueId, ticks, thread, false, l->second.context});
+    }
+  }
+}
+
+void Profiler::listReset(ze_command_list_handle_t list) {
+  resolve();
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto l = impl_->objects.find(list);
+  if (l == impl_->objects.end()) return;
+  for (auto& op : l->second.ops) {
+    auto it = std::find_if(impl_->pending.begin(), impl_->pending.end(),
+                           [&](const Instance& in) { return in.op == op; });
+    if (it != impl_->pending.end()) {
+      impl_->emitLocked(*it, false, 0, 0, "its list was reset or destroyed before gtap saw it complete");
+      impl_->pending.erase(it);
+    }
+    if (op->ownEvent) impl_->releaseEventLocked(op->event);
+  }
+  l->second.ops.clear();
+}
+
+void Profiler::programEventEnding(ze_event_handle_t event) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto& pending = impl_->pending;
+  for (auto it = pending.begin(); it != pending.end();) {
+    if (!it->op->ownEvent && it->op->event == event) {
+      if (!impl_->tryReadLocked(*it))
+        impl_->emitLocked(*it, false, 0, 0, "the program reset or destroyed its event before gtap saw it complete");
+      it->op->pending = false;
+      it = pending.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+// --- memory --------------------------------------------------------------------------
+
+void Profiler::allocated(uint8_t kind, void* address, size_t size, size_t alignment, ze_device_handle_t device,
+                         const core::CallScope& scope) {
+  std::vector<uint64_t> stack;
+  if (recordStacks() && recordMemory()) stack = captureStack();
+  uint32_t thread = threadIdOf(scope);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto k = static_cast<schema::MemoryKind>(kind);
+  uint32_t dev = impl_->deviceIdLocked(device);
+  impl_->allocations[reinterpret_cast<uint64_t>(address)] = {size, k, dev};
+  if (recordMemory())
+    impl_->out.memory.push_back({false, k, dev, reinterpret_cast<uint64_t>(address), size, alignment,
+                                 core::nowTicks(), thread, std::move(stack)});
+}
+
+void Profiler::freeing(void* address, const core::CallScope& scope) {
+  uint32_t thread = threadIdOf(scope);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->allocations.find(reinterpret_cast<uint64_t>(address));
+  if (it == impl_->allocations.end()) return;
+  if (recordMemory())
+    impl_->out.memory.push_back({true, it->second.kind, it->second.device, it->first, it->second.size, 0,
+                                 core::nowTicks(), thread, {}});
+  impl_->allocations.erase(it);
+}
+
+Direction Profiler::directionOf(const void* dst, const void* src) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto onDevice = [&](const void* p) {
+    auto a = reinterpret_cast<uint64_t>(p);
+    auto it = impl_->allocations.upper_bound(a);
+    if (it == impl_->allocations.begin()) return false;
+    --it;
+    return a < it->first + it->second.size && it->second.kind != schema::MemoryKind::HOST;
+  };
+  bool d = onDevice(dst), s = onDevice(src);
+  if (d && s) return Direction::deviceToDevice;
+  if (d) return Direction::hostToDevice;
+  if (s) return Direction::deviceToHost;
+  return Direction::hostToHost;
+}
+
+// --- stacks ----------------------------------------------------------------------------
+
+std::vector<uint64_t> Profiler::captureStack() {
+  void* frames[256];
+  int depth = unw_backtrace(frames, static_cast<int>(std::min<uint32_t>(impl_->stackDepth + 8, 256)));
+  std::vector<uint64_t> out;
+  out.reserve(static_cast<size_t>(depth));
+  for (int i = 0; i < depth; ++i) {
+    auto pc = reinterpret_cast<uint64_t>(frames[i]);
+    // gtap's own frames (this function, the hook, the wrapper) are not the program's.
+    if (out.empty() && core::isGtapAddress(pc)) continue;
+    out.push_back(pc);
+    if (out.size() == impl_->stackDepth) break;
+  }
+  return out;
+}
+
+// --- the writer's side -------------------------------------------------------------------
+
+namespace {
+
+void exitWork() {
+  if (recordKernels()) Profiler::get().resolve();
+}
+
+schema::DeviceOpKind opKind(OpKind k) {
+  switch (k) {
+    case OpKind::kernel: return schema::DeviceOpKind::KERNEL;
+    case OpKind::copy: return schema::DeviceOpKind::COPY;
+    case OpKind::fill: return schema::DeviceOpKind::FILL;
+    case OpKind::barrier: return schema::DeviceOpKind::BARRIER;
+    default: return schema::DeviceOpKind::OTHER;
+  }
+}
+
+core::StackTable g_stacks;  // writer thread only
+
+void produceChunks(core::ChunkSink& sink, bool final) { Profiler::get().produce(sink, final); }
+
+__attribute__((constructor(103))) void registerProfiler() {
+  core::registerChunkProducer(&produceChunks);
+  core::registerExitWork(&exitWork);
+}
+
+}  // namespace
+
+void Profiler::produce(core::ChunkSink& sink, bool) {
+  Outbox out;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    std::swap(out, impl_->out);
+  }
+  if (!out.devices.empty() || !out.samples.empty()) {
+    capnp::MallocMessageBuilder m;
+    auto root = m.initRoot<schema::Devices>();
+    auto defs = root.initDevices(static_cast<unsigned>(out.devices.size()));
+    for (unsigned i = 0; i < out.devices.size(); ++i) {
+      const DeviceInfo& d = out.devices[i];
+      defs[i].setId(d.id);
+      defs[i].setApi(schema::Api::LEVEL_ZERO);
+      defs[i].setHandle(reinterpret_cast<uint64_t>(d.handle));
+      defs[i].setName(d.name);
+      defs[i].setVendorId(d.vendorId);
+      defs[i].setDeviceId(d.deviceId);
+      defs[i].setUuid(capnp::Data::Reader(d.uuid.data(), d.uuid.size()));
+      defs[i].setTimerFrequencyHz(d.frequency);
+      defs[i].setKernelTimestampBits(d.kernelBits);
+      defs[i].setGlobalTimestampBits(d.globalBits);
+    }
+    auto samples = root.initSamples(static_cast<unsigned>(out.samples.size()));
+    for (unsigned i = 0; i < out.samples.size(); ++i) {
+      samples[i].setDevice(std::get<0>(out.samples[i]));
+      samples[i].setHostNs(std::get<1>(out.samples[i]));
+      samples[i].setDeviceTicks(std::get<2>(out.samples[i]));
+    }
+    sink.write(schema::ChunkKind::DEVICES, m);
+  }
+  if (!out.created.empty() || !out.destroyed.empty()) {
+    capnp::MallocMessageBuilder m;
+    auto root = m.initRoot<schema::Objects>();
+    auto created = root.initCreated(static_cast<unsigned>(out.created.size()));
+    for (unsigned i = 0; i < out.created.size(); ++i) {
+      const CreatedRecord& r = out.created[i];
+      auto o = created[i];
+      o.setId(r.id);
+      o.setKind(r.kind);
+      o.setHandle(r.handle);
+      o.setDevice(r.device);
+      o.setParent(r.parent);
+      o.setName(r.name);
+      o.setCreatedNs(sink.toHostNs(r.ticks));
+      o.setThread(r.thread);
+      if (!r.binary.empty()) {
+        format::Hash128 h = sink.writeBlob(r.binary.data(), r.binary.size());
+        auto b = o.initBinary();
+        b.setHashLow(h.low);
+        b.setHashHigh(h.high);
+        b.setSize(r.binary.size());
+      }
+      o.setBinaryFormat(r.binaryFormat);
+      o.setBuildFlags(r.buildFlags);
+      o.setFlags(r.flags);
+      o.setOrdinal(r.ordinal);
+      o.setIndex(r.index);
+      auto props = o.initProperties(static_cast<unsigned>(r.properties.size()));
+      for (unsigned j = 0; j < r.properties.size(); ++j) {
+        props[j].setKey(r.properties[j].first);
+        props[j].setValue(r.properties[j].second);
+      }
+    }
+    auto destroyed = root.initDestroyed(static_cast<unsigned>(out.destroyed.size()));
+    for (unsigned i = 0; i < out.destroyed.size(); ++i) {
+      destroyed[i].setId(out.destroyed[i].first);
+      destroyed[i].setDestroyedNs(sink.toHostNs(out.destroyed[i].second));
+    }
+    sink.write(schema::ChunkKind::OBJECTS, m);
+  }
+  // Stack ids first, so the records below can refer to them.
+  std::vector<uint32_t> opStacks(out.ops.size()), memStacks(out.memory.size());
+  for (size_t i = 0; i < out.ops.size(); ++i) opStacks[i] = g_stacks.intern(out.ops[i].op.stack);
+  for (size_t i = 0; i < out.memory.size(); ++i) memStacks[i] = g_stacks.intern(out.memory[i].stack);
+  g_stacks.writeNew(sink);
+  if (!out.ops.empty()) {
+    capnp::MallocMessageBuilder m;
+    auto list = m.initRoot<schema::DeviceOps>().initOps(static_cast<unsigned>(out.ops.size()));
+    for (unsigned i = 0; i < out.ops.size(); ++i) {
+      const OpRecord& r = out.ops[i];
+      auto o = list[i];
+      o.setKind(opKind(r.op.kind));
+      o.setDevice(r.op.device);
+      o.setQueue(r.queue);
+      o.setCommandList(r.op.list);
+      o.setKernel(r.op.kernel);
+      auto gc = o.initGroupCount(3);
+      auto gs = o.initGroupSize(3);
+      for (unsigned j = 0; j < 3; ++j) {
+        gc.set(j, r.op.groupCount[j]);
+        gs.set(j, r.op.groupSize[j]);
+      }
+      o.setBytes(r.op.bytes);
+      o.setDirection(static_cast<schema::CopyDirection>(r.op.direction));
+      o.setThread(r.op.thread);
+      o.setAppendIndex(r.op.appendIndex);
+      o.setAppendNs(sink.toHostNs(r.op.appendTicks));
+      o.setSubmitNs(sink.toHostNs(r.submitTicks));
+      o.setSubmitThread(r.submitThread);
+      o.setTimed(r.timed);
+      o.setStartTicks(r.start);
+      o.setEndTicks(r.end);
+      o.setStack(opStacks[i]);
+      o.setCompletedNs(r.completedNs);
+      o.setNote(r.note);
+    }
+    sink.write(schema::ChunkKind::DEVICE_OPS, m);
+  }
+  if (!out.memory.empty()) {
+    capnp::MallocMessageBuilder m;
+    auto list = m.initRoot<schema::MemoryOps>().initOps(static_cast<unsigned>(out.memory.size()));
+    for (unsigned i = 0; i < out.memory.size(); ++i) {
+      const MemoryRecord& r = out.memory[i];
+      auto o = list[i];
+      o.setIsFree(r.isFree);
+      o.setKind(r.kind);
+      o.setDevice(r.device);
+      o.setAddress(r.address);
+      o.setSize(r.size);
+      o.setAlignment(r.alignment);
+      o.setHostNs(sink.toHostNs(r.ticks));
+      o.setThread(r.thread);
+      o.setStack(memStacks[i]);
+    }
+    sink.write(schema::ChunkKind::MEMORY_OPS, m);
+  }
+}
+
+}  // namespace gtap::ze

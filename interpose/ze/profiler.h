@@ -1,0 +1,109 @@
+// What gtap learns about a Level Zero program beyond its API calls: devices
+// and their clocks, runtime objects, device work with device times, and
+// allocations. Hooks (hooks/*.cpp) feed it; the writer drains it through a
+// chunk producer.
+#pragma once
+
+#include <level_zero/ze_api.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "call_scope.h"
+#include "chunk_producer.h"
+
+namespace gtap::ze {
+
+// What the configured mode asks for.
+bool recordKernels();
+bool recordMemory();
+bool recordStacks();
+
+enum class OpKind : uint8_t { kernel, copy, fill, barrier, other };
+enum class Direction : uint8_t { unknown, hostToDevice, deviceToHost, deviceToDevice, hostToHost };
+
+// One appended device operation. Executed once on an immediate list, once per
+// execution of a regular list.
+struct Op {
+  OpKind kind = OpKind::kernel;
+  uint64_t kernel = 0;  // gtap id
+  std::array<uint32_t, 3> groupCount{};
+  std::array<uint32_t, 3> groupSize{};
+  uint64_t bytes = 0;
+  Direction direction = Direction::unknown;
+  uint64_t list = 0;  // gtap id
+  uint32_t device = ~0u;
+  ze_event_handle_t event = nullptr;  // the event whose timestamps time it
+  bool ownEvent = false;              // gtap's event (else the program's)
+  uint32_t thread = ~0u;
+  uint64_t appendIndex = ~uint64_t{0};
+  uint64_t appendTicks = 0;
+  std::vector<uint64_t> stack;
+  bool pending = false;  // an execution not yet read
+};
+
+class Profiler {
+ public:
+  static Profiler& get();
+
+  // --- objects (called after the real call succeeded) ---
+  void devicesSeen(ze_driver_handle_t driver, uint32_t count, ze_device_handle_t* devices);
+  uint64_t objectCreated(uint8_t kind, void* handle, void* parentHandle, ze_device_handle_t device,
+                         uint32_t flags, uint32_t ordinal, uint32_t index, const core::CallScope& scope);
+  void objectDestroyed(void* handle);
+  void moduleCreated(ze_module_handle_t module, ze_context_handle_t context, ze_device_handle_t device,
+                     const ze_module_desc_t* desc, const core::CallScope& scope);
+  void kernelCreated(ze_kernel_handle_t kernel, ze_module_handle_t module, const char* name,
+                     const core::CallScope& scope);
+  void kernelGroupSize(ze_kernel_handle_t kernel, uint32_t x, uint32_t y, uint32_t z);
+  void listCreated(ze_command_list_handle_t list, ze_context_handle_t context, ze_device_handle_t device,
+                   bool immediate, uint32_t ordinal, uint32_t index, uint32_t flags, const core::CallScope& scope);
+  void listReset(ze_command_list_handle_t list);  // also before destroy
+  void eventPoolCreated(ze_event_pool_handle_t pool, bool timestamps);
+  void eventCreated(ze_event_handle_t event, ze_event_pool_handle_t pool);
+  void contextDestroying(ze_context_handle_t context);
+
+  // --- device work ---
+  // The event to pass to the real append, or `programEvent` unchanged when
+  // gtap does not time this operation. `signalAfter` is set when the
+  // program's event cannot carry timestamps and must be signalled after ours.
+  ze_event_handle_t eventForAppend(ze_command_list_handle_t list, ze_event_handle_t programEvent,
+                                   bool& signalAfter);
+  bool shouldTimeKernel(ze_kernel_handle_t kernel);
+  bool knownList(ze_command_list_handle_t list);
+  void appended(ze_command_list_handle_t list, Op op, ze_event_handle_t event, bool ownEvent,
+                const core::CallScope& scope);
+  void appendFailed(ze_command_list_handle_t list, ze_event_handle_t event, bool ownEvent);
+  void executing(ze_command_queue_handle_t queue, uint32_t count, ze_command_list_handle_t* lists,
+                 const core::CallScope& scope);
+  // Reads the device times of everything that has finished.
+  void resolve();
+  // The program is about to reset or destroy one of its events.
+  void programEventEnding(ze_event_handle_t event);
+
+  // --- memory ---
+  void allocated(uint8_t kind, void* address, size_t size, size_t alignment, ze_device_handle_t device,
+                 const core::CallScope& scope);
+  void freeing(void* address, const core::CallScope& scope);
+  Direction directionOf(const void* dst, const void* src);
+  uint64_t kernelId(ze_kernel_handle_t kernel);
+  uint64_t listId(ze_command_list_handle_t list);
+
+  std::vector<uint64_t> captureStack();
+
+  // On the writer thread: hands what was gathered since the last flush to the file.
+  void produce(core::ChunkSink& sink, bool final);
+
+  struct Impl;
+
+ private:
+  Profiler();
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gtap::ze

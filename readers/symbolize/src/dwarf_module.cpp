@@ -1,0 +1,283 @@
+#include "dwarf_module.h"
+
+#include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "debug_file_search.h"
+
+namespace gtap::readers::symbolize {
+
+namespace {
+
+std::string demangle(const char* name) {
+  if (name[0] == '_' && name[1] == 'Z') {
+    int status = 0;
+    char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+    if (readable != nullptr && status == 0) {
+      std::string result(readable);
+      std::free(readable);
+      return result;
+    }
+    std::free(readable);
+  }
+  return name;
+}
+
+// The linkage name carries namespaces, classes and parameter types, which the
+// plain DW_AT_name lacks; both are found through abstract origins and
+// specifications, where inlined and out-of-class definitions keep them.
+std::string functionName(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  const char* linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+  if (linkage == nullptr)
+    linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+  if (linkage != nullptr) return demangle(linkage);
+  const char* name = dwarf_diename(die);
+  return name != nullptr ? name : "";
+}
+
+// libdwfl asks this callback both for a module's own debug file and for the
+// dwz-style supplementary file that debug file refers to. Only the first is
+// looked up by the module's build-id; it is recognisable because libdwfl
+// passes the main file's .gnu_debuglink (or none) for it, and the
+// supplementary file's name otherwise.
+bool isLookupForModuleItself(Dwfl_Module* module, const char* debuglinkFile, GElf_Word crc) {
+  GElf_Addr bias = 0;
+  Elf* mainElf = dwfl_module_getelf(module, &bias);
+  GElf_Word ownCrc = 0;
+  const char* ownLink = mainElf != nullptr ? dwelf_elf_gnu_debuglink(mainElf, &ownCrc) : nullptr;
+  if (ownLink == nullptr) return debuglinkFile == nullptr;
+  return debuglinkFile != nullptr && std::strcmp(ownLink, debuglinkFile) == 0 && ownCrc == crc;
+}
+
+int findDebugInfo(Dwfl_Module* module, void** userdata, const char* moduleName, Dwarf_Addr base,
+                  const char* fileName, const char* debuglinkFile, GElf_Word debuglinkCrc,
+                  char** debugFileName) {
+  const auto* search = static_cast<const DebugFileSearch*>(*userdata);
+  if (search != nullptr && isLookupForModuleItself(module, debuglinkFile, debuglinkCrc)) {
+    const unsigned char* bits = nullptr;
+    GElf_Addr noteAddress = 0;
+    int length = dwfl_module_build_id(module, &bits, &noteAddress);
+    if (length > 0) {
+      std::string found = search->find(hexBuildId(bits, static_cast<size_t>(length)));
+      int fd = found.empty() ? -1 : ::open(found.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) {
+        std::free(*debugFileName);
+        *debugFileName = strdup(found.c_str());
+        return fd;
+      }
+    }
+  }
+  // .gnu_debuglink next to the file, the system debug tree, supplementary files.
+  return dwfl_standard_find_debuginfo(module, userdata, moduleName, base, fileName, debuglinkFile,
+                                      debuglinkCrc, debugFileName);
+}
+
+const Dwfl_Callbacks kCallbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = findDebugInfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = nullptr,
+};
+
+bool isFunctionScope(int tag) {
+  return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+         tag == DW_TAG_entry_point;
+}
+
+}  // namespace
+
+std::unique_ptr<DwarfModule> DwarfModule::open(const std::string& file,
+                                               const DebugFileSearch& search, std::string& error) {
+  Dwfl* dwfl = dwfl_begin(&kCallbacks);
+  if (dwfl == nullptr) {
+    error = dwfl_errmsg(-1);
+    return nullptr;
+  }
+  dwfl_report_begin(dwfl);
+  // Base 0 with p_vaddr added: module addresses are the ELF's own virtual addresses.
+  Dwfl_Module* module = dwfl_report_elf(dwfl, file.c_str(), file.c_str(), -1, 0, true);
+  dwfl_report_end(dwfl, nullptr, nullptr);
+  if (module == nullptr) {
+    error = dwfl_errmsg(-1);
+    dwfl_end(dwfl);
+    return nullptr;
+  }
+  void** userdata = nullptr;
+  dwfl_module_info(module, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+  *userdata = const_cast<DebugFileSearch*>(&search);
+  return std::unique_ptr<DwarfModule>(new DwarfModule(dwfl, module));
+}
+
+DwarfModule::DwarfModule(Dwfl* dwfl, Dwfl_Module* module) : dwfl_(dwfl), module_(module) {
+  const unsigned char* bits = nullptr;
+  GElf_Addr noteAddress = 0;
+  int length = dwfl_module_build_id(module_, &bits, &noteAddress);
+  if (length > 0) buildId_ = hexBuildId(bits, static_cast<size_t>(length));
+}
+
+DwarfModule::~DwarfModule() { dwfl_end(dwfl_); }
+
+void DwarfModule::loadDwarf() {
+  if (dwarfLoaded_) return;
+  dwarfLoaded_ = true;
+  dwarf_ = dwfl_module_getdwarf(module_, &dwarfBias_);
+  if (dwarf_ != nullptr) indexUnits();
+}
+
+// Built from each unit's own ranges rather than .debug_aranges, which some
+// compilers (clang by default) do not emit.
+void DwarfModule::indexUnits() {
+  Dwarf_CU* unit = nullptr;
+  Dwarf_CU* next = nullptr;
+  Dwarf_Half version = 0;
+  uint8_t unitType = 0;
+  Dwarf_Die unitDie;
+  while (dwarf_get_units(dwarf_, unit, &next, &version, &unitType, &unitDie, nullptr) == 0) {
+    unit = next;
+    if (unitType != DW_UT_compile && unitType != DW_UT_skeleton) continue;
+    Dwarf_Addr base = 0, low = 0, high = 0;
+    ptrdiff_t offset = 0;
+    while ((offset = dwarf_ranges(&unitDie, offset, &base, &low, &high)) > 0)
+      if (low < high) units_.push_back({low, high, unitDie});
+  }
+  std::sort(units_.begin(), units_.end(),
+            [](const UnitRange& a, const UnitRange& b) { return a.low < b.low; });
+  highestSoFar_.reserve(units_.size());
+  Dwarf_Addr highest = 0;
+  for (const UnitRange& range : units_) {
+    highest = std::max(highest, range.high);
+    highestSoFar_.push_back(highest);
+  }
+}
+
+const Dwarf_Die* DwarfModule::unitContaining(Dwarf_Addr pc) const {
+  auto after = std::upper_bound(units_.begin(), units_.end(), pc,
+                                [](Dwarf_Addr a, const UnitRange& r) { return a < r.low; });
+  for (size_t i = static_cast<size_t>(after - units_.begin()); i-- > 0;) {
+    if (highestSoFar_[i] <= pc) break;
+    if (pc < units_[i].high) return &units_[i].unit;
+  }
+  return nullptr;
+}
+
+// The physical nesting at `pc`: a function, the functions inlined into it, and
+// blocks. Unlike dwarf_getscopes, which continues into the abstract definition
+// of the innermost inlined function, this keeps every concrete inlined instance.
+void DwarfModule::collectScopes(Dwarf_Die unit, Dwarf_Addr pc) {
+  scopes_.clear();
+  Dwarf_Die parent = unit;
+  for (;;) {
+    Dwarf_Die child;
+    if (dwarf_child(&parent, &child) != 0) return;
+    bool descended = false;
+    for (;;) {
+      if (dwarf_haspc(&child, pc) > 0) {
+        scopes_.push_back(child);
+        parent = child;
+        descended = true;
+        break;
+      }
+      Dwarf_Die sibling;
+      if (dwarf_siblingof(&child, &sibling) != 0) break;
+      child = sibling;
+    }
+    if (!descended) return;
+  }
+}
+
+DwarfModule::Location DwarfModule::lineAt(Dwarf_Die* unit, Dwarf_Addr pc) {
+  Location location;
+  Dwarf_Line* line = dwarf_getsrc_die(unit, pc);
+  if (line == nullptr) return location;
+  if (const char* file = dwarf_linesrc(line, nullptr, nullptr)) location.file = file;
+  dwarf_lineno(line, &location.line);
+  dwarf_linecol(line, &location.column);
+  return location;
+}
+
+DwarfModule::Location DwarfModule::callSiteOf(Dwarf_Die* scopeUnit, Dwarf_Die* inlined) {
+  Location location;
+  Dwarf_Attribute attr;
+  Dwarf_Word value = 0;
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &value) == 0) {
+    Dwarf_Files* files = nullptr;
+    size_t count = 0;
+    // The file table numbers DW_AT_call_file the same way for DWARF 4 (from 1) and 5 (from 0).
+    if (dwarf_getsrcfiles(scopeUnit, &files, &count) == 0 && value < count)
+      if (const char* file = dwarf_filesrc(files, value, nullptr, nullptr)) location.file = file;
+  }
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &value) == 0)
+    location.line = static_cast<int>(value);
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_column, &attr), &value) == 0)
+    location.column = static_cast<int>(value);
+  return location;
+}
+
+std::string DwarfModule::symbolName(uint64_t elfAddress) {
+  GElf_Off offset = 0;
+  GElf_Sym symbol;
+  GElf_Word section = 0;
+  Elf* elf = nullptr;
+  Dwarf_Addr bias = 0;
+  const char* name =
+      dwfl_module_addrinfo(module_, elfAddress, &offset, &symbol, &section, &elf, &bias);
+  return name != nullptr ? demangle(name) : "";
+}
+
+std::vector<SourceFrame> DwarfModule::frames(uint64_t elfAddress) {
+  loadDwarf();
+  std::vector<SourceFrame> result;
+  const Dwarf_Addr pc = elfAddress - dwarfBias_;
+  const Dwarf_Die* found = dwarf_ != nullptr ? unitContaining(pc) : nullptr;
+  if (found == nullptr) {
+    // No DWARF here (stripped file, assembly, PLT): the symbol table may still name it.
+    std::string name = symbolName(elfAddress);
+    if (!name.empty()) result.push_back(SourceFrame{.function = std::move(name)});
+    return result;
+  }
+
+  Dwarf_Die lineUnit = *found;
+  // With split DWARF the functions live in the .dwo unit, the line table for
+  // addresses in the skeleton.
+  Dwarf_Die scopeUnit = lineUnit;
+  uint8_t unitType = 0;
+  Dwarf_Die split{};
+  if (dwarf_cu_info(lineUnit.cu, nullptr, &unitType, nullptr, &split, nullptr, nullptr, nullptr) ==
+          0 &&
+      unitType == DW_UT_skeleton && split.cu != nullptr)
+    scopeUnit = split;
+
+  Location location = lineAt(&lineUnit, pc);
+  collectScopes(scopeUnit, pc);
+  for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+    const int tag = dwarf_tag(&*scope);
+    if (!isFunctionScope(tag)) continue;
+    SourceFrame frame{functionName(&*scope), std::move(location.file), location.line,
+                      location.column, tag == DW_TAG_inlined_subroutine};
+    if (!frame.inlined) {
+      if (frame.function.empty()) frame.function = symbolName(elfAddress);
+      result.push_back(std::move(frame));
+      return result;
+    }
+    // The function this one was inlined into is shown at the call site.
+    location = callSiteOf(&scopeUnit, &*scope);
+    result.push_back(std::move(frame));
+  }
+  // Outside every DWARF function, or the chain ended in an inlined one: the
+  // symbol table names the real function around the address.
+  SourceFrame outer{symbolName(elfAddress), std::move(location.file), location.line,
+                    location.column, false};
+  if (!outer.function.empty() || !outer.file.empty()) result.push_back(std::move(outer));
+  return result;
+}
+
+}  // namespace gtap::readers::symbolize
