@@ -17,5 +17,6 @@ Action addRunCommand(CLI::App& app);
 int splitRunArguments(int argc, char** argv);
 Action addInfoCommand(CLI::App& app);
 Action addApiCommand(CLI::App& app);
+Action addKernelsCommand(CLI::App& app);
 
 }  // namespace gtap::cli

@@ -3,17 +3,9 @@
 #include <algorithm>
 #include <map>
 
-namespace gtap::readers {
+#include "gtap/readers/stats.h"
 
-namespace {
-// Nearest-rank percentile of sorted values.
-int64_t percentile(const std::vector<int64_t>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  size_t rank = static_cast<size_t>(p / 100.0 * static_cast<double>(sorted.size()) + 0.999999);
-  rank = std::clamp<size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
-}
-}  // namespace
+namespace gtap::readers {
 
 ApiSummary summarizeApi(const std::vector<const Capture*>& captures) {
   struct Acc {
@@ -53,15 +45,13 @@ ApiSummary summarizeApi(const std::vector<const Capture*>& captures) {
     s.count = acc.durations.size();
     s.unfinished = acc.unfinished;
     s.failed = acc.failed;
-    if (!acc.durations.empty()) {
-      std::sort(acc.durations.begin(), acc.durations.end());
-      for (int64_t d : acc.durations) s.totalNs += d;
-      s.minNs = acc.durations.front();
-      s.maxNs = acc.durations.back();
-      s.meanNs = static_cast<double>(s.totalNs) / static_cast<double>(s.count);
-      s.p50Ns = percentile(acc.durations, 50);
-      s.p99Ns = percentile(acc.durations, 99);
-    }
+    Distribution d = distributionOf(acc.durations);
+    s.totalNs = d.total;
+    s.minNs = d.min;
+    s.maxNs = d.max;
+    s.meanNs = d.mean;
+    s.p50Ns = d.p50;
+    s.p99Ns = d.p99;
     summary.calls += s.count + s.unfinished;
     summary.functions.push_back(std::move(s));
   }

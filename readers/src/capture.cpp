@@ -19,6 +19,11 @@ std::string kindName(uint16_t kind) {
     case schema::ChunkKind::API_EVENTS: return "apiEvents";
     case schema::ChunkKind::BLOB: return "blob";
     case schema::ChunkKind::TRAILER: return "trailer";
+    case schema::ChunkKind::DEVICES: return "devices";
+    case schema::ChunkKind::OBJECTS: return "objects";
+    case schema::ChunkKind::DEVICE_OPS: return "deviceOps";
+    case schema::ChunkKind::MEMORY_OPS: return "memoryOps";
+    case schema::ChunkKind::STACKS: return "stacks";
     default: return "kind" + std::to_string(kind);
   }
 }
@@ -67,7 +72,7 @@ void Capture::readMetadata() {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
     if (kind != schema::ChunkKind::FILE_INFO && kind != schema::ChunkKind::DEFINITIONS &&
         kind != schema::ChunkKind::TRAILER) {
-      if (kind != schema::ChunkKind::API_EVENTS && kind != schema::ChunkKind::BLOB)
+      if (c.kind > static_cast<uint16_t>(schema::ChunkKind::STACKS))
         notes_.push_back(at(c) + ": unknown chunk kind " + std::to_string(c.kind) + ", skipped");
       continue;
     }

@@ -240,8 +240,9 @@ std::vector<SourceFrame> DwarfModule::frames(uint64_t elfAddress) {
   const Dwarf_Die* found = dwarf_ != nullptr ? unitContaining(pc) : nullptr;
   if (found == nullptr) {
     // No DWARF here (stripped file, assembly, PLT): the symbol table may still name it.
-    std::string name = symbolName(elfAddress);
-    if (!name.empty()) result.push_back(SourceFrame{.function = std::move(name)});
+    SourceFrame frame;
+    frame.function = symbolName(elfAddress);
+    if (!frame.function.empty()) result.push_back(std::move(frame));
     return result;
   }
 

@@ -1,0 +1,92 @@
+// gtap kernels: device time per kernel, module, queue or launch shape.
+#include <iostream>
+
+#include "commands.h"
+#include "gtap/readers/kernel_stats.h"
+#include "gtap/readers/table.h"
+#include "open_captures.h"
+
+namespace gtap::cli {
+
+namespace {
+
+struct KernelsOptions {
+  std::vector<std::string> files;
+  std::string format = "text";
+  std::string by = "name";
+  bool perProcess = false;
+};
+
+int kernels(const KernelsOptions& o) {
+  readers::OutputFormat format;
+  readers::KernelGrouping by;
+  if (!readers::parseOutputFormat(o.format, format)) {
+    std::cerr << "gtap kernels: --format must be text, csv or jsonl\n";
+    return 2;
+  }
+  if (!readers::parseKernelGrouping(o.by, by)) {
+    std::cerr << "gtap kernels: --by must be name, module, queue or shape\n";
+    return 2;
+  }
+  auto opened = openCaptures(o.files, "kernels");
+  if (opened.captures.empty()) return 1;
+  reportNotes(opened, "kernels");
+  std::vector<readers::LoadedCapture> loaded;
+  for (const auto& c : opened.captures) {
+    loaded.push_back({c.get(), readers::loadDeviceWork(*c)});
+    for (const auto& n : loaded.back().work.notes) std::cerr << "gtap kernels: " << n << "\n";
+  }
+  auto rows = readers::kernelRows(loaded, by, o.perProcess);
+  std::vector<std::string> columns;
+  if (o.perProcess) columns.push_back("process");
+  if (by == readers::KernelGrouping::shape) {
+    for (const char* c : {"kernel", "groups", "group_size"}) columns.push_back(c);
+  } else {
+    columns.push_back(o.by == "name" ? "kernel" : o.by);
+  }
+  for (const char* c : {"count", "total", "mean", "min", "max", "p50", "p99", "share", "untimed"}) columns.push_back(c);
+  readers::Table table(columns);
+  auto triple = [](const std::array<uint32_t, 3>& v) {
+    return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
+  };
+  for (const auto& r : rows) {
+    std::vector<readers::Cell> row;
+    if (o.perProcess) row.push_back(readers::Cell::str(r.process));
+    if (by == readers::KernelGrouping::shape) {
+      row.push_back(readers::Cell::str(r.name));
+      row.push_back(readers::Cell::str(triple(r.groupCount)));
+      row.push_back(readers::Cell::str(triple(r.groupSize)));
+    } else {
+      row.push_back(readers::Cell::str(r.key));
+    }
+    row.push_back(readers::Cell::count(static_cast<int64_t>(r.time.count + r.untimed)));
+    row.push_back(readers::Cell::nanoseconds(r.time.total));
+    row.push_back(readers::Cell::nanoseconds(static_cast<int64_t>(r.time.mean + 0.5)));
+    row.push_back(readers::Cell::nanoseconds(r.time.min));
+    row.push_back(readers::Cell::nanoseconds(r.time.max));
+    row.push_back(readers::Cell::nanoseconds(r.time.p50));
+    row.push_back(readers::Cell::nanoseconds(r.time.p99));
+    readers::Cell share = readers::Cell::ratio(r.share, 4);
+    share.text = readers::Cell::ratio(r.share * 100, 1).text + "%";
+    row.push_back(share);
+    row.push_back(readers::Cell::count(static_cast<int64_t>(r.untimed)));
+    table.add(std::move(row));
+  }
+  table.print(std::cout, format);
+  if (format == readers::OutputFormat::text && rows.empty()) std::cout << "no kernel executions recorded (mode kernels?)\n";
+  return opened.failures ? 1 : 0;
+}
+
+}  // namespace
+
+Action addKernelsCommand(CLI::App& app) {
+  auto o = std::make_shared<KernelsOptions>();
+  auto* cmd = app.add_subcommand("kernels", "Device time per kernel: count, total, mean, min, max, p50, p99, share");
+  cmd->add_option("files", o->files, "Capture files (several merge)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--format", o->format, "text, csv or jsonl");
+  cmd->add_option("--by", o->by, "name, module, queue or shape (name with group count and size)");
+  cmd->add_flag("--per-process", o->perProcess, "One row per process (rank) and key");
+  return [o] { return kernels(*o); };
+}
+
+}  // namespace gtap::cli

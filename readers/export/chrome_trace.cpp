@@ -1,0 +1,258 @@
+// Chrome Trace Event format, JSON object form:
+//   {"traceEvents":[...],"displayTimeUnit":"ns"}
+// Metadata events name and order processes and threads, each slice is a
+// complete ("X") event, and a flow is a start ("s") event bound to its source
+// slice plus an end ("f", "bp":"e") event bound to the slice enclosing it at
+// the destination. Events are written one per line as they are formatted.
+#include <charconv>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gtap/readers/timeline.h"
+#include "output_buffer.h"
+#include "timeline_index.h"
+#include "utf8.h"
+
+namespace gtap::readers {
+
+namespace {
+
+using timeline_export::OutputBuffer;
+using timeline_export::TimelineIndex;
+using timeline_export::TimelineProcess;
+
+// Linux thread ids stay below 2^22 (PID_MAX_LIMIT), so device queues numbered
+// from 2^30 never meet a real thread, and still fit the 32-bit ids viewers use.
+constexpr uint32_t kDeviceQueueTidBase = 1u << 30;
+
+// Flow ids above 2^53 would lose bits in viewers that hold numbers as doubles;
+// such ids are written as hexadecimal strings, which viewers compare as text.
+constexpr uint64_t kLargestExactDouble = (uint64_t{1} << 53) - 1;
+
+constexpr std::string_view kFlowCategory = "flow";
+constexpr std::string_view kFlowName = "flow";
+
+template <typename Integer>
+void appendInteger(std::string& out, Integer value, int base = 10) {
+  char digits[24];
+  auto result = std::to_chars(digits, digits + sizeof digits, value, base);
+  out.append(digits, result.ptr);
+}
+
+// Microseconds with three decimals: every nanosecond survives the unit change.
+void appendMicros(std::string& out, int64_t ns) {
+  appendInteger(out, ns / 1000);
+  const auto fraction = static_cast<int>(ns % 1000);
+  out += '.';
+  out += static_cast<char>('0' + fraction / 100);
+  out += static_cast<char>('0' + fraction / 10 % 10);
+  out += static_cast<char>('0' + fraction % 10);
+}
+
+// A JSON string literal. Control characters are escaped, and bytes that are
+// not well-formed UTF-8 become U+FFFD so the document stays valid JSON.
+void appendString(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  size_t i = 0;
+  while (i < s.size()) {
+    // Copy the longest run that needs no attention in one go.
+    size_t run = i;
+    while (run < s.size()) {
+      const auto c = static_cast<unsigned char>(s[run]);
+      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+      ++run;
+    }
+    out.append(s.data() + i, run - i);
+    i = run;
+    if (i == s.size()) break;
+
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      const size_t n = timeline_export::utf8SequenceLength(s.substr(i));
+      if (n == 0) {
+        out += "\\ufffd";
+        ++i;
+      } else {
+        out.append(s.data() + i, n);
+        i += n;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xF];
+    }
+    ++i;
+  }
+  out += '"';
+}
+
+void appendFlowId(std::string& out, uint64_t id) {
+  if (id <= kLargestExactDouble) {
+    appendInteger(out, id);
+  } else {
+    out += "\"0x";
+    appendInteger(out, id, 16);
+    out += '"';
+  }
+}
+
+class ChromeTraceWriter {
+ public:
+  ChromeTraceWriter(const Timeline& timeline, std::ostream& out)
+      : timeline_(timeline), index_(timeline), out_(out) {
+    // Host threads keep their OS tid; device queues get one of their own.
+    uint32_t nextQueueTid = kDeviceQueueTidBase;
+    tids_.reserve(timeline.tracks.size());
+    for (const TimelineTrack& track : timeline.tracks) {
+      tids_.push_back(track.kind == TimelineTrack::Kind::deviceQueue ? nextQueueTid++ : track.tid);
+    }
+  }
+
+  void write() {
+    out_.text() += "{\"traceEvents\":[\n";
+    writeMetadata();
+    for (size_t i = 0; i < timeline_.slices.size(); ++i) writeSlice(i);
+    out_.text() += "],\"displayTimeUnit\":\"ns\"}\n";
+    out_.flush();
+  }
+
+ private:
+  // Starts an event object with its phase, pid and (when given) tid.
+  std::string& beginEvent(char phase, uint32_t pid, const uint32_t* tid = nullptr) {
+    std::string& text = out_.text();
+    text += first_ ? "{\"ph\":\"" : ",\n{\"ph\":\"";
+    first_ = false;
+    text += phase;
+    text += "\",\"pid\":";
+    appendInteger(text, pid);
+    if (tid) {
+      text += ",\"tid\":";
+      appendInteger(text, *tid);
+    }
+    return text;
+  }
+
+  void endEvent() {
+    out_.text() += '}';
+    out_.maybeFlush();
+  }
+
+  void writeNameMetadata(std::string_view kind, uint32_t pid, const uint32_t* tid,
+                         std::string_view name) {
+    std::string& text = beginEvent('M', pid, tid);
+    text += ",\"name\":\"";
+    text += kind;
+    text += "\",\"args\":{\"name\":";
+    appendString(text, name);
+    text += '}';
+    endEvent();
+  }
+
+  void writeSortMetadata(std::string_view kind, uint32_t pid, const uint32_t* tid,
+                         int64_t sortIndex) {
+    std::string& text = beginEvent('M', pid, tid);
+    text += ",\"name\":\"";
+    text += kind;
+    text += "\",\"args\":{\"sort_index\":";
+    appendInteger(text, sortIndex);
+    text += '}';
+    endEvent();
+  }
+
+  void writeMetadata() {
+    const std::vector<TimelineProcess>& processes = index_.processes();
+    for (size_t i = 0; i < processes.size(); ++i) {
+      const TimelineProcess& process = processes[i];
+      if (!process.name.empty()) {
+        writeNameMetadata("process_name", process.pid, nullptr, process.name);
+      }
+      writeSortMetadata("process_sort_index", process.pid, nullptr, static_cast<int64_t>(i));
+    }
+    for (size_t i = 0; i < timeline_.tracks.size(); ++i) {
+      const TimelineTrack& track = timeline_.tracks[i];
+      const uint32_t tid = tids_[i];
+      std::string name = track.name;
+      // A viewer labels an unnamed thread by its tid, which for a queue is made up.
+      if (name.empty() && track.kind == TimelineTrack::Kind::deviceQueue) {
+        name = "device queue " + std::to_string(track.id);
+      }
+      if (!name.empty()) writeNameMetadata("thread_name", track.pid, &tid, name);
+      writeSortMetadata("thread_sort_index", track.pid, &tid, track.sortIndex);
+    }
+  }
+
+  void writeSlice(size_t sliceIndex) {
+    const TimelineSlice& slice = timeline_.slices[sliceIndex];
+    const size_t trackIndex = index_.trackOf(sliceIndex);
+    const uint32_t pid = timeline_.tracks[trackIndex].pid;
+    const uint32_t tid = tids_[trackIndex];
+
+    std::string& text = beginEvent('X', pid, &tid);
+    text += ",\"ts\":";
+    appendMicros(text, slice.startNs);
+    text += ",\"dur\":";
+    appendMicros(text, slice.endNs - slice.startNs);
+    text += ",\"cat\":";
+    appendString(text, slice.category);
+    text += ",\"name\":";
+    appendString(text, slice.name);
+    text += ",\"args\":{";
+    for (size_t a = 0; a < slice.args.size(); ++a) {
+      if (a) text += ',';
+      appendString(text, slice.args[a].first);
+      text += ':';
+      appendString(text, slice.args[a].second);
+    }
+    text += '}';
+    endEvent();
+
+    // Written after the slice, at its start time: viewers bind a flow event
+    // to the slice open on its thread at that time.
+    if (slice.flowOut) writeFlow('s', slice.flowOut, pid, tid, slice.startNs);
+    if (slice.flowIn) writeFlow('f', slice.flowIn, pid, tid, slice.startNs);
+  }
+
+  void writeFlow(char phase, uint64_t id, uint32_t pid, uint32_t tid, int64_t ns) {
+    std::string& text = beginEvent(phase, pid, &tid);
+    text += ",\"ts\":";
+    appendMicros(text, ns);
+    text += ",\"id\":";
+    appendFlowId(text, id);
+    text += ",\"cat\":\"";
+    text += kFlowCategory;
+    text += "\",\"name\":\"";
+    text += kFlowName;
+    text += '"';
+    // Without "bp":"e" a flow end binds to the next slice that begins.
+    if (phase == 'f') text += ",\"bp\":\"e\"";
+    endEvent();
+  }
+
+  const Timeline& timeline_;
+  const TimelineIndex index_;
+  OutputBuffer out_;
+  std::vector<uint32_t> tids_;
+  bool first_ = true;
+};
+
+}  // namespace
+
+void writeChromeTrace(const Timeline& timeline, std::ostream& out) {
+  ChromeTraceWriter(timeline, out).write();
+}
+
+}  // namespace gtap::readers

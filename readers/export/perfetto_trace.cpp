@@ -1,0 +1,184 @@
+// Perfetto's native trace: a Trace message written as a stream of its
+// `packet` fields, one TracePacket at a time. Track descriptors come first
+// (the root, then each process, then each host thread and device queue under
+// its process), then slice begin and end events in time order.
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "gtap/readers/timeline.h"
+#include "output_buffer.h"
+#include "perfetto_trace.pb.h"
+#include "slice_edges.h"
+#include "timeline_index.h"
+#include "utf8.h"
+
+namespace gtap::readers {
+
+namespace {
+
+namespace protos = perfetto::protos;
+using timeline_export::OutputBuffer;
+using timeline_export::SliceEdge;
+using timeline_export::SliceEdges;
+using timeline_export::TimelineIndex;
+using timeline_export::validUtf8;
+
+// Perfetto's BUILTIN_CLOCK_MONOTONIC: the timeline's clock, so Perfetto can
+// line these events up with other traces of the same machine.
+constexpr uint32_t kClockMonotonic = 3;
+// Any non-zero id: everything is written by one writer, as one sequence.
+constexpr uint32_t kSequenceId = 1;
+// Track uuids are shared by every trace loaded together; a fixed high half
+// ("gtap") keeps ours apart from other producers' small numbers.
+constexpr uint64_t kUuidBase = 0x6774617000000000;
+constexpr uint8_t kTracePacketTag = (1 << 3) | 2;  // Trace.packet: field 1, length-delimited
+
+class PerfettoTraceWriter {
+ public:
+  PerfettoTraceWriter(const Timeline& timeline, std::ostream& out)
+      : timeline_(timeline), index_(timeline), out_(out) {}
+
+  void write() {
+    writeDescriptors();
+    writeSliceEvents();
+    out_.flush();
+  }
+
+ private:
+  uint64_t processUuid(size_t process) const { return kUuidBase + 1 + process; }
+  uint64_t trackUuid(size_t track) const {
+    return kUuidBase + 1 + index_.processes().size() + track;
+  }
+
+  // Fields every packet carries. The first packet on the sequence says it
+  // starts clean; the events after it rely on the descriptors before them.
+  protos::TracePacket& startPacket(bool timed, int64_t ns) {
+    packet_.Clear();
+    packet_.set_trusted_packet_sequence_id(kSequenceId);
+    if (firstPacket_) {
+      packet_.set_sequence_flags(protos::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+      packet_.set_first_packet_on_sequence(true);
+      firstPacket_ = false;
+    } else {
+      packet_.set_sequence_flags(protos::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+    }
+    if (timed) {
+      packet_.set_timestamp(static_cast<uint64_t>(ns));
+      packet_.set_timestamp_clock_id(kClockMonotonic);
+    }
+    return packet_;
+  }
+
+  void finishPacket() {
+    serialized_.clear();
+    packet_.AppendToString(&serialized_);
+    std::string& text = out_.text();
+    text += static_cast<char>(kTracePacketTag);
+    for (uint64_t size = serialized_.size();; size >>= 7) {  // varint length
+      if (size < 0x80) {
+        text += static_cast<char>(size);
+        break;
+      }
+      text += static_cast<char>((size & 0x7F) | 0x80);
+    }
+    text += serialized_;
+    out_.maybeFlush();
+  }
+
+  void writeDescriptors() {
+    // Descriptors are stamped no later than the first event, as Perfetto asks,
+    // so they sort ahead of it when merged with other traces.
+    const bool timed = !timeline_.slices.empty();
+    const int64_t ns = index_.earliestNs();
+
+    // The root track (uuid 0) turns on the explicit orders given below.
+    protos::TrackDescriptor* root = startPacket(timed, ns).mutable_track_descriptor();
+    root->set_uuid(0);
+    root->set_process_ordering(protos::TrackDescriptor::PROCESS_ORDERING_EXPLICIT);
+    root->set_thread_ordering(protos::TrackDescriptor::THREAD_ORDERING_EXPLICIT);
+    finishPacket();
+
+    const auto& processes = index_.processes();
+    for (size_t p = 0; p < processes.size(); ++p) {
+      protos::TrackDescriptor* track = startPacket(timed, ns).mutable_track_descriptor();
+      track->set_uuid(processUuid(p));
+      track->set_sibling_order_rank(static_cast<int32_t>(p));
+      track->set_child_ordering(protos::TrackDescriptor::EXPLICIT);
+      protos::ProcessDescriptor* process = track->mutable_process();
+      process->set_pid(static_cast<int32_t>(processes[p].pid));
+      if (!processes[p].name.empty()) process->set_process_name(validUtf8(processes[p].name));
+      finishPacket();
+    }
+
+    for (size_t t = 0; t < timeline_.tracks.size(); ++t) {
+      const TimelineTrack& source = timeline_.tracks[t];
+      protos::TrackDescriptor* track = startPacket(timed, ns).mutable_track_descriptor();
+      track->set_uuid(trackUuid(t));
+      track->set_parent_uuid(processUuid(index_.processOf(t)));
+      track->set_sibling_order_rank(source.sortIndex);
+      if (source.kind == TimelineTrack::Kind::hostThread) {
+        protos::ThreadDescriptor* thread = track->mutable_thread();
+        thread->set_pid(static_cast<int32_t>(source.pid));
+        thread->set_tid(source.tid);
+        if (!source.name.empty()) thread->set_thread_name(validUtf8(source.name));
+      } else {
+        track->set_name(source.name.empty() ? "device queue " + std::to_string(source.id)
+                                            : validUtf8(source.name));
+        // Two queues of one process may share a name; each stays its own track.
+        track->set_sibling_merge_behavior(protos::TrackDescriptor::SIBLING_MERGE_BEHAVIOR_NONE);
+      }
+      finishPacket();
+    }
+  }
+
+  void writeSliceEvents() {
+    SliceEdges edges(timeline_, index_);
+    SliceEdge edge;
+    while (edges.next(edge)) {
+      protos::TrackEvent* event = startPacket(true, edge.ns).mutable_track_event();
+      event->set_track_uuid(trackUuid(edge.track));
+      if (edge.begin) {
+        describeBegin(*event, timeline_.slices[edge.slice]);
+      } else {
+        event->set_type(protos::TrackEvent::TYPE_SLICE_END);
+        if (edge.cut) {
+          protos::DebugAnnotation* note = event->add_debug_annotations();
+          note->set_name("recorded_end_ns");
+          note->set_int_value(edge.recordedEndNs);
+        }
+      }
+      finishPacket();
+    }
+  }
+
+  static void describeBegin(protos::TrackEvent& event, const TimelineSlice& slice) {
+    event.set_type(protos::TrackEvent::TYPE_SLICE_BEGIN);
+    event.set_name(validUtf8(slice.name));
+    if (!slice.category.empty()) event.add_categories(validUtf8(slice.category));
+    for (const auto& [name, value] : slice.args) {
+      protos::DebugAnnotation* annotation = event.add_debug_annotations();
+      annotation->set_name(validUtf8(name));
+      annotation->set_string_value(validUtf8(value));
+    }
+    // Perfetto wants an id in one of the two lists of an event, not both.
+    if (slice.flowOut && slice.flowOut != slice.flowIn) event.add_flow_ids(slice.flowOut);
+    if (slice.flowIn) event.add_terminating_flow_ids(slice.flowIn);
+  }
+
+  const Timeline& timeline_;
+  const TimelineIndex index_;
+  OutputBuffer out_;
+  protos::TracePacket packet_;  // reused: Clear() keeps its allocations
+  std::string serialized_;
+  bool firstPacket_ = true;
+};
+
+}  // namespace
+
+void writePerfettoTrace(const Timeline& timeline, std::ostream& out) {
+  PerfettoTraceWriter(timeline, out).write();
+}
+
+}  // namespace gtap::readers

@@ -1,0 +1,111 @@
+// The device side of a capture: devices and their clocks, runtime objects,
+// device operations with times converted to the host clock, allocations, and
+// CPU stacks.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gtap/readers/capture.h"
+
+namespace gtap::readers {
+
+struct Device {
+  uint32_t id = 0;
+  std::string name;
+  uint64_t frequencyHz = 0;
+  uint8_t kernelBits = 64;
+  uint8_t globalBits = 64;
+  struct Sample {
+    int64_t hostNs;
+    uint64_t ticks;
+  };
+  std::vector<Sample> samples;  // by host time
+
+  // Converts a device timestamp `bits` wide to host ns with the clock sample
+  // nearest `nearHostNs`; the timestamp may have wrapped since the sample.
+  // Returns false when there is no sample or no frequency.
+  bool toHostNs(uint64_t ticks, uint8_t bits, int64_t nearHostNs, int64_t& out) const;
+};
+
+struct Object {
+  uint64_t id = 0;
+  schema::ObjectKind kind = schema::ObjectKind::UNKNOWN;
+  uint64_t handle = 0;
+  uint32_t device = ~0u;
+  uint64_t parent = 0;
+  std::string name;
+  int64_t createdNs = 0;
+  int64_t destroyedNs = 0;  // 0 while alive at the end
+  uint64_t binarySize = 0;
+  std::string binaryHash;   // hex, modules only
+  std::string binaryFormat;
+  std::vector<std::pair<std::string, std::string>> properties;
+};
+
+struct DeviceOp {
+  schema::DeviceOpKind kind = schema::DeviceOpKind::KERNEL;
+  uint32_t device = ~0u;
+  uint64_t queue = 0;
+  uint64_t list = 0;
+  uint64_t kernel = 0;
+  std::string name;         // kernel name, or "copy", "fill", "barrier"
+  std::string module;       // "module#ID" of the kernel, when known
+  std::array<uint32_t, 3> groupCount{};
+  std::array<uint32_t, 3> groupSize{};
+  uint64_t bytes = 0;
+  schema::CopyDirection direction = schema::CopyDirection::UNKNOWN;
+  uint32_t thread = ~0u;
+  uint64_t appendIndex = ~uint64_t{0};
+  int64_t appendNs = 0;
+  int64_t submitNs = 0;
+  int64_t completedNs = 0;
+  bool timed = false;       // startNs/endNs valid
+  int64_t startNs = 0;
+  int64_t endNs = 0;
+  uint32_t stack = 0;
+  std::string note;
+  int64_t durationNs() const { return endNs - startNs; }
+};
+
+struct MemoryOp {
+  bool isFree = false;
+  schema::MemoryKind kind = schema::MemoryKind::UNKNOWN;
+  uint32_t device = ~0u;
+  uint64_t address = 0;
+  uint64_t size = 0;
+  int64_t hostNs = 0;
+  uint32_t thread = ~0u;
+  uint32_t stack = 0;
+};
+
+struct HostModule {
+  uint32_t id = 0;
+  std::string path;
+  std::string buildId;  // hex
+  uint64_t loadBias = 0, start = 0, end = 0;
+};
+
+struct DeviceWork {
+  std::map<uint32_t, Device> devices;
+  std::map<uint64_t, Object> objects;
+  std::vector<DeviceOp> ops;
+  std::vector<MemoryOp> memory;
+  std::map<uint32_t, HostModule> modules;
+  std::map<uint32_t, std::vector<uint64_t>> stacks;
+  std::vector<std::string> notes;
+
+  const HostModule* moduleFor(uint64_t address) const;
+  std::string queueName(uint64_t queue) const;
+};
+
+DeviceWork loadDeviceWork(const Capture& capture);
+
+std::string directionName(schema::CopyDirection d);
+std::string memoryKindName(schema::MemoryKind k);
+std::string opKindName(schema::DeviceOpKind k);
+
+}  // namespace gtap::readers

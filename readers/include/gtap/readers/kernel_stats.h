@@ -1,0 +1,34 @@
+// Device time per kernel (or per module, queue, or launch shape), over one or
+// more captures.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gtap/readers/device_work.h"
+#include "gtap/readers/stats.h"
+
+namespace gtap::readers {
+
+enum class KernelGrouping { name, module, queue, shape };
+bool parseKernelGrouping(const std::string& text, KernelGrouping& out);
+
+struct KernelRow {
+  std::string key;        // kernel name, module, queue, or "name groups size"
+  std::string process;    // set when grouping per process
+  std::string name;       // kernel name (shape grouping)
+  std::array<uint32_t, 3> groupCount{};
+  std::array<uint32_t, 3> groupSize{};
+  Distribution time;      // timed executions
+  uint64_t untimed = 0;   // executions without device times
+  double share = 0;       // of all kernels' device time
+};
+
+struct LoadedCapture {
+  const Capture* capture;
+  DeviceWork work;
+};
+
+std::vector<KernelRow> kernelRows(const std::vector<LoadedCapture>& captures, KernelGrouping by, bool perProcess);
+
+}  // namespace gtap::readers

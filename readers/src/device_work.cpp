@@ -1,0 +1,213 @@
+#include "gtap/readers/device_work.h"
+
+#include <kj/exception.h>
+
+#include "gtap/format/hash.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace gtap::readers {
+
+namespace {
+std::string hex(const uint8_t* p, size_t n) {
+  std::string s;
+  char buf[3];
+  for (size_t i = 0; i < n; ++i) {
+    std::snprintf(buf, sizeof buf, "%02x", p[i]);
+    s += buf;
+  }
+  return s;
+}
+}  // namespace
+
+std::string directionName(schema::CopyDirection d) {
+  switch (d) {
+    case schema::CopyDirection::HOST_TO_DEVICE: return "host-to-device";
+    case schema::CopyDirection::DEVICE_TO_HOST: return "device-to-host";
+    case schema::CopyDirection::DEVICE_TO_DEVICE: return "device-to-device";
+    case schema::CopyDirection::HOST_TO_HOST: return "host-to-host";
+    default: return "unknown";
+  }
+}
+
+std::string memoryKindName(schema::MemoryKind k) {
+  switch (k) {
+    case schema::MemoryKind::HOST: return "host";
+    case schema::MemoryKind::DEVICE: return "device";
+    case schema::MemoryKind::SHARED: return "shared";
+    default: return "unknown";
+  }
+}
+
+std::string opKindName(schema::DeviceOpKind k) {
+  switch (k) {
+    case schema::DeviceOpKind::KERNEL: return "kernel";
+    case schema::DeviceOpKind::COPY: return "copy";
+    case schema::DeviceOpKind::FILL: return "fill";
+    case schema::DeviceOpKind::BARRIER: return "barrier";
+    default: return "other";
+  }
+}
+
+bool Device::toHostNs(uint64_t ticks, uint8_t bits, int64_t nearHostNs, int64_t& out) const {
+  if (samples.empty() || frequencyHz == 0 || bits == 0) return false;
+  auto it = std::lower_bound(samples.begin(), samples.end(), nearHostNs,
+                             [](const Sample& s, int64_t t) { return s.hostNs < t; });
+  if (it == samples.end() || (it != samples.begin() && nearHostNs - (it - 1)->hostNs < it->hostNs - nearHostNs)) --it;
+  // Both readings reduced to the timestamp's width; the difference taken
+  // modulo 2^bits and read as signed covers a wrap in either direction.
+  uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  uint64_t diff = (ticks - it->ticks) & mask;
+  int64_t delta = bits >= 64 ? static_cast<int64_t>(diff)
+                             : (diff & (uint64_t{1} << (bits - 1)) ? static_cast<int64_t>(diff) - (int64_t{1} << bits)
+                                                                     : static_cast<int64_t>(diff));
+  out = it->hostNs + static_cast<int64_t>(static_cast<long double>(delta) * 1e9L / frequencyHz);
+  return true;
+}
+
+const HostModule* DeviceWork::moduleFor(uint64_t address) const {
+  for (const auto& [id, m] : modules)
+    if (address >= m.start && address < m.end) return &m;
+  return nullptr;
+}
+
+std::string DeviceWork::queueName(uint64_t queue) const {
+  auto it = objects.find(queue);
+  if (it == objects.end()) return "queue#" + std::to_string(queue);
+  const Object& o = it->second;
+  std::string dev = "device " + std::to_string(o.device);
+  if (auto d = devices.find(o.device); d != devices.end()) dev = d->second.name;
+  if (o.kind == schema::ObjectKind::IMMEDIATE_COMMAND_LIST)
+    return dev + " immediate list " + std::to_string(queue);
+  return dev + " queue " + std::to_string(queue);
+}
+
+DeviceWork loadDeviceWork(const Capture& capture) {
+  DeviceWork w;
+  const auto& reader = capture.reader();
+  // Raw device ops first; times are converted once every clock sample is known.
+  struct Raw {
+    DeviceOp op;
+    uint64_t start, end;
+  };
+  std::vector<Raw> raw;
+  for (const auto& c : reader.chunks()) {
+    auto kind = static_cast<schema::ChunkKind>(c.kind);
+    if (kind != schema::ChunkKind::DEVICES && kind != schema::ChunkKind::OBJECTS &&
+        kind != schema::ChunkKind::DEVICE_OPS && kind != schema::ChunkKind::MEMORY_OPS &&
+        kind != schema::ChunkKind::STACKS)
+      continue;
+    try {
+      auto d = reader.decode(c);
+      if (kind == schema::ChunkKind::DEVICES) {
+        auto root = d.root<schema::Devices>();
+        for (auto dev : root.getDevices()) {
+          Device& x = w.devices[dev.getId()];
+          x.id = dev.getId();
+          x.name = dev.getName();
+          x.frequencyHz = dev.getTimerFrequencyHz();
+          x.kernelBits = dev.getKernelTimestampBits();
+          x.globalBits = dev.getGlobalTimestampBits();
+        }
+        for (auto s : root.getSamples()) w.devices[s.getDevice()].samples.push_back({s.getHostNs(), s.getDeviceTicks()});
+      } else if (kind == schema::ChunkKind::OBJECTS) {
+        auto root = d.root<schema::Objects>();
+        for (auto o : root.getCreated()) {
+          Object& x = w.objects[o.getId()];
+          x.id = o.getId();
+          x.kind = o.getKind();
+          x.handle = o.getHandle();
+          x.device = o.getDevice();
+          x.parent = o.getParent();
+          x.name = o.getName();
+          x.createdNs = o.getCreatedNs();
+          if (o.hasBinary()) {
+            auto b = o.getBinary();
+            x.binarySize = b.getSize();
+            x.binaryHash = format::Hash128{b.getHashLow(), b.getHashHigh()}.hex();
+          }
+          x.binaryFormat = o.getBinaryFormat();
+          for (auto kv : o.getProperties()) x.properties.emplace_back(kv.getKey(), kv.getValue());
+        }
+        for (auto e : root.getDestroyed())
+          if (auto it = w.objects.find(e.getId()); it != w.objects.end()) it->second.destroyedNs = e.getDestroyedNs();
+      } else if (kind == schema::ChunkKind::DEVICE_OPS) {
+        for (auto o : d.root<schema::DeviceOps>().getOps()) {
+          Raw r;
+          DeviceOp& x = r.op;
+          x.kind = o.getKind();
+          x.device = o.getDevice();
+          x.queue = o.getQueue();
+          x.list = o.getCommandList();
+          x.kernel = o.getKernel();
+          auto gc = o.getGroupCount();
+          auto gs = o.getGroupSize();
+          for (unsigned i = 0; i < 3 && i < gc.size(); ++i) x.groupCount[i] = gc[i];
+          for (unsigned i = 0; i < 3 && i < gs.size(); ++i) x.groupSize[i] = gs[i];
+          x.bytes = o.getBytes();
+          x.direction = o.getDirection();
+          x.thread = o.getThread();
+          x.appendIndex = o.getAppendIndex();
+          x.appendNs = o.getAppendNs();
+          x.submitNs = o.getSubmitNs();
+          x.completedNs = o.getCompletedNs();
+          x.timed = o.getTimed();
+          x.stack = o.getStack();
+          x.note = o.getNote();
+          r.start = o.getStartTicks();
+          r.end = o.getEndTicks();
+          raw.push_back(std::move(r));
+        }
+      } else if (kind == schema::ChunkKind::MEMORY_OPS) {
+        for (auto o : d.root<schema::MemoryOps>().getOps())
+          w.memory.push_back({o.getIsFree(), o.getKind(), o.getDevice(), o.getAddress(), o.getSize(), o.getHostNs(),
+                              o.getThread(), o.getStack()});
+      } else {
+        auto root = d.root<schema::Stacks>();
+        for (auto m : root.getModules()) {
+          auto id = m.getBuildId();
+          w.modules[m.getId()] = {m.getId(), m.getPath(), hex(id.begin(), id.size()), m.getLoadBias(), m.getStart(),
+                                  m.getEnd()};
+        }
+        for (auto s : root.getStacks()) {
+          auto& frames = w.stacks[s.getId()];
+          for (auto f : s.getFrames()) frames.push_back(f);
+        }
+      }
+    } catch (const format::FormatError& e) {
+      w.notes.push_back(e.what());
+    } catch (const kj::Exception& e) {
+      w.notes.push_back(capture.path() + ": chunk at offset " + std::to_string(c.offset) + ": malformed " +
+                        kindName(c.kind) + ": " + e.getDescription().cStr());
+    }
+  }
+  for (auto& [id, dev] : w.devices)
+    std::sort(dev.samples.begin(), dev.samples.end(), [](const auto& a, const auto& b) { return a.hostNs < b.hostNs; });
+  w.ops.reserve(raw.size());
+  for (auto& r : raw) {
+    DeviceOp& x = r.op;
+    if (x.kind == schema::DeviceOpKind::KERNEL) {
+      auto k = w.objects.find(x.kernel);
+      x.name = k != w.objects.end() ? k->second.name : "kernel#" + std::to_string(x.kernel);
+      if (k != w.objects.end() && k->second.parent) x.module = "module#" + std::to_string(k->second.parent);
+    } else {
+      x.name = opKindName(x.kind);
+    }
+    if (x.timed) {
+      auto dev = w.devices.find(x.device);
+      if (dev == w.devices.end() || !dev->second.toHostNs(r.start, dev->second.kernelBits, x.submitNs, x.startNs) ||
+          !dev->second.toHostNs(r.end, dev->second.kernelBits, x.submitNs, x.endNs)) {
+        x.timed = false;
+        x.note = "no clock sample for its device";
+      } else if (x.endNs < x.startNs) {
+        x.timed = false;
+        x.note = "device end before start";
+      }
+    }
+    w.ops.push_back(std::move(x));
+  }
+  return w;
+}
+
+}  // namespace gtap::readers

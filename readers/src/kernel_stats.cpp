@@ -1,0 +1,67 @@
+#include "gtap/readers/kernel_stats.h"
+
+#include <algorithm>
+#include <map>
+
+namespace gtap::readers {
+
+bool parseKernelGrouping(const std::string& text, KernelGrouping& out) {
+  if (text == "name") out = KernelGrouping::name;
+  else if (text == "module") out = KernelGrouping::module;
+  else if (text == "queue") out = KernelGrouping::queue;
+  else if (text == "shape") out = KernelGrouping::shape;
+  else return false;
+  return true;
+}
+
+namespace {
+std::string triple(const std::array<uint32_t, 3>& v) {
+  return std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" + std::to_string(v[2]);
+}
+}  // namespace
+
+std::vector<KernelRow> kernelRows(const std::vector<LoadedCapture>& captures, KernelGrouping by, bool perProcess) {
+  struct Acc {
+    KernelRow row;
+    std::vector<int64_t> durations;
+  };
+  std::map<std::pair<std::string, std::string>, Acc> groups;
+  int64_t all = 0;
+  for (const auto& lc : captures) {
+    std::string process = perProcess ? lc.capture->label() : std::string();
+    for (const DeviceOp& op : lc.work.ops) {
+      if (op.kind != schema::DeviceOpKind::KERNEL) continue;
+      std::string key;
+      switch (by) {
+        case KernelGrouping::name: key = op.name; break;
+        case KernelGrouping::module: key = op.module.empty() ? "(unknown module)" : op.module; break;
+        case KernelGrouping::queue: key = lc.work.queueName(op.queue); break;
+        case KernelGrouping::shape: key = op.name + " " + triple(op.groupCount) + " " + triple(op.groupSize); break;
+      }
+      Acc& acc = groups[{process, key}];
+      acc.row.key = key;
+      acc.row.process = process;
+      acc.row.name = op.name;
+      acc.row.groupCount = op.groupCount;
+      acc.row.groupSize = op.groupSize;
+      if (op.timed) {
+        acc.durations.push_back(op.durationNs());
+        all += op.durationNs();
+      } else {
+        ++acc.row.untimed;
+      }
+    }
+  }
+  std::vector<KernelRow> rows;
+  for (auto& [key, acc] : groups) {
+    acc.row.time = distributionOf(acc.durations);
+    acc.row.share = all ? static_cast<double>(acc.row.time.total) / static_cast<double>(all) : 0;
+    rows.push_back(std::move(acc.row));
+  }
+  std::sort(rows.begin(), rows.end(), [](const KernelRow& a, const KernelRow& b) {
+    return a.time.total != b.time.total ? a.time.total > b.time.total : a.key < b.key;
+  });
+  return rows;
+}
+
+}  // namespace gtap::readers
