@@ -18,5 +18,6 @@ int splitRunArguments(int argc, char** argv);
 Action addInfoCommand(CLI::App& app);
 Action addApiCommand(CLI::App& app);
 Action addKernelsCommand(CLI::App& app);
+Action addMemoryCommand(CLI::App& app);
 
 }  // namespace gtap::cli

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -93,6 +92,23 @@ bool isFunctionScope(int tag) {
          tag == DW_TAG_entry_point;
 }
 
+// Tags whose DIEs can cover instructions and nest inlined functions; testing
+// only these skips the many variables, parameters and call sites.
+bool canHoldCode(int tag) {
+  switch (tag) {
+    case DW_TAG_lexical_block:
+    case DW_TAG_inlined_subroutine:
+    case DW_TAG_subprogram:
+    case DW_TAG_entry_point:
+    case DW_TAG_try_block:
+    case DW_TAG_catch_block:
+    case DW_TAG_with_stmt:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<DwarfModule> DwarfModule::open(const std::string& file,
@@ -126,61 +142,88 @@ DwarfModule::DwarfModule(Dwfl* dwfl, Dwfl_Module* module) : dwfl_(dwfl), module_
 
 DwarfModule::~DwarfModule() { dwfl_end(dwfl_); }
 
+// Unit ranges come from each unit's own DIE rather than .debug_aranges,
+// which some compilers (clang by default) do not emit.
 void DwarfModule::loadDwarf() {
   if (dwarfLoaded_) return;
   dwarfLoaded_ = true;
-  dwarf_ = dwfl_module_getdwarf(module_, &dwarfBias_);
-  if (dwarf_ != nullptr) indexUnits();
-}
-
-// Built from each unit's own ranges rather than .debug_aranges, which some
-// compilers (clang by default) do not emit.
-void DwarfModule::indexUnits() {
+  Dwarf* dwarf = dwfl_module_getdwarf(module_, &dwarfBias_);
+  if (dwarf == nullptr) return;
   Dwarf_CU* unit = nullptr;
   Dwarf_CU* next = nullptr;
   Dwarf_Half version = 0;
   uint8_t unitType = 0;
   Dwarf_Die unitDie;
-  while (dwarf_get_units(dwarf_, unit, &next, &version, &unitType, &unitDie, nullptr) == 0) {
+  while (dwarf_get_units(dwarf, unit, &next, &version, &unitType, &unitDie, nullptr) == 0) {
     unit = next;
     if (unitType != DW_UT_compile && unitType != DW_UT_skeleton) continue;
+    bool hasCode = false;
     Dwarf_Addr base = 0, low = 0, high = 0;
     ptrdiff_t offset = 0;
-    while ((offset = dwarf_ranges(&unitDie, offset, &base, &low, &high)) > 0)
-      if (low < high) units_.push_back({low, high, unitDie});
+    while ((offset = dwarf_ranges(&unitDie, offset, &base, &low, &high)) > 0) {
+      unitByAddress_.add(low, high, units_.size());
+      hasCode = true;
+    }
+    if (hasCode) {
+      Unit& added = units_.emplace_back();
+      added.lineUnit = unitDie;
+      added.scopeUnit = unitDie;
+    }
   }
-  std::sort(units_.begin(), units_.end(),
-            [](const UnitRange& a, const UnitRange& b) { return a.low < b.low; });
-  highestSoFar_.reserve(units_.size());
-  Dwarf_Addr highest = 0;
-  for (const UnitRange& range : units_) {
-    highest = std::max(highest, range.high);
-    highestSoFar_.push_back(highest);
-  }
+  unitByAddress_.finish();
 }
 
-const Dwarf_Die* DwarfModule::unitContaining(Dwarf_Addr pc) const {
-  auto after = std::upper_bound(units_.begin(), units_.end(), pc,
-                                [](Dwarf_Addr a, const UnitRange& r) { return a < r.low; });
-  for (size_t i = static_cast<size_t>(after - units_.begin()); i-- > 0;) {
-    if (highestSoFar_[i] <= pc) break;
-    if (pc < units_[i].high) return &units_[i].unit;
+// Definitions with code sit directly under the unit (C++ member and namespace
+// functions too, linked to their declarations by DW_AT_specification), or
+// under a Fortran module.
+void DwarfModule::indexFunctions(Unit& unit) {
+  unit.indexed = true;
+  // With split DWARF the functions live in the .dwo unit, the line table for
+  // addresses in the skeleton.
+  uint8_t unitType = 0;
+  Dwarf_Die split{};
+  if (dwarf_cu_info(unit.lineUnit.cu, nullptr, &unitType, nullptr, &split, nullptr, nullptr,
+                    nullptr) == 0 &&
+      unitType == DW_UT_skeleton && split.cu != nullptr)
+    unit.scopeUnit = split;
+  std::vector<Dwarf_Die> containers{unit.scopeUnit};
+  while (!containers.empty()) {
+    Dwarf_Die container = containers.back();
+    containers.pop_back();
+    Dwarf_Die child;
+    if (dwarf_child(&container, &child) != 0) continue;
+    for (;;) {
+      const int tag = dwarf_tag(&child);
+      if (tag == DW_TAG_module || tag == DW_TAG_namespace) {
+        containers.push_back(child);
+      } else if (isFunctionScope(tag)) {
+        Dwarf_Addr base = 0, low = 0, high = 0;
+        ptrdiff_t offset = 0;
+        while ((offset = dwarf_ranges(&child, offset, &base, &low, &high)) > 0)
+          unit.functions.add(low, high, child);
+      }
+      Dwarf_Die sibling;
+      if (dwarf_siblingof(&child, &sibling) != 0) break;
+      child = sibling;
+    }
   }
-  return nullptr;
+  unit.functions.finish();
 }
 
-// The physical nesting at `pc`: a function, the functions inlined into it, and
-// blocks. Unlike dwarf_getscopes, which continues into the abstract definition
-// of the innermost inlined function, this keeps every concrete inlined instance.
-void DwarfModule::collectScopes(Dwarf_Die unit, Dwarf_Addr pc) {
+// The physical nesting at `pc` inside a top-level function: the functions
+// inlined into it, and blocks. Unlike dwarf_getscopes, which continues into
+// the abstract definition of the innermost inlined function, this keeps every
+// concrete inlined instance.
+void DwarfModule::collectScopes(const Dwarf_Die& function, Dwarf_Addr pc) {
   scopes_.clear();
-  Dwarf_Die parent = unit;
+  scopes_.push_back(function);
+  Dwarf_Die parent = function;
   for (;;) {
     Dwarf_Die child;
     if (dwarf_child(&parent, &child) != 0) return;
     bool descended = false;
     for (;;) {
-      if (dwarf_haspc(&child, pc) > 0) {
+      if (canHoldCode(dwarf_tag(&child)) && dwarf_haspc(&child, pc) > 0) {
         scopes_.push_back(child);
         parent = child;
         descended = true;
@@ -222,23 +265,47 @@ DwarfModule::Location DwarfModule::callSiteOf(Dwarf_Die* scopeUnit, Dwarf_Die* i
   return location;
 }
 
+// libdwfl's own address-to-symbol lookup scans the whole table each time;
+// a sorted index keeps a module with many distinct addresses cheap.
+void DwarfModule::loadSymbols() {
+  if (symbolsLoaded_) return;
+  symbolsLoaded_ = true;
+  const int count = dwfl_module_getsymtab(module_);
+  // Aliases share an address; the index keeps the last added, so weaker
+  // bindings go in first.
+  for (int binding : {STB_LOCAL, STB_WEAK, STB_GLOBAL}) {
+    for (int i = 1; i < count; ++i) {
+      GElf_Sym symbol;
+      GElf_Addr address = 0;
+      GElf_Word section = 0;
+      Elf* elf = nullptr;
+      Dwarf_Addr bias = 0;
+      const char* name =
+          dwfl_module_getsym_info(module_, i, &symbol, &address, &section, &elf, &bias);
+      if (name == nullptr || *name == '\0' || section == SHN_UNDEF) continue;
+      const int type = GELF_ST_TYPE(symbol.st_info);
+      if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
+      if (GELF_ST_BIND(symbol.st_info) != binding) continue;
+      // Only symbols whose extent is known: a size-less one would claim
+      // every address up to the next symbol.
+      symbolByAddress_.add(address, address + symbol.st_size, name);
+    }
+  }
+  symbolByAddress_.finish();
+}
+
 std::string DwarfModule::symbolName(uint64_t elfAddress) {
-  GElf_Off offset = 0;
-  GElf_Sym symbol;
-  GElf_Word section = 0;
-  Elf* elf = nullptr;
-  Dwarf_Addr bias = 0;
-  const char* name =
-      dwfl_module_addrinfo(module_, elfAddress, &offset, &symbol, &section, &elf, &bias);
-  return name != nullptr ? demangle(name) : "";
+  loadSymbols();
+  const char* const* name = symbolByAddress_.find(elfAddress);
+  return name != nullptr ? demangle(*name) : "";
 }
 
 std::vector<SourceFrame> DwarfModule::frames(uint64_t elfAddress) {
   loadDwarf();
   std::vector<SourceFrame> result;
   const Dwarf_Addr pc = elfAddress - dwarfBias_;
-  const Dwarf_Die* found = dwarf_ != nullptr ? unitContaining(pc) : nullptr;
-  if (found == nullptr) {
+  const size_t* unitIndex = unitByAddress_.find(pc);
+  if (unitIndex == nullptr) {
     // No DWARF here (stripped file, assembly, PLT): the symbol table may still name it.
     SourceFrame frame;
     frame.function = symbolName(elfAddress);
@@ -246,19 +313,11 @@ std::vector<SourceFrame> DwarfModule::frames(uint64_t elfAddress) {
     return result;
   }
 
-  Dwarf_Die lineUnit = *found;
-  // With split DWARF the functions live in the .dwo unit, the line table for
-  // addresses in the skeleton.
-  Dwarf_Die scopeUnit = lineUnit;
-  uint8_t unitType = 0;
-  Dwarf_Die split{};
-  if (dwarf_cu_info(lineUnit.cu, nullptr, &unitType, nullptr, &split, nullptr, nullptr, nullptr) ==
-          0 &&
-      unitType == DW_UT_skeleton && split.cu != nullptr)
-    scopeUnit = split;
-
-  Location location = lineAt(&lineUnit, pc);
-  collectScopes(scopeUnit, pc);
+  Unit& unit = units_[*unitIndex];
+  if (!unit.indexed) indexFunctions(unit);
+  Location location = lineAt(&unit.lineUnit, pc);
+  if (const Dwarf_Die* function = unit.functions.find(pc)) collectScopes(*function, pc);
+  else scopes_.clear();
   for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
     const int tag = dwarf_tag(&*scope);
     if (!isFunctionScope(tag)) continue;
@@ -270,7 +329,7 @@ std::vector<SourceFrame> DwarfModule::frames(uint64_t elfAddress) {
       return result;
     }
     // The function this one was inlined into is shown at the call site.
-    location = callSiteOf(&scopeUnit, &*scope);
+    location = callSiteOf(&unit.scopeUnit, &*scope);
     result.push_back(std::move(frame));
   }
   // Outside every DWARF function, or the chain ended in an inlined one: the

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gtap/readers/symbolizer.h"
+#include "range_index.h"
 
 namespace gtap::readers::symbolize {
 
@@ -40,18 +41,21 @@ class DwarfModule {
     int line = 0;
     int column = 0;
   };
-  // Address range of one compilation unit.
-  struct UnitRange {
-    Dwarf_Addr low;
-    Dwarf_Addr high;
-    Dwarf_Die unit;
+  // A compilation unit; its top-level functions are indexed on first use,
+  // since walking a unit's DIEs for every address would cost as much as the
+  // unit is large (a C++ unit holds thousands of header declarations).
+  struct Unit {
+    Dwarf_Die lineUnit;   // owns the line table for addresses
+    Dwarf_Die scopeUnit;  // holds the functions (differs for split DWARF)
+    bool indexed = false;
+    RangeIndex<Dwarf_Die> functions;
   };
 
   DwarfModule(Dwfl* dwfl, Dwfl_Module* module);
   void loadDwarf();
-  void indexUnits();
-  const Dwarf_Die* unitContaining(Dwarf_Addr pc) const;
-  void collectScopes(Dwarf_Die unit, Dwarf_Addr pc);
+  void loadSymbols();
+  void indexFunctions(Unit& unit);
+  void collectScopes(const Dwarf_Die& function, Dwarf_Addr pc);
   Location lineAt(Dwarf_Die* unit, Dwarf_Addr pc);
   Location callSiteOf(Dwarf_Die* scopeUnit, Dwarf_Die* inlined);
   std::string symbolName(uint64_t elfAddress);
@@ -59,12 +63,16 @@ class DwarfModule {
   Dwfl* dwfl_;
   Dwfl_Module* module_;
   std::string buildId_;
+
   bool dwarfLoaded_ = false;
-  Dwarf* dwarf_ = nullptr;   // owned by dwfl_; null when the module has no DWARF
-  Dwarf_Addr dwarfBias_ = 0; // ELF address minus DWARF address (non-zero only for prelinked files)
-  std::vector<UnitRange> units_;          // sorted by low
-  std::vector<Dwarf_Addr> highestSoFar_;  // max of units_[0..i].high, for overlapping units
-  std::vector<Dwarf_Die> scopes_;         // scratch: DIEs containing the pc, outermost first
+  Dwarf_Addr dwarfBias_ = 0;  // ELF address minus DWARF address (non-zero only for prelinked files)
+  std::vector<Unit> units_;
+  RangeIndex<size_t> unitByAddress_;  // index into units_
+
+  bool symbolsLoaded_ = false;
+  RangeIndex<const char*> symbolByAddress_;  // names live in the ELF files dwfl_ keeps open
+
+  std::vector<Dwarf_Die> scopes_;  // scratch: DIEs containing the pc, outermost first
 };
 
 }  // namespace gtap::readers::symbolize

@@ -1,0 +1,36 @@
+// Allocations by kind (count, bytes, peak live bytes) and transfers by
+// direction (count, bytes, device time, bandwidth), over one or more captures.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gtap/readers/kernel_stats.h"
+
+namespace gtap::readers {
+
+struct AllocationRow {
+  std::string process;
+  std::string kind;
+  uint64_t allocations = 0;
+  uint64_t frees = 0;
+  uint64_t bytes = 0;       // allocated in total
+  uint64_t peakBytes = 0;   // most live at once
+  uint64_t largest = 0;
+  uint64_t liveAtEnd = 0;   // bytes never freed
+};
+
+struct TransferRow {
+  std::string process;
+  std::string kind;         // "copy host-to-device", "fill", ...
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  int64_t deviceNs = 0;     // timed ones only
+  uint64_t timedBytes = 0;
+  double bandwidth() const { return deviceNs > 0 ? static_cast<double>(timedBytes) / (static_cast<double>(deviceNs) * 1e-9) : 0; }
+};
+
+std::vector<AllocationRow> allocationRows(const std::vector<LoadedCapture>& captures, bool perProcess);
+std::vector<TransferRow> transferRows(const std::vector<LoadedCapture>& captures, bool perProcess);
+
+}  // namespace gtap::readers
