@@ -49,7 +49,7 @@ void appendMicros(std::string& out, int64_t ns) {
   out += '.';
   out += static_cast<char>('0' + fraction / 100);
   out += static_cast<char>('0' + fraction / 10 % 10);
-  out += static_cast<char>('0' + fraction % 10);
+  out += '0';
 }
 
 // A JSON string literal. Control characters are escaped, and bytes that are

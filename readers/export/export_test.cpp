@@ -101,7 +101,7 @@ Timeline sampleTimeline() {
       slice(10, T + 2600, T + 2700, "zeDeep", "api"),
       slice(10, T + 2500, T + 3000, "zeKernelSetArgumentValue", "api"),
       launch,
-      slice(10, T + 2000, T + 2100, "zeSameStartChild", "api"),
+      slice(10, T + 2500, T + 2550, "zeSameStartChild", "api"),
       slice(10, T + 0, T + 1000, "zeInit", "api"),
       slice(10, T + 11000, T + 12000, "zeAdjacentB", "api"),
       slice(10, T + 10000, T + 11000, "zeAdjacentA", "api"),

@@ -119,6 +119,7 @@ uint64_t Capture::forEachCall(const std::function<void(const ApiCall&)>& visit) 
   struct Open {
     uint32_t function;
     int64_t beginNs;
+    uint64_t index;
   };
   struct ThreadCursor {
     std::vector<Open> open;
@@ -145,7 +146,7 @@ uint64_t Capture::forEachCall(const std::function<void(const ApiCall&)>& visit) 
       std::string problem = format::decodeApiEvents(
           encoded.begin(), encoded.size(), n, ev.getBaseHostNs(), [&](const format::ApiEvent& e) {
             if (e.kind == format::ApiEventKind::callBegin) {
-              cur.open.push_back({e.function, e.timeNs});
+              cur.open.push_back({e.function, e.timeNs, ev.getFirstIndex() + index});
             } else if (cur.open.empty() || cur.open.back().function != e.function) {
               notes_.push_back(path() + ": " + at(c) + ": event " + std::to_string(index) + ": end of " +
                                functionName(e.function) + " without its begin");
@@ -153,7 +154,7 @@ uint64_t Capture::forEachCall(const std::function<void(const ApiCall&)>& visit) 
               Open o = cur.open.back();
               cur.open.pop_back();
               visit({ev.getThread(), o.function, o.beginNs, e.timeNs, e.result, true,
-                     static_cast<uint32_t>(cur.open.size())});
+                     static_cast<uint32_t>(cur.open.size()), o.index});
             }
             ++index;
           });
@@ -167,7 +168,8 @@ uint64_t Capture::forEachCall(const std::function<void(const ApiCall&)>& visit) 
   }
   for (auto& [thread, cur] : cursors) {
     for (size_t d = 0; d < cur.open.size(); ++d)
-      visit({thread, cur.open[d].function, cur.open[d].beginNs, 0, 0, false, static_cast<uint32_t>(d)});
+      visit({thread, cur.open[d].function, cur.open[d].beginNs, 0, 0, false, static_cast<uint32_t>(d),
+             cur.open[d].index});
   }
   return events;
 }

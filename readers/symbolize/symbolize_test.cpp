@@ -304,6 +304,16 @@ TEST_F(SymbolizerTest, MissingFileIsRefused) {
   EXPECT_NE(noId.problem.find("captured build-id none"), std::string::npos) << noId.problem;
 }
 
+TEST_F(SymbolizerTest, FileThatIsNotElfIsRefused) {
+  const std::string text = (temp_ / "text").string();
+  std::ofstream(text) << "not an ELF file\n";
+  Symbolizer symbolizer;
+  SymbolizeResult result = symbolizer.symbolize(selfAt(text), fixture::captured.returnAddress, true);
+  EXPECT_TRUE(result.frames.empty());
+  EXPECT_NE(result.problem.find(text + ": cannot be read as ELF"), std::string::npos)
+      << result.problem;
+}
+
 TEST_F(SymbolizerTest, MissingFileIsSymbolisedThroughDebugFile) {
   Symbolizer symbolizer({makeDebugDirectory()});
   expectFixtureFrames(

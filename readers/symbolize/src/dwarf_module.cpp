@@ -33,14 +33,12 @@ std::string demangle(const char* name) {
 // The linkage name carries namespaces, classes and parameter types, which the
 // plain DW_AT_name lacks; both are found through abstract origins and
 // specifications, where inlined and out-of-class definitions keep them.
-std::string functionName(Dwarf_Die* die) {
+const char* rawFunctionName(Dwarf_Die* die) {
   Dwarf_Attribute attr;
   const char* linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
   if (linkage == nullptr)
     linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-  if (linkage != nullptr) return demangle(linkage);
-  const char* name = dwarf_diename(die);
-  return name != nullptr ? name : "";
+  return linkage != nullptr ? linkage : dwarf_diename(die);
 }
 
 // libdwfl asks this callback both for a module's own debug file and for the
@@ -297,7 +295,17 @@ void DwarfModule::loadSymbols() {
 std::string DwarfModule::symbolName(uint64_t elfAddress) {
   loadSymbols();
   const char* const* name = symbolByAddress_.find(elfAddress);
-  return name != nullptr ? demangle(*name) : "";
+  return name != nullptr ? readableName(*name) : "";
+}
+
+// Names are strings inside the mapped ELF and DWARF sections, so their
+// address identifies them; many addresses share a function.
+const std::string& DwarfModule::readableName(const char* raw) {
+  static const std::string kUnknown;
+  if (raw == nullptr) return kUnknown;
+  auto [cached, inserted] = readableNames_.try_emplace(raw);
+  if (inserted) cached->second = demangle(raw);
+  return cached->second;
 }
 
 std::vector<SourceFrame> DwarfModule::frames(uint64_t elfAddress) {
@@ -321,7 +329,7 @@ std::vector<SourceFrame> DwarfModule::frames(uint64_t elfAddress) {
   for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
     const int tag = dwarf_tag(&*scope);
     if (!isFunctionScope(tag)) continue;
-    SourceFrame frame{functionName(&*scope), std::move(location.file), location.line,
+    SourceFrame frame{readableName(rawFunctionName(&*scope)), std::move(location.file), location.line,
                       location.column, tag == DW_TAG_inlined_subroutine};
     if (!frame.inlined) {
       if (frame.function.empty()) frame.function = symbolName(elfAddress);

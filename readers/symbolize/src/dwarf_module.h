@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gtap/readers/symbolizer.h"
@@ -59,6 +60,7 @@ class DwarfModule {
   Location lineAt(Dwarf_Die* unit, Dwarf_Addr pc);
   Location callSiteOf(Dwarf_Die* scopeUnit, Dwarf_Die* inlined);
   std::string symbolName(uint64_t elfAddress);
+  const std::string& readableName(const char* raw);
 
   Dwfl* dwfl_;
   Dwfl_Module* module_;
@@ -72,6 +74,7 @@ class DwarfModule {
   bool symbolsLoaded_ = false;
   RangeIndex<const char*> symbolByAddress_;  // names live in the ELF files dwfl_ keeps open
 
+  std::unordered_map<const char*, std::string> readableNames_;  // demangled, by raw name
   std::vector<Dwarf_Die> scopes_;  // scratch: DIEs containing the pc, outermost first
 };
 

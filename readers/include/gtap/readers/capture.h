@@ -64,6 +64,7 @@ struct ApiCall {
   int64_t result = 0;
   bool finished = true;
   uint32_t depth = 0;  // nesting on its thread (0 = outermost)
+  uint64_t beginIndex = 0;  // per-thread event index of its begin (device work refers to it)
 };
 
 class Capture {

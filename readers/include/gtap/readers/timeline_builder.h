@@ -1,0 +1,14 @@
+// Builds the neutral timeline of one or more captures: per process, a track
+// per host thread with its API calls, a track per device queue (or immediate
+// list) with its kernels, copies, fills and barriers, and a flow from each
+// append call to the device work it created.
+#pragma once
+
+#include "gtap/readers/kernel_stats.h"
+#include "gtap/readers/timeline.h"
+
+namespace gtap::readers {
+
+Timeline buildTimeline(const std::vector<LoadedCapture>& captures);
+
+}  // namespace gtap::readers
