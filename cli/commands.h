@@ -19,5 +19,6 @@ Action addInfoCommand(CLI::App& app);
 Action addApiCommand(CLI::App& app);
 Action addKernelsCommand(CLI::App& app);
 Action addMemoryCommand(CLI::App& app);
+Action addSummaryCommand(CLI::App& app);
 
 }  // namespace gtap::cli

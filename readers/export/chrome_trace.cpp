@@ -49,7 +49,7 @@ void appendMicros(std::string& out, int64_t ns) {
   out += '.';
   out += static_cast<char>('0' + fraction / 100);
   out += static_cast<char>('0' + fraction / 10 % 10);
-  out += '0';
+  out += static_cast<char>('0' + fraction % 10);
 }
 
 // A JSON string literal. Control characters are escaped, and bytes that are
@@ -221,7 +221,8 @@ class ChromeTraceWriter {
     endEvent();
 
     // Written after the slice, at its start time: viewers bind a flow event
-    // to the slice open on its thread at that time.
+    // to the innermost slice open on its thread at that time, which is this
+    // one unless a slice nested in it starts in the same nanosecond.
     if (slice.flowOut) writeFlow('s', slice.flowOut, pid, tid, slice.startNs);
     if (slice.flowIn) writeFlow('f', slice.flowIn, pid, tid, slice.startNs);
   }

@@ -10,6 +10,7 @@ namespace gtap::readers {
 ApiSummary summarizeApi(const std::vector<const Capture*>& captures) {
   struct Acc {
     std::string api;
+    schema::Api apiKind = schema::Api::UNKNOWN;
     std::vector<int64_t> durations;
     uint64_t unfinished = 0;
     uint64_t failed = 0;
@@ -24,7 +25,10 @@ ApiSummary summarizeApi(const std::vector<const Capture*>& captures) {
       if (it != byId.end()) return *it->second;
       Acc& acc = byName[capture->functionName(id)];
       auto f = capture->functions().find(id);
-      if (f != capture->functions().end()) acc.api = apiName(f->second.api);
+      if (f != capture->functions().end()) {
+        acc.api = apiName(f->second.api);
+        acc.apiKind = f->second.api;
+      }
       byId[id] = &acc;
       return acc;
     };
@@ -35,7 +39,7 @@ ApiSummary summarizeApi(const std::vector<const Capture*>& captures) {
         return;
       }
       acc.durations.push_back(call.endNs - call.beginNs);
-      if (call.result != 0) ++acc.failed;
+      if (isErrorResult(acc.apiKind, call.result)) ++acc.failed;
     });
   }
   for (auto& [name, acc] : byName) {

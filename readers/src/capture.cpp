@@ -28,6 +28,17 @@ std::string kindName(uint16_t kind) {
   }
 }
 
+bool isErrorResult(schema::Api api, int64_t result) {
+  switch (api) {
+    case schema::Api::LEVEL_ZERO:
+    case schema::Api::LEVEL_ZERO_TOOLS:
+    case schema::Api::LEVEL_ZERO_SYSMAN:
+      return static_cast<uint32_t>(result) >= 0x70000000u;
+    default:
+      return static_cast<uint32_t>(result) >= 0x1000u;
+  }
+}
+
 std::string apiName(schema::Api api) {
   switch (api) {
     case schema::Api::LEVEL_ZERO: return "ze";

@@ -67,6 +67,21 @@ FIXTURE_OPAQUE void outerFunction() {
 
 namespace {
 
+// Internal linkage: GCC gives these no DWARF linkage name.
+[[gnu::always_inline]] inline void innerHidden(int callLine) {
+  fixture::captureHere(__LINE__, callLine);
+  fixture::sideEffect = fixture::sideEffect + 1;
+}
+
+FIXTURE_OPAQUE void outerHidden() {
+  innerHidden(__LINE__);
+  fixture::sideEffect = fixture::sideEffect + 1;
+}
+
+}  // namespace
+
+namespace {
+
 constexpr const char* kInnerName = "fixture::innerInlined(int)";
 constexpr const char* kOuterName = "fixture::outerFunction()";
 
@@ -241,6 +256,21 @@ TEST_F(SymbolizerTest, InlinedFunctionComesOutWithItsCallSite) {
   expectFixtureFrames(symbolizer.symbolize(self_.ref, fixture::captured.returnAddress, true));
 }
 
+TEST_F(SymbolizerTest, FunctionsWithInternalLinkageAreQualified) {
+  outerHidden();
+  Symbolizer symbolizer;
+  SymbolizeResult result = symbolizer.symbolize(self_.ref, fixture::captured.returnAddress, true);
+  SCOPED_TRACE(describe(result));
+  ASSERT_EQ(result.frames.size(), 2u);
+  // From the declaration's enclosing scopes (a linkage name would add "(int)").
+  EXPECT_TRUE(result.frames[0].function.starts_with("(anonymous namespace)::innerHidden"));
+  EXPECT_TRUE(result.frames[0].inlined);
+  EXPECT_EQ(result.frames[0].line, fixture::captured.captureLine);
+  // From the symbol table, which keeps the parameter types.
+  EXPECT_EQ(result.frames[1].function, "(anonymous namespace)::outerHidden()");
+  EXPECT_EQ(result.frames[1].line, fixture::captured.callLine);
+}
+
 TEST_F(SymbolizerTest, ReturnAddressFlagSelectsTheCallInstruction) {
   Symbolizer symbolizer;
   // Taken as it is, the return address is the instruction after the call.
@@ -358,6 +388,13 @@ TEST_F(SymbolizerTest, StaleDebugFileUnderTheRightNameIsNotUsed) {
       symbolizer.symbolize(selfAt((temp_ / "gone").string()), fixture::captured.returnAddress, true);
   EXPECT_TRUE(result.frames.empty());
   EXPECT_NE(result.problem.find(dir.string()), std::string::npos) << result.problem;
+
+  // Nor for a stripped file that is right: it keeps to its symbol table.
+  SymbolizeResult stripped =
+      symbolizer.symbolize(selfAt(makeStrippedCopy()), fixture::captured.returnAddress, true);
+  SCOPED_TRACE(describe(stripped));
+  ASSERT_EQ(stripped.frames.size(), 1u);
+  EXPECT_TRUE(stripped.frames[0].file.empty());
 }
 
 TEST_F(SymbolizerTest, LibcFunctionIsNamed) {

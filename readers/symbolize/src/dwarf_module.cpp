@@ -1,11 +1,12 @@
 #include "dwarf_module.h"
 
-#include <cxxabi.h>
 #include <dwarf.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -15,31 +16,6 @@
 namespace gtap::readers::symbolize {
 
 namespace {
-
-std::string demangle(const char* name) {
-  if (name[0] == '_' && name[1] == 'Z') {
-    int status = 0;
-    char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-    if (readable != nullptr && status == 0) {
-      std::string result(readable);
-      std::free(readable);
-      return result;
-    }
-    std::free(readable);
-  }
-  return name;
-}
-
-// The linkage name carries namespaces, classes and parameter types, which the
-// plain DW_AT_name lacks; both are found through abstract origins and
-// specifications, where inlined and out-of-class definitions keep them.
-const char* rawFunctionName(Dwarf_Die* die) {
-  Dwarf_Attribute attr;
-  const char* linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-  if (linkage == nullptr)
-    linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-  return linkage != nullptr ? linkage : dwarf_diename(die);
-}
 
 // libdwfl asks this callback both for a module's own debug file and for the
 // dwz-style supplementary file that debug file refers to. Only the first is
@@ -166,6 +142,9 @@ void DwarfModule::loadDwarf() {
       Unit& added = units_.emplace_back();
       added.lineUnit = unitDie;
       added.scopeUnit = unitDie;
+      Dwarf_Attribute attr;
+      if (const char* dir = dwarf_formstring(dwarf_attr(&unitDie, DW_AT_comp_dir, &attr)))
+        added.compilationDirectory = dir;
     }
   }
   unitByAddress_.finish();
@@ -235,17 +214,30 @@ void DwarfModule::collectScopes(const Dwarf_Die& function, Dwarf_Addr pc) {
   }
 }
 
-DwarfModule::Location DwarfModule::lineAt(Dwarf_Die* unit, Dwarf_Addr pc) {
+// libdw leaves a file whose line-table directory is relative as it is,
+// though DWARF makes such directories relative to the compilation directory
+// (distribution builds record "../include" under a compilation directory of
+// "./stdlib"); files in that directory itself already start with it.
+std::string DwarfModule::sourcePath(const Unit& unit, const char* file) {
+  std::string path = file;
+  const std::string& dir = unit.compilationDirectory;
+  if (path.empty() || path.front() == '/' || dir.empty()) return path;
+  if (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/')
+    return path;
+  return dir + "/" + path;
+}
+
+DwarfModule::Location DwarfModule::lineAt(Unit& unit, Dwarf_Addr pc) {
   Location location;
-  Dwarf_Line* line = dwarf_getsrc_die(unit, pc);
+  Dwarf_Line* line = dwarf_getsrc_die(&unit.lineUnit, pc);
   if (line == nullptr) return location;
-  if (const char* file = dwarf_linesrc(line, nullptr, nullptr)) location.file = file;
+  if (const char* file = dwarf_linesrc(line, nullptr, nullptr)) location.file = sourcePath(unit, file);
   dwarf_lineno(line, &location.line);
   dwarf_linecol(line, &location.column);
   return location;
 }
 
-DwarfModule::Location DwarfModule::callSiteOf(Dwarf_Die* scopeUnit, Dwarf_Die* inlined) {
+DwarfModule::Location DwarfModule::callSiteOf(Unit& unit, Dwarf_Die* inlined) {
   Location location;
   Dwarf_Attribute attr;
   Dwarf_Word value = 0;
@@ -253,8 +245,9 @@ DwarfModule::Location DwarfModule::callSiteOf(Dwarf_Die* scopeUnit, Dwarf_Die* i
     Dwarf_Files* files = nullptr;
     size_t count = 0;
     // The file table numbers DW_AT_call_file the same way for DWARF 4 (from 1) and 5 (from 0).
-    if (dwarf_getsrcfiles(scopeUnit, &files, &count) == 0 && value < count)
-      if (const char* file = dwarf_filesrc(files, value, nullptr, nullptr)) location.file = file;
+    if (dwarf_getsrcfiles(&unit.scopeUnit, &files, &count) == 0 && value < count)
+      if (const char* file = dwarf_filesrc(files, value, nullptr, nullptr))
+        location.file = sourcePath(unit, file);
   }
   if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &value) == 0)
     location.line = static_cast<int>(value);
@@ -268,44 +261,64 @@ DwarfModule::Location DwarfModule::callSiteOf(Dwarf_Die* scopeUnit, Dwarf_Die* i
 void DwarfModule::loadSymbols() {
   if (symbolsLoaded_) return;
   symbolsLoaded_ = true;
+  struct Function {
+    GElf_Addr start;
+    GElf_Addr end;         // 0 while unknown (a symbol without size)
+    GElf_Addr sectionEnd;  // how far a size-less symbol may reach
+    int preference;        // among aliases at one address, the highest is named
+    const char* name;
+  };
+  std::vector<Function> functions;
   const int count = dwfl_module_getsymtab(module_);
-  // Aliases share an address; the index keeps the last added, so weaker
-  // bindings go in first.
-  for (int binding : {STB_LOCAL, STB_WEAK, STB_GLOBAL}) {
-    for (int i = 1; i < count; ++i) {
-      GElf_Sym symbol;
-      GElf_Addr address = 0;
-      GElf_Word section = 0;
-      Elf* elf = nullptr;
-      Dwarf_Addr bias = 0;
-      const char* name =
-          dwfl_module_getsym_info(module_, i, &symbol, &address, &section, &elf, &bias);
-      if (name == nullptr || *name == '\0' || section == SHN_UNDEF) continue;
-      const int type = GELF_ST_TYPE(symbol.st_info);
-      if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
-      if (GELF_ST_BIND(symbol.st_info) != binding) continue;
-      // Only symbols whose extent is known: a size-less one would claim
-      // every address up to the next symbol.
-      symbolByAddress_.add(address, address + symbol.st_size, name);
-    }
+  for (int i = 1; i < count; ++i) {
+    GElf_Sym symbol;
+    GElf_Addr address = 0;
+    GElf_Word sectionIndex = 0;
+    Elf* elf = nullptr;
+    Dwarf_Addr bias = 0;
+    const char* name =
+        dwfl_module_getsym_info(module_, i, &symbol, &address, &sectionIndex, &elf, &bias);
+    if (name == nullptr || *name == '\0' || sectionIndex == SHN_UNDEF) continue;
+    const int type = GELF_ST_TYPE(symbol.st_info);
+    if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
+    GElf_Addr sectionEnd = 0;
+    GElf_Shdr header;
+    if (Elf_Scn* section = elf_getscn(elf, sectionIndex);
+        section != nullptr && gelf_getshdr(section, &header) != nullptr)
+      sectionEnd = header.sh_addr + header.sh_size + bias;
+    const int binding = GELF_ST_BIND(symbol.st_info);
+    const int preference = (symbol.st_size > 0 ? 4 : 0) + (binding == STB_GLOBAL ? 2
+                                                           : binding == STB_WEAK ? 1
+                                                                                 : 0);
+    functions.push_back(Function{address, symbol.st_size > 0 ? address + symbol.st_size : 0,
+                                 sectionEnd, preference, name});
   }
+  std::sort(functions.begin(), functions.end(), [](const Function& a, const Function& b) {
+    return a.start != b.start ? a.start < b.start : a.preference < b.preference;
+  });
+  // A symbol without size (crt files, some assembly) reaches to the next
+  // function, and never past its section.
+  for (size_t i = 0, next = 0; i < functions.size(); ++i) {
+    Function& f = functions[i];
+    if (f.end != 0) continue;
+    next = std::max(next, i + 1);
+    while (next < functions.size() && functions[next].start <= f.start) ++next;
+    f.end = next < functions.size() ? std::min(functions[next].start, f.sectionEnd) : f.sectionEnd;
+  }
+  for (const Function& f : functions) symbolByAddress_.add(f.start, f.end, f.name);
   symbolByAddress_.finish();
 }
 
 std::string DwarfModule::symbolName(uint64_t elfAddress) {
   loadSymbols();
   const char* const* name = symbolByAddress_.find(elfAddress);
-  return name != nullptr ? readableName(*name) : "";
+  return name != nullptr ? names_.ofSymbol(*name) : "";
 }
 
-// Names are strings inside the mapped ELF and DWARF sections, so their
-// address identifies them; many addresses share a function.
-const std::string& DwarfModule::readableName(const char* raw) {
-  static const std::string kUnknown;
-  if (raw == nullptr) return kUnknown;
-  auto [cached, inserted] = readableNames_.try_emplace(raw);
-  if (inserted) cached->second = demangle(raw);
-  return cached->second;
+std::string DwarfModule::mangledSymbolName(uint64_t elfAddress) {
+  loadSymbols();
+  const char* const* name = symbolByAddress_.find(elfAddress);
+  return name != nullptr && std::strncmp(*name, "_Z", 2) == 0 ? names_.ofSymbol(*name) : "";
 }
 
 std::vector<SourceFrame> DwarfModule::frames(uint64_t elfAddress) {
@@ -323,21 +336,26 @@ std::vector<SourceFrame> DwarfModule::frames(uint64_t elfAddress) {
 
   Unit& unit = units_[*unitIndex];
   if (!unit.indexed) indexFunctions(unit);
-  Location location = lineAt(&unit.lineUnit, pc);
+  Location location = lineAt(unit, pc);
   if (const Dwarf_Die* function = unit.functions.find(pc)) collectScopes(*function, pc);
   else scopes_.clear();
   for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
     const int tag = dwarf_tag(&*scope);
     if (!isFunctionScope(tag)) continue;
-    SourceFrame frame{readableName(rawFunctionName(&*scope)), std::move(location.file), location.line,
-                      location.column, tag == DW_TAG_inlined_subroutine};
+    SourceFrame frame{{}, std::move(location.file), location.line, location.column,
+                      tag == DW_TAG_inlined_subroutine};
+    const std::string* linkageName = names_.fromLinkageName(&*scope);
+    if (linkageName != nullptr) frame.function = *linkageName;
+    // GCC gives no linkage name to C++ functions with internal linkage; their
+    // symbol still has the parameter types. Inlined ones have only DWARF names.
+    if (frame.function.empty() && !frame.inlined) frame.function = mangledSymbolName(elfAddress);
+    if (frame.function.empty()) frame.function = names_.qualified(&*scope);
     if (!frame.inlined) {
-      if (frame.function.empty()) frame.function = symbolName(elfAddress);
       result.push_back(std::move(frame));
       return result;
     }
     // The function this one was inlined into is shown at the call site.
-    location = callSiteOf(&unit.scopeUnit, &*scope);
+    location = callSiteOf(unit, &*scope);
     result.push_back(std::move(frame));
   }
   // Outside every DWARF function, or the chain ended in an inlined one: the

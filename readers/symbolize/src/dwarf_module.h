@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "gtap/readers/symbolizer.h"
+#include "function_names.h"
 #include "range_index.h"
 
 namespace gtap::readers::symbolize {
@@ -48,6 +48,7 @@ class DwarfModule {
   struct Unit {
     Dwarf_Die lineUnit;   // owns the line table for addresses
     Dwarf_Die scopeUnit;  // holds the functions (differs for split DWARF)
+    std::string compilationDirectory;
     bool indexed = false;
     RangeIndex<Dwarf_Die> functions;
   };
@@ -57,10 +58,11 @@ class DwarfModule {
   void loadSymbols();
   void indexFunctions(Unit& unit);
   void collectScopes(const Dwarf_Die& function, Dwarf_Addr pc);
-  Location lineAt(Dwarf_Die* unit, Dwarf_Addr pc);
-  Location callSiteOf(Dwarf_Die* scopeUnit, Dwarf_Die* inlined);
+  static std::string sourcePath(const Unit& unit, const char* file);
+  Location lineAt(Unit& unit, Dwarf_Addr pc);
+  Location callSiteOf(Unit& unit, Dwarf_Die* inlined);
   std::string symbolName(uint64_t elfAddress);
-  const std::string& readableName(const char* raw);
+  std::string mangledSymbolName(uint64_t elfAddress);  // empty unless a C++ symbol
 
   Dwfl* dwfl_;
   Dwfl_Module* module_;
@@ -74,7 +76,7 @@ class DwarfModule {
   bool symbolsLoaded_ = false;
   RangeIndex<const char*> symbolByAddress_;  // names live in the ELF files dwfl_ keeps open
 
-  std::unordered_map<const char*, std::string> readableNames_;  // demangled, by raw name
+  FunctionNames names_;
   std::vector<Dwarf_Die> scopes_;  // scratch: DIEs containing the pc, outermost first
 };
 

@@ -14,7 +14,7 @@ struct FunctionStats {
   std::string api;
   uint64_t count = 0;       // finished calls
   uint64_t unfinished = 0;  // begun, never ended (the process died in them)
-  uint64_t failed = 0;      // result other than 0 (success in every runtime gtap knows)
+  uint64_t failed = 0;      // returned an error (isErrorResult)
   int64_t totalNs = 0;
   int64_t minNs = 0;
   int64_t maxNs = 0;

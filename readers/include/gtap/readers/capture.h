@@ -108,6 +108,11 @@ class Capture {
   mutable std::vector<std::string> notes_;
 };
 
+// Whether a call's result is an error of its API: Level Zero's errors are
+// 0x70000000 and up (ZE_RESULT_NOT_READY, 1, is not one); HSA's are 0x1000 and
+// up (HSA_STATUS_INFO_BREAK, 1, is not one).
+bool isErrorResult(schema::Api api, int64_t result);
+
 std::string kindName(uint16_t kind);
 std::string apiName(schema::Api api);
 

@@ -1,0 +1,128 @@
+// gtap summary: what ran, for how long, device busy time, top kernels,
+// transfers and allocations, and what data is missing or was recovered.
+#include <algorithm>
+#include <iostream>
+
+#include "commands.h"
+#include "gtap/readers/memory_stats.h"
+#include "gtap/readers/overview.h"
+#include "gtap/readers/table.h"
+#include "open_captures.h"
+
+namespace gtap::cli {
+
+namespace {
+
+struct SummaryOptions {
+  std::vector<std::string> files;
+  std::string format = "text";
+  size_t top = 5;
+};
+
+std::string percent(int64_t part, int64_t whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0);
+  return buf;
+}
+
+int summary(const SummaryOptions& o) {
+  readers::OutputFormat format;
+  if (!readers::parseOutputFormat(o.format, format) || format == readers::OutputFormat::csv) {
+    std::cerr << "gtap summary: --format must be text or jsonl\n";
+    return 2;
+  }
+  auto opened = openCaptures(o.files, "summary");
+  if (opened.captures.empty()) return 1;
+  std::vector<readers::LoadedCapture> loaded;
+  for (const auto& c : opened.captures) loaded.push_back({c.get(), readers::loadDeviceWork(*c)});
+  if (format == readers::OutputFormat::jsonl) {
+    for (const auto& lc : loaded) {
+      auto p = readers::overviewOf(lc, 0);
+      std::cout << "{\"file\":\"" << readers::jsonEscape(lc.capture->path()) << "\",\"process\":\""
+                << readers::jsonEscape(p.label) << "\",\"duration_ns\":" << (p.endNs - p.startNs)
+                << ",\"api_calls\":" << p.apiCalls << ",\"api_ns\":" << p.apiNs << ",\"threads\":" << p.threads
+                << ",\"allocations\":" << p.allocations << ",\"allocated_bytes\":" << p.allocatedBytes
+                << ",\"closed_cleanly\":" << (p.closedCleanly ? "true" : "false")
+                << ",\"events_dropped\":" << p.eventsDropped << ",\"devices\":[";
+      for (size_t i = 0; i < p.devices.size(); ++i) {
+        const auto& d = p.devices[i];
+        std::cout << (i ? "," : "") << "{\"device\":\"" << readers::jsonEscape(d.name) << "\",\"busy_ns\":" << d.busyNs
+                  << ",\"span_ns\":" << (d.lastNs - d.firstNs) << ",\"kernels\":" << d.kernels
+                  << ",\"copies\":" << d.copies << ",\"copy_bytes\":" << d.copyBytes << ",\"fills\":" << d.fills
+                  << ",\"untimed\":" << d.untimed << "}";
+      }
+      std::cout << "]}\n";
+    }
+    return opened.failures ? 1 : 0;
+  }
+  for (const auto& lc : loaded) {
+    auto p = readers::overviewOf(lc, 0);
+    int64_t duration = p.endNs - p.startNs;
+    std::cout << p.label << "  " << p.executable << "  (" << lc.capture->path() << ")\n";
+    std::cout << "  ran          " << readers::formatNanoseconds(duration) << " from first to last record, "
+              << p.threads << " thread" << (p.threads == 1 ? "" : "s") << "\n";
+    std::cout << "  API calls    " << p.apiCalls << " (" << readers::formatNanoseconds(p.apiNs) << " inside them, "
+              << percent(p.apiNs, duration) << " of the run)";
+    if (p.failedCalls) std::cout << ", " << p.failedCalls << " returned an error";
+    if (p.unfinishedCalls) std::cout << ", " << p.unfinishedCalls << " never returned";
+    std::cout << "\n";
+    for (const auto& d : p.devices) {
+      std::cout << "  device       " << d.name << ": busy " << readers::formatNanoseconds(d.busyNs) << " ("
+                << percent(d.busyNs, duration) << " of the run), " << d.kernels << " kernels, " << d.copies
+                << " copies (" << readers::formatBytes(d.copyBytes) << "), " << d.fills << " fills, " << d.barriers
+                << " barriers\n";
+    }
+    if (p.allocations)
+      std::cout << "  allocations  " << p.allocations << " (" << readers::formatBytes(p.allocatedBytes) << ")\n";
+    std::cout << "  data         "
+              << (p.closedCleanly ? std::string("complete (file closed cleanly)") : "recovered: " + p.recovery);
+    if (p.eventsDropped) std::cout << "; " << p.eventsDropped << " events could not be written";
+    std::cout << "\n";
+    uint64_t untimed = 0;
+    for (const auto& d : p.devices) untimed += d.untimed;
+    if (untimed) {
+      std::cout << "  untimed      " << untimed << " device operations without device times:";
+      for (const auto& r : p.untimedReasons) std::cout << " " << r << ";";
+      std::cout << "\n";
+    }
+    std::cout << "\n";
+  }
+  auto rows = readers::kernelRows(loaded, readers::KernelGrouping::name, false);
+  if (!rows.empty()) {
+    std::cout << "Top kernels" << (loaded.size() > 1 ? " (all files)" : "") << "\n";
+    readers::Table t({"kernel", "count", "total", "mean", "share"});
+    for (size_t i = 0; i < rows.size() && i < o.top; ++i) {
+      const auto& r = rows[i];
+      readers::Cell share = readers::Cell::ratio(r.share * 100, 1);
+      share.text += "%";
+      t.add({readers::Cell::str(r.key), readers::Cell::count(static_cast<int64_t>(r.time.count + r.untimed)),
+             readers::Cell::nanoseconds(r.time.total),
+             readers::Cell::nanoseconds(static_cast<int64_t>(r.time.mean + 0.5)), share});
+    }
+    t.print(std::cout, format);
+    std::cout << "\n";
+  }
+  auto transfers = readers::transferRows(loaded, false);
+  if (!transfers.empty()) {
+    std::cout << "Transfers\n";
+    readers::Table t({"kind", "count", "bytes", "device time"});
+    for (const auto& r : transfers)
+      t.add({readers::Cell::str(r.kind), readers::Cell::count(static_cast<int64_t>(r.count)),
+             readers::Cell::bytes(static_cast<int64_t>(r.bytes)), readers::Cell::nanoseconds(r.deviceNs)});
+    t.print(std::cout, format);
+  }
+  return opened.failures ? 1 : 0;
+}
+
+}  // namespace
+
+Action addSummaryCommand(CLI::App& app) {
+  auto o = std::make_shared<SummaryOptions>();
+  auto* cmd = app.add_subcommand("summary", "What ran, for how long, device busy time, top kernels, transfers, allocations");
+  cmd->add_option("files", o->files, "Capture files")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--format", o->format, "text or jsonl");
+  cmd->add_option("--top", o->top, "How many kernels to list");
+  return [o] { return summary(*o); };
+}
+
+}  // namespace gtap::cli

@@ -1,0 +1,49 @@
+// Whole-run figures for summary and explain: span of the run, API calls,
+// device busy time (union of device operation intervals), idle gaps, and
+// what the device work was.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gtap/readers/kernel_stats.h"
+
+namespace gtap::readers {
+
+struct Gap {
+  int64_t startNs = 0;
+  int64_t endNs = 0;
+  std::string before;  // the operation that ended at startNs
+  std::string after;   // the operation that started at endNs
+  std::vector<std::pair<std::string, int64_t>> hostCalls;  // API time of the process during the gap, by function
+};
+
+struct DeviceOverview {
+  uint32_t device = 0;
+  std::string name;
+  int64_t firstNs = 0, lastNs = 0;  // first start, last end of timed operations
+  int64_t busyNs = 0;               // union of operation intervals
+  uint64_t kernels = 0, copies = 0, fills = 0, barriers = 0, untimed = 0;
+  uint64_t copyBytes = 0;
+  std::vector<Gap> largestGaps;     // longest idle stretches, longest first
+};
+
+struct ProcessOverview {
+  std::string label;
+  std::string executable;
+  int64_t startNs = 0, endNs = 0;   // first and last record of any kind
+  uint64_t apiCalls = 0, unfinishedCalls = 0, failedCalls = 0;
+  int64_t apiNs = 0;                // time in outermost API calls, all threads
+  size_t threads = 0;
+  std::vector<DeviceOverview> devices;
+  uint64_t allocations = 0, allocatedBytes = 0;
+  std::vector<std::string> untimedReasons;  // distinct notes of untimed operations
+  bool closedCleanly = true;
+  std::string recovery;
+  uint64_t eventsDropped = 0;
+};
+
+// `gapCount` longest gaps per device are kept.
+ProcessOverview overviewOf(const LoadedCapture& capture, size_t gapCount);
+
+}  // namespace gtap::readers

@@ -1,0 +1,123 @@
+#include "gtap/readers/overview.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace gtap::readers {
+
+ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
+  const Capture& c = *lc.capture;
+  ProcessOverview p;
+  p.label = c.label();
+  p.executable = c.process().executable;
+  p.threads = c.threads().size();
+  p.closedCleanly = c.recovery().closedCleanly;
+  p.recovery = c.recovery().stopReason;
+  p.eventsDropped = c.trailer().eventsDropped;
+  p.startNs = INT64_MAX;
+  p.endNs = INT64_MIN;
+  auto span = [&](int64_t a, int64_t b) {
+    p.startNs = std::min(p.startNs, a);
+    p.endNs = std::max(p.endNs, b);
+  };
+  struct Call {
+    int64_t begin, end;
+    uint32_t function;
+  };
+  std::vector<Call> outermost;
+  c.forEachCall([&](const ApiCall& call) {
+    ++p.apiCalls;
+    if (!call.finished) {
+      ++p.unfinishedCalls;
+      span(call.beginNs, call.beginNs);
+      return;
+    }
+    auto f = c.functions().find(call.function);
+    if (isErrorResult(f != c.functions().end() ? f->second.api : schema::Api::UNKNOWN, call.result)) ++p.failedCalls;
+    span(call.beginNs, call.endNs);
+    if (call.depth == 0) {
+      p.apiNs += call.endNs - call.beginNs;
+      outermost.push_back({call.beginNs, call.endNs, call.function});
+    }
+  });
+  std::sort(outermost.begin(), outermost.end(), [](const Call& a, const Call& b) { return a.begin < b.begin; });
+
+  std::map<uint32_t, std::vector<const DeviceOp*>> byDevice;
+  std::set<std::string> reasons;
+  for (const DeviceOp& op : lc.work.ops) {
+    auto& list = byDevice[op.device];
+    list.push_back(&op);
+    if (op.timed) span(op.startNs, op.endNs);
+    else if (!op.note.empty()) reasons.insert(op.note);
+  }
+  p.untimedReasons.assign(reasons.begin(), reasons.end());
+  for (auto& [device, ops] : byDevice) {
+    DeviceOverview d;
+    d.device = device;
+    auto dev = lc.work.devices.find(device);
+    d.name = dev != lc.work.devices.end() ? dev->second.name : "device " + std::to_string(device);
+    std::vector<const DeviceOp*> timed;
+    for (const DeviceOp* op : ops) {
+      switch (op->kind) {
+        case schema::DeviceOpKind::KERNEL: ++d.kernels; break;
+        case schema::DeviceOpKind::COPY: ++d.copies; d.copyBytes += op->bytes; break;
+        case schema::DeviceOpKind::FILL: ++d.fills; break;
+        case schema::DeviceOpKind::BARRIER: ++d.barriers; break;
+        default: break;
+      }
+      if (op->timed) timed.push_back(op); else ++d.untimed;
+    }
+    std::sort(timed.begin(), timed.end(), [](const DeviceOp* a, const DeviceOp* b) { return a->startNs < b->startNs; });
+    if (!timed.empty()) {
+      d.firstNs = timed.front()->startNs;
+      // Union of intervals: busy time counts overlapping work once; a stretch
+      // covered by nothing is an idle gap.
+      int64_t coverEnd = timed.front()->endNs;
+      const DeviceOp* lastEnding = timed.front();
+      d.busyNs = timed.front()->durationNs();
+      std::vector<Gap> gaps;
+      for (size_t i = 1; i < timed.size(); ++i) {
+        const DeviceOp* op = timed[i];
+        if (op->startNs > coverEnd) {
+          gaps.push_back({coverEnd, op->startNs, lastEnding->name, op->name, {}});
+          d.busyNs += op->durationNs();
+        } else if (op->endNs > coverEnd) {
+          d.busyNs += op->endNs - coverEnd;
+        }
+        if (op->endNs > coverEnd) {
+          coverEnd = op->endNs;
+          lastEnding = op;
+        }
+      }
+      d.lastNs = coverEnd;
+      std::sort(gaps.begin(), gaps.end(),
+                [](const Gap& a, const Gap& b) { return a.endNs - a.startNs > b.endNs - b.startNs; });
+      if (gaps.size() > gapCount) gaps.resize(gapCount);
+      // What the host was doing meanwhile.
+      for (Gap& g : gaps) {
+        std::map<uint32_t, int64_t> byFunction;
+        for (const Call& call : outermost) {
+          if (call.begin >= g.endNs) break;
+          int64_t overlap = std::min(call.end, g.endNs) - std::max(call.begin, g.startNs);
+          if (overlap > 0) byFunction[call.function] += overlap;
+        }
+        for (auto& [f, ns] : byFunction) g.hostCalls.emplace_back(c.functionName(f), ns);
+        std::sort(g.hostCalls.begin(), g.hostCalls.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+      }
+      d.largestGaps = std::move(gaps);
+    }
+    p.devices.push_back(std::move(d));
+  }
+  for (const MemoryOp& m : lc.work.memory) {
+    span(m.hostNs, m.hostNs);
+    if (!m.isFree) {
+      ++p.allocations;
+      p.allocatedBytes += m.size;
+    }
+  }
+  if (p.startNs > p.endNs) p.startNs = p.endNs = c.process().startHostNs;
+  return p;
+}
+
+}  // namespace gtap::readers
