@@ -8,7 +8,7 @@ packages=(
   capnproto libcapnp-dev libzstd-dev libxxhash-dev
   libelf-dev libdw-dev libunwind-dev libcli11-dev libmsgpack-cxx-dev libsqlite3-dev sqlite3
   libze1 libze-dev libhsa-runtime-dev
-  libprotobuf-dev protobuf-compiler
+  libprotobuf-dev protobuf-compiler nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 
