@@ -20,5 +20,6 @@ Action addApiCommand(CLI::App& app);
 Action addKernelsCommand(CLI::App& app);
 Action addMemoryCommand(CLI::App& app);
 Action addSummaryCommand(CLI::App& app);
+Action addExportCommand(CLI::App& app);
 
 }  // namespace gtap::cli
