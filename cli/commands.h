@@ -21,5 +21,6 @@ Action addKernelsCommand(CLI::App& app);
 Action addMemoryCommand(CLI::App& app);
 Action addSummaryCommand(CLI::App& app);
 Action addExportCommand(CLI::App& app);
+Action addExplainCommand(CLI::App& app);
 
 }  // namespace gtap::cli

@@ -70,7 +70,7 @@ std::string DebugFileSearch::find(const std::string& buildId) const {
   for (const std::string& candidate : candidates) {
     if (::access(candidate.c_str(), R_OK) != 0) continue;
     std::optional<std::string> id = readBuildId(candidate);
-    if (id) return candidate;
+    if (id && *id == buildId) return candidate;
   }
   return {};
 }

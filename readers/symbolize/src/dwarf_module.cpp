@@ -62,8 +62,7 @@ const Dwfl_Callbacks kCallbacks = {
 };
 
 bool isFunctionScope(int tag) {
-  return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
-         tag == DW_TAG_entry_point;
+  return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point;
 }
 
 // Tags whose DIEs can cover instructions and nest inlined functions; testing
@@ -150,9 +149,10 @@ void DwarfModule::loadDwarf() {
   unitByAddress_.finish();
 }
 
-// Definitions with code sit directly under the unit (C++ member and namespace
-// functions too, linked to their declarations by DW_AT_specification), or
-// under a Fortran module.
+// Definitions with code sit directly under the unit (GCC and clang link C++
+// member and namespace functions to their declarations by
+// DW_AT_specification), or inside a Fortran module or, from other producers,
+// a namespace.
 void DwarfModule::indexFunctions(Unit& unit) {
   unit.indexed = true;
   // With split DWARF the functions live in the .dwo unit, the line table for
@@ -231,7 +231,8 @@ DwarfModule::Location DwarfModule::lineAt(Unit& unit, Dwarf_Addr pc) {
   Location location;
   Dwarf_Line* line = dwarf_getsrc_die(&unit.lineUnit, pc);
   if (line == nullptr) return location;
-  if (const char* file = dwarf_linesrc(line, nullptr, nullptr)) location.file = sourcePath(unit, file);
+  if (const char* file = dwarf_linesrc(line, nullptr, nullptr))
+    location.file = sourcePath(unit, file);
   dwarf_lineno(line, &location.line);
   dwarf_linecol(line, &location.column);
   return location;
@@ -254,6 +255,14 @@ DwarfModule::Location DwarfModule::callSiteOf(Unit& unit, Dwarf_Die* inlined) {
   if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_column, &attr), &value) == 0)
     location.column = static_cast<int>(value);
   return location;
+}
+
+SourceFrame DwarfModule::frameAt(Location&& location) {
+  SourceFrame frame;
+  frame.file = std::move(location.file);
+  frame.line = location.line;
+  frame.column = location.column;
+  return frame;
 }
 
 // libdwfl's own address-to-symbol lookup scans the whole table each time;
@@ -287,9 +296,8 @@ void DwarfModule::loadSymbols() {
         section != nullptr && gelf_getshdr(section, &header) != nullptr)
       sectionEnd = header.sh_addr + header.sh_size + bias;
     const int binding = GELF_ST_BIND(symbol.st_info);
-    const int preference = (symbol.st_size > 0 ? 4 : 0) + (binding == STB_GLOBAL ? 2
-                                                           : binding == STB_WEAK ? 1
-                                                                                 : 0);
+    int preference = binding == STB_GLOBAL ? 2 : binding == STB_WEAK ? 1 : 0;
+    if (symbol.st_size > 0) preference += 4;  // a known extent outranks any binding
     functions.push_back(Function{address, symbol.st_size > 0 ? address + symbol.st_size : 0,
                                  sectionEnd, preference, name});
   }
@@ -337,13 +345,15 @@ std::vector<SourceFrame> DwarfModule::frames(uint64_t elfAddress) {
   Unit& unit = units_[*unitIndex];
   if (!unit.indexed) indexFunctions(unit);
   Location location = lineAt(unit, pc);
-  if (const Dwarf_Die* function = unit.functions.find(pc)) collectScopes(*function, pc);
-  else scopes_.clear();
+  if (const Dwarf_Die* function = unit.functions.find(pc))
+    collectScopes(*function, pc);
+  else
+    scopes_.clear();
   for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
     const int tag = dwarf_tag(&*scope);
     if (!isFunctionScope(tag)) continue;
-    SourceFrame frame{{}, std::move(location.file), location.line, location.column,
-                      tag == DW_TAG_inlined_subroutine};
+    SourceFrame frame = frameAt(std::move(location));
+    frame.inlined = tag == DW_TAG_inlined_subroutine;
     const std::string* linkageName = names_.fromLinkageName(&*scope);
     if (linkageName != nullptr) frame.function = *linkageName;
     // GCC gives no linkage name to C++ functions with internal linkage; their
@@ -360,8 +370,8 @@ std::vector<SourceFrame> DwarfModule::frames(uint64_t elfAddress) {
   }
   // Outside every DWARF function, or the chain ended in an inlined one: the
   // symbol table names the real function around the address.
-  SourceFrame outer{symbolName(elfAddress), std::move(location.file), location.line,
-                    location.column, false};
+  SourceFrame outer = frameAt(std::move(location));
+  outer.function = symbolName(elfAddress);
   if (!outer.function.empty() || !outer.file.empty()) result.push_back(std::move(outer));
   return result;
 }

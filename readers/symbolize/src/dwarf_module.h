@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "gtap/readers/symbolizer.h"
 #include "function_names.h"
+#include "gtap/readers/symbolizer.h"
 #include "range_index.h"
 
 namespace gtap::readers::symbolize {
@@ -61,6 +61,7 @@ class DwarfModule {
   static std::string sourcePath(const Unit& unit, const char* file);
   Location lineAt(Unit& unit, Dwarf_Addr pc);
   Location callSiteOf(Unit& unit, Dwarf_Die* inlined);
+  static SourceFrame frameAt(Location&& location);
   std::string symbolName(uint64_t elfAddress);
   std::string mangledSymbolName(uint64_t elfAddress);  // empty unless a C++ symbol
 

@@ -84,14 +84,12 @@ std::string FunctionNames::enclosingScopes(Dwarf_Die* die) {
   std::string prefix;
   Dwarf_Die parent = unit;
   for (int depth = 0; depth < 64; ++depth) {
-    Dwarf_Die child;
-    if (dwarf_child(&parent, &child) != 0) return {};
-    Dwarf_Die holder = child;
+    Dwarf_Die holder;
+    if (dwarf_child(&parent, &holder) != 0) return {};
     for (;;) {
       Dwarf_Die sibling;
-      if (dwarf_siblingof(&child, &sibling) != 0 || dwarf_dieoffset(&sibling) > target) break;
-      child = sibling;
-      holder = child;
+      if (dwarf_siblingof(&holder, &sibling) != 0 || dwarf_dieoffset(&sibling) > target) break;
+      holder = sibling;
     }
     if (dwarf_dieoffset(&holder) > target) return {};
     if (dwarf_dieoffset(&holder) == target) return prefix;

@@ -55,8 +55,7 @@ struct Symbolizer::State {
     std::unordered_map<uint64_t, std::vector<SourceFrame>> framesByElfAddress;
   };
 
-  explicit State(std::vector<std::string> debugDirectories)
-      : search(std::move(debugDirectories)) {}
+  explicit State(std::vector<std::string> debugDirectories) : search(std::move(debugDirectories)) {}
 
   Module& moduleFor(const ModuleRef& ref) {
     auto found = modules.find(ModuleKeyView{ref.path, ref.buildId});
@@ -102,8 +101,8 @@ struct Symbolizer::State {
     if (!exists)
       problem = ref.path + ": no such file (captured build-id " + captured + ")";
     else if (!readable)
-      problem = ref.path + ": cannot be read as ELF: " + error + " (captured build-id " + captured +
-                ")";
+      problem =
+          ref.path + ": cannot be read as ELF: " + error + " (captured build-id " + captured + ")";
     else
       problem = ref.path + ": build-id " + describeBuildId(fileBuildId) +
                 " differs from the captured build-id " + captured +

@@ -12,9 +12,9 @@
 namespace gtap::readers {
 
 struct ModuleRef {
-  std::string path;      // as mapped in the captured process
-  std::string buildId;   // lower-case hex of the GNU build-id note, may be empty
-  uint64_t loadBias = 0; // runtime address minus the ELF's virtual address (l_addr / dlpi_addr)
+  std::string path;       // as mapped in the captured process
+  std::string buildId;    // lower-case hex of the GNU build-id note, may be empty
+  uint64_t loadBias = 0;  // runtime address minus the ELF's virtual address (l_addr / dlpi_addr)
 };
 
 struct SourceFrame {
