@@ -57,6 +57,11 @@ struct GtapEvents {
   std::vector<ze_event_pool_handle_t> pools;
   std::vector<ze_event_handle_t> all;
   std::vector<ze_event_handle_t> free;
+  // Host memory for copied timestamps: slabs of slots, never reused (an
+  // operation keeps its slot for the life of its list).
+  std::vector<void*> slabs;
+  ze_kernel_timestamp_result_t* nextSlot = nullptr;
+  size_t slotsLeft = 0;
 };
 
 struct Allocation {
@@ -136,6 +141,7 @@ struct Profiler::Impl {
   void sampleClockLocked(DeviceInfo& d);
   ze_event_handle_t acquireEventLocked(void* context);
   void releaseEventLocked(ze_event_handle_t event);
+  ze_kernel_timestamp_result_t* acquireSlotLocked(void* context);
   void emitLocked(const Instance& inst, bool timed, uint64_t start, uint64_t end, std::string note);
   // Reads `inst` if its event has signalled; returns whether it was read.
   bool tryReadLocked(const Instance& inst);
@@ -332,6 +338,55 @@ void Profiler::Impl::releaseEventLocked(ze_event_handle_t event) {
   gtapEvents[it->second].free.push_back(event);
 }
 
+ze_kernel_timestamp_result_t* Profiler::Impl::acquireSlotLocked(void* context) {
+  GtapEvents& set = gtapEvents[context];
+  if (!set.slotsLeft) {
+    constexpr size_t kSlots = 256;
+    ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+    void* slab = nullptr;
+    if (GTAP_ZE_REAL(zeMemAllocHost)(static_cast<ze_context_handle_t>(context), &desc,
+                                     kSlots * sizeof(ze_kernel_timestamp_result_t), 64, &slab) != ZE_RESULT_SUCCESS)
+      return nullptr;
+    set.slabs.push_back(slab);
+    set.nextSlot = static_cast<ze_kernel_timestamp_result_t*>(slab);
+    set.slotsLeft = kSlots;
+  }
+  --set.slotsLeft;
+  return set.nextSlot++;
+}
+
+void Profiler::deviceResetAppending(ze_command_list_handle_t list, ze_event_handle_t event) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto l = impl_->objects.find(list);
+  if (l == impl_->objects.end() || !event) return;
+  // Operations of this list timed by the program's event, not yet covered.
+  std::vector<std::shared_ptr<Op>> ops;
+  if (l->second.immediate) {
+    for (auto& inst : impl_->pending)
+      if (inst.op->list == l->second.id && !inst.op->ownEvent && inst.op->event == event && !inst.op->captured)
+        ops.push_back(inst.op);
+  } else {
+    for (auto& op : l->second.ops)
+      if (!op->ownEvent && op->event == event && !op->captured) ops.push_back(op);
+  }
+  for (auto& op : ops) {
+    ze_kernel_timestamp_result_t* slot = impl_->acquireSlotLocked(l->second.context);
+    ze_event_handle_t done = impl_->acquireEventLocked(l->second.context);
+    if (!slot || !done) {
+      if (done) impl_->releaseEventLocked(done);
+      continue;
+    }
+    ze_event_handle_t events[] = {event};
+    if (GTAP_ZE_REAL(zeCommandListAppendQueryKernelTimestamps)(list, 1, events, slot, nullptr, done, 0, nullptr) !=
+        ZE_RESULT_SUCCESS) {
+      impl_->releaseEventLocked(done);
+      continue;
+    }
+    op->captured = slot;
+    op->capturedDone = done;
+  }
+}
+
 void Profiler::contextDestroying(ze_context_handle_t context) {
   resolve();
   std::lock_guard<std::mutex> lock(impl_->mu);
@@ -351,6 +406,7 @@ void Profiler::contextDestroying(ze_context_handle_t context) {
     impl_->gtapEventContext.erase(e);
   }
   for (ze_event_pool_handle_t p : set->second.pools) GTAP_ZE_REAL(zeEventPoolDestroy)(p);
+  for (void* slab : set->second.slabs) GTAP_ZE_REAL(zeMemFree)(context, slab);
   impl_->gtapEvents.erase(set);
 }
 
@@ -444,6 +500,12 @@ void Profiler::Impl::emitLocked(const Instance& inst, bool timed, uint64_t start
 }
 
 bool Profiler::Impl::tryReadLocked(const Instance& inst) {
+  if (inst.op->capturedDone) {
+    // The program's event was reset on the device: its copy is read instead.
+    if (GTAP_ZE_REAL(zeEventQueryStatus)(inst.op->capturedDone) != ZE_RESULT_SUCCESS) return false;
+    emitLocked(inst, true, inst.op->captured->global.kernelStart, inst.op->captured->global.kernelEnd, {});
+    return true;
+  }
   ze_event_handle_t e = inst.op->event;
   if (!e || GTAP_ZE_REAL(zeEventQueryStatus)(e) != ZE_RESULT_SUCCESS) return false;
   ze_kernel_timestamp_result_t ts{};
@@ -463,6 +525,7 @@ void Profiler::Impl::finishInstanceLocked(const Instance& inst) {
   // A single-use gtap event (immediate list) goes back to the free list; a
   // regular list's keeps its place in the list until the next execution.
   if (inst.immediate && inst.op->ownEvent) releaseEventLocked(inst.op->event);
+  if (inst.immediate && inst.op->capturedDone) releaseEventLocked(inst.op->capturedDone);
 }
 
 void Profiler::resolve() {
@@ -505,6 +568,7 @@ void Profiler::executing(ze_command_queue_handle_t queue, uint32_t count, ze_com
         op->pending = false;
       }
       if (op->ownEvent) GTAP_ZE_REAL(zeEventHostReset)(op->event);
+      if (op->capturedDone) GTAP_ZE_REAL(zeEventHostReset)(op->capturedDone);
       op->pending = true;
       impl_->pending.push_back({op, queueId, ticks, thread, false, l->second.context});
     }
@@ -524,6 +588,7 @@ void Profiler::listReset(ze_command_list_handle_t list) {
       impl_->pending.erase(it);
     }
     if (op->ownEvent) impl_->releaseEventLocked(op->event);
+    if (op->capturedDone) impl_->releaseEventLocked(op->capturedDone);
   }
   l->second.ops.clear();
 }
@@ -532,7 +597,7 @@ void Profiler::programEventEnding(ze_event_handle_t event) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto& pending = impl_->pending;
   for (auto it = pending.begin(); it != pending.end();) {
-    if (!it->op->ownEvent && it->op->event == event) {
+    if (!it->op->ownEvent && it->op->event == event && !it->op->capturedDone) {
       if (!impl_->tryReadLocked(*it))
         impl_->emitLocked(*it, false, 0, 0, "the program reset or destroyed its event before gtap saw it complete");
       it->op->pending = false;

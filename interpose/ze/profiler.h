@@ -45,6 +45,11 @@ struct Op {
   uint64_t appendTicks = 0;
   std::vector<uint64_t> stack;
   bool pending = false;  // an execution not yet read
+  // When the program resets `event` on the device later in the same list, its
+  // timestamps are copied first into `captured` (gtap's host memory), and
+  // `capturedDone` (gtap's event) says when the copy has happened.
+  ze_kernel_timestamp_result_t* captured = nullptr;
+  ze_event_handle_t capturedDone = nullptr;
 };
 
 class Profiler {
@@ -85,6 +90,9 @@ class Profiler {
   void resolve();
   // The program is about to reset or destroy one of its events.
   void programEventEnding(ze_event_handle_t event);
+  // The program appends a device-side reset of `event` to `list`: gtap first
+  // appends a copy of the timestamps of the operations the event times.
+  void deviceResetAppending(ze_command_list_handle_t list, ze_event_handle_t event);
 
   // --- memory ---
   void allocated(uint8_t kind, void* address, size_t size, size_t alignment, ze_device_handle_t device,

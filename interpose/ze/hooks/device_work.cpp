@@ -80,6 +80,11 @@ GTAP_ZE_HOOK(zeCommandListAppendBarrier, ze_command_list_handle_t list, ze_event
                      [&](ze_event_handle_t e) { return real(list, e, numWait, waits); });
 }
 
+GTAP_ZE_HOOK(zeCommandListAppendEventReset, ze_command_list_handle_t list, ze_event_handle_t event) {
+  if (!scope.nested() && recordKernels()) P().deviceResetAppending(list, event);
+  return real(list, event);
+}
+
 GTAP_ZE_HOOK(zeCommandQueueExecuteCommandLists, ze_command_queue_handle_t queue, uint32_t count,
              ze_command_list_handle_t* lists, ze_fence_handle_t fence) {
   // Before the real call: the previous executions are read, and gtap's events
