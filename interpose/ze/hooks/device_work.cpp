@@ -16,6 +16,8 @@ ze_result_t timedAppend(core::CallScope& scope, ze_command_list_handle_t list, z
   bool signalAfter = false;
   ze_event_handle_t event = P().eventForAppend(list, programEvent, signalAfter);
   bool own = event != programEvent;
+  // Taken before the call: on an immediate list the work may run inside it.
+  op.appendTicks = core::nowTicks();
   ze_result_t r = append(event);
   if (r != ZE_RESULT_SUCCESS) {
     P().appendFailed(list, event, own);

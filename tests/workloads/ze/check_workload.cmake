@@ -9,6 +9,8 @@
 # allocations, EXPECT_LAUNCHES launch lines if given, and the same lines both
 # times apart from timestamps (which are device durations).
 
+cmake_minimum_required(VERSION 3.25)
+
 if(NOT PROGRAM)
   message(FATAL_ERROR "PROGRAM not set")
 endif()

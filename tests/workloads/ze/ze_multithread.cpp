@@ -61,7 +61,7 @@ void runThread(const Runtime& rt, ThreadWork& work) {
   ze_fence_desc_t fdesc{ZE_STRUCTURE_TYPE_FENCE_DESC, nullptr, 0};
   ze_fence_handle_t fence = nullptr;
   ZE_CHECK(zeFenceCreate(queue, &fdesc, &fence));
-  // Lists of one execution run in order, so the download sees the last launch.
+  // The queue runs the two lists in the order given, so the download sees the last launch.
   ze_command_list_handle_t lists[] = {compute, download};
   ZE_CHECK(zeCommandQueueExecuteCommandLists(queue, 2, lists, fence));
   ZE_CHECK(zeFenceHostSynchronize(fence, kForever));

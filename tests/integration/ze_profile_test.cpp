@@ -1,0 +1,245 @@
+// Level Zero profiling on the simulated device: the workloads under
+// `gtap run --sim --mode=api,kernels,memory`, checked against what they say
+// they did, and the reports and exports built from their captures.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "gtap/readers/device_work.h"
+#include "process.h"
+
+namespace gtap::test {
+namespace {
+
+std::string simDriver() { return std::string(GTAP_TEST_SIM_DIR) + "/libze_gtap_sim.so"; }
+
+struct WorkloadRun {
+  ProcessResult result;
+  std::string file;
+};
+
+WorkloadRun profile(const std::string& name, const std::vector<std::string>& args = {},
+                    const std::string& mode = "api,kernels,memory", const EnvChanges& env = {}) {
+  std::string dir = freshDirectory("profile-" + name + "-" + mode);
+  std::vector<std::string> argv = {gtapBinary(), "run", "--sim", "-q", "-m", mode, "-o", dir + "/cap.gtap", "--",
+                                   workload(name)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  WorkloadRun run{runProcess(argv, env), dir + "/cap.gtap"};
+  return run;
+}
+
+std::vector<std::string> linesWith(const std::string& out, const std::string& word) {
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(word + " ", 0) == 0) lines.push_back(line);
+  return lines;
+}
+
+// "launch NAME GX GY GZ LX LY LZ" -> count per "NAME gx,gy,gz lx,ly,lz".
+std::map<std::string, uint64_t> launchedShapes(const std::string& out) {
+  std::map<std::string, uint64_t> shapes;
+  for (const auto& line : linesWith(out, "launch")) {
+    std::istringstream in(line);
+    std::string word, name;
+    uint32_t g[3], l[3];
+    in >> word >> name >> g[0] >> g[1] >> g[2] >> l[0] >> l[1] >> l[2];
+    shapes[name + " " + std::to_string(g[0]) + "," + std::to_string(g[1]) + "," + std::to_string(g[2]) + " " +
+           std::to_string(l[0]) + "," + std::to_string(l[1]) + "," + std::to_string(l[2])]++;
+  }
+  return shapes;
+}
+
+class ProfiledWorkload : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ProfiledWorkload, MatchesWhatTheWorkloadDid) {
+  auto run = profile(GetParam());
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  readers::Capture capture(run.file);
+  ASSERT_TRUE(capture.recovery().closedCleanly);
+  auto work = readers::loadDeviceWork(capture);
+  EXPECT_TRUE(work.notes.empty());
+
+  // Same results as without gtap.
+  auto plain = runProcess({workload(GetParam())}, {{"ZE_ENABLE_ALT_DRIVERS", simDriver()}});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  EXPECT_EQ(linesWith(run.result.out, "checksum"), linesWith(plain.out, "checksum"));
+  EXPECT_FALSE(linesWith(plain.out, "checksum").empty());
+
+  // Kernel names, group counts and sizes, through the report a script would use.
+  auto report = runProcess({gtapBinary(), "kernels", "--by=shape", "--format=jsonl", run.file});
+  ASSERT_EQ(report.exitCode, 0) << report.err;
+  std::map<std::string, uint64_t> reported;
+  std::istringstream rows(report.out);
+  for (std::string line; std::getline(rows, line);) {
+    auto j = nlohmann::json::parse(line);
+    std::string groups = j["groups"], size = j["group_size"];
+    reported[std::string(j["kernel"]) + " " + groups + " " + size] += j["count"].get<uint64_t>();
+    EXPECT_EQ(j["untimed"].get<uint64_t>(), 0u) << line;
+  }
+  EXPECT_EQ(reported, launchedShapes(run.result.out));
+
+  // Every device interval lies within its submission-to-completion window on
+  // the host: device clocks were converted, not guessed.
+  uint64_t copies = 0, copyBytes = 0, fills = 0, fillBytes = 0;
+  for (const auto& op : work.ops) {
+    if (op.kind == schema::DeviceOpKind::BARRIER) continue;
+    ASSERT_TRUE(op.timed) << op.name << ": " << op.note;
+    EXPECT_LE(op.submitNs, op.startNs) << op.name;
+    EXPECT_LE(op.startNs, op.endNs) << op.name;
+    EXPECT_LE(op.endNs, op.completedNs) << op.name;
+    if (op.kind == schema::DeviceOpKind::COPY) {
+      ++copies;
+      copyBytes += op.bytes;
+    }
+    if (op.kind == schema::DeviceOpKind::FILL) {
+      ++fills;
+      fillBytes += op.bytes;
+    }
+  }
+  uint64_t expectedCopyBytes = 0, expectedFillBytes = 0;
+  for (const auto& l : linesWith(run.result.out, "copy")) expectedCopyBytes += std::stoull(l.substr(5));
+  for (const auto& l : linesWith(run.result.out, "fill")) expectedFillBytes += std::stoull(l.substr(5));
+  EXPECT_EQ(copies, linesWith(run.result.out, "copy").size());
+  EXPECT_EQ(copyBytes, expectedCopyBytes);
+  EXPECT_EQ(fills, linesWith(run.result.out, "fill").size());
+  EXPECT_EQ(fillBytes, expectedFillBytes);
+
+  // Allocations by kind and size.
+  std::multiset<std::string> allocated, expectedAllocs;
+  size_t frees = 0;
+  for (const auto& m : work.memory) {
+    if (m.isFree) ++frees;
+    else allocated.insert(readers::memoryKindName(m.kind) + " " + std::to_string(m.size));
+  }
+  for (const auto& l : linesWith(run.result.out, "alloc")) expectedAllocs.insert(l.substr(6));
+  EXPECT_EQ(allocated, expectedAllocs);
+  EXPECT_EQ(frees, linesWith(run.result.out, "free").size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, ProfiledWorkload,
+                         ::testing::Values("ze_vector_add", "ze_pipeline", "ze_multithread", "ze_immediate",
+                                           "ze_own_timestamps"));
+
+// The program's own kernel-timestamp events keep giving it its timestamps.
+TEST(ZeProfile, OwnTimestampEventsStillWork) {
+  auto run = profile("ze_own_timestamps");
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  auto stamps = linesWith(run.result.out, "timestamp");
+  ASSERT_FALSE(stamps.empty());
+  for (const auto& s : stamps) {
+    int64_t ns = std::stoll(s.substr(s.rfind(' ') + 1));
+    EXPECT_GT(ns, 0) << s;
+    EXPECT_LT(ns, 1'000'000'000) << s;
+  }
+}
+
+// The kernel counter wraps during the run: device times still fall inside
+// their host windows.
+TEST(ZeProfile, KernelTimestampWrapIsHandled) {
+  // 2^32 ticks at 19.2 MHz is 223.7 s; start 30 ms before a wrap.
+  uint64_t offset = (uint64_t{1} << 32) * 7 - 19'200'000ull * 30 / 1000;
+  auto run = profile("ze_vector_add", {"40"}, "api,kernels", {{"GTAP_SIM_ZE_TICK_OFFSET", std::to_string(offset)}});
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  readers::Capture capture(run.file);
+  auto work = readers::loadDeviceWork(capture);
+  ASSERT_FALSE(work.ops.empty());
+  for (const auto& op : work.ops) {
+    if (op.kind == schema::DeviceOpKind::BARRIER) continue;
+    ASSERT_TRUE(op.timed) << op.note;
+    EXPECT_LE(op.submitNs, op.startNs);
+    EXPECT_LE(op.endNs, op.completedNs);
+    EXPECT_LT(op.durationNs(), 100'000'000);
+  }
+}
+
+TEST(ZeProfile, KernelFilterKeepsOnlyMatchingKernels) {
+  auto run = profile("ze_pipeline", {}, "api,kernels", {{"GTAP_KERNEL_FILTER", "sc*"}});
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  readers::Capture capture(run.file);
+  auto work = readers::loadDeviceWork(capture);
+  std::set<std::string> kernels;
+  for (const auto& op : work.ops)
+    if (op.kind == schema::DeviceOpKind::KERNEL) kernels.insert(op.name);
+  EXPECT_EQ(kernels, std::set<std::string>{"scale"});
+}
+
+// Stacks name the workload's own functions, including an inlined one.
+TEST(ZeProfile, StacksAreSymbolisedWithInlinedFrames) {
+  auto run = profile("ze_stacks", {}, "api,kernels,memory,stacks");
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  auto explain = runProcess({gtapBinary(), "explain", run.file});
+  ASSERT_EQ(explain.exitCode, 0) << explain.err;
+  // The three frames, innermost first, on consecutive lines.
+  std::vector<std::string> frames;
+  std::istringstream in(explain.out);
+  for (std::string line; std::getline(in, line);)
+    if (line.find_first_not_of(' ') != std::string::npos) frames.push_back(line.substr(line.find_first_not_of(' ')));
+  bool found = false;
+  for (size_t i = 0; i + 2 < frames.size() && !found; ++i) {
+    found = frames[i].rfind("appendScaleKernel(", 0) == 0 &&
+            frames[i].find(" (inlined) at ze_stacks.cpp:") != std::string::npos &&
+            frames[i + 1].rfind("launchFromHelper(", 0) == 0 &&
+            frames[i + 1].find(" at ze_stacks.cpp:") != std::string::npos &&
+            frames[i + 2].rfind("main at ze_stacks.cpp:", 0) == 0;
+  }
+  EXPECT_TRUE(found) << explain.out;
+}
+
+// Chrome JSON parses back as Trace Event format with API slices, kernel slices
+// on a device track, and flows between them; the Perfetto file decodes.
+TEST(ZeProfile, ExportsLoad) {
+  auto run = profile("ze_vector_add");
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  std::string json = run.file + ".json", trace = run.file + ".pftrace";
+  ASSERT_EQ(runProcess({gtapBinary(), "export", "--format=chrome", "-o", json, run.file}).exitCode, 0);
+  ASSERT_EQ(runProcess({gtapBinary(), "export", "--format=perfetto", "-o", trace, run.file}).exitCode, 0);
+  std::ifstream in(json);
+  auto doc = nlohmann::json::parse(in);
+  size_t api = 0, kernels = 0, flowStarts = 0, flowEnds = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    std::string ph = e["ph"];
+    if (ph == "X" && e["cat"] == "api") ++api;
+    if (ph == "X" && e["cat"] == "kernel") {
+      ++kernels;
+      EXPECT_EQ(e["name"], "vector_add");
+      EXPECT_GT(e["dur"].get<double>(), 0);
+    }
+    flowStarts += ph == "s";
+    flowEnds += ph == "f";
+  }
+  EXPECT_EQ(kernels, launchedShapes(run.result.out).begin()->second);
+  EXPECT_GT(api, kernels);
+  EXPECT_GE(flowStarts, kernels);
+  EXPECT_EQ(flowStarts, flowEnds);
+  // protoc reads the trace on standard input.
+  auto shell = runProcess({"sh", "-c",
+                           std::string(GTAP_TEST_PROTOC) + " --decode=perfetto.protos.Trace -I" +
+                               GTAP_TEST_PERFETTO_PROTO_DIR + " " + GTAP_TEST_PERFETTO_PROTO + " < " + trace});
+  EXPECT_EQ(shell.exitCode, 0) << shell.err;
+  EXPECT_NE(shell.out.find("vector_add"), std::string::npos);
+}
+
+// Several files (ranks) merge in reports and stay apart per process on request.
+TEST(ZeProfile, RanksMergeAndStayApart) {
+  std::string dir = freshDirectory("ranks");
+  for (int rank = 0; rank < 2; ++rank) {
+    auto r = runProcess({gtapBinary(), "run", "--sim", "-q", "-m", "api,kernels", "-o", dir + "/rank-%r.gtap", "--",
+                         workload("ze_vector_add"), "2"},
+                        {{"OMPI_COMM_WORLD_RANK", std::to_string(rank)}, {"OMPI_COMM_WORLD_SIZE", "2"}});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+  }
+  auto merged = runProcess({gtapBinary(), "kernels", "--format=jsonl", dir + "/rank-0.gtap", dir + "/rank-1.gtap"});
+  auto j = nlohmann::json::parse(merged.out.substr(0, merged.out.find('\n')));
+  EXPECT_EQ(j["count"].get<uint64_t>(), 4u);
+  auto apart = runProcess({gtapBinary(), "kernels", "--per-process", "--format=csv", dir + "/rank-0.gtap", dir + "/rank-1.gtap"});
+  EXPECT_NE(apart.out.find("rank 0 (pid"), std::string::npos) << apart.out;
+  EXPECT_NE(apart.out.find("rank 1 (pid"), std::string::npos) << apart.out;
+}
+
+}  // namespace
+}  // namespace gtap::test
