@@ -25,6 +25,8 @@ struct RunOptions {
   int bufferMb = 0;
   bool sim = false;
   bool quiet = false;
+  std::string kernelFilter;
+  int stackDepth = 0;
   std::vector<std::string> command;
 };
 
@@ -69,6 +71,8 @@ int run(const RunOptions& o) {
   if (o.flushMs) setenv("GTAP_FLUSH_MS", std::to_string(o.flushMs).c_str(), 1);
   if (o.bufferMb) setenv("GTAP_BUFFER_MB", std::to_string(o.bufferMb).c_str(), 1);
   if (o.quiet) setenv("GTAP_QUIET", "1", 1);
+  if (!o.kernelFilter.empty()) setenv("GTAP_KERNEL_FILTER", o.kernelFilter.c_str(), 1);
+  if (o.stackDepth) setenv("GTAP_STACK_DEPTH", std::to_string(o.stackDepth).c_str(), 1);
   if (o.sim) {
     auto driver = libdir / "sim" / "libze_gtap_sim.so";
     if (!std::filesystem::exists(driver)) {
@@ -93,7 +97,8 @@ int run(const RunOptions& o) {
 
 int splitRunArguments(int argc, char** argv) {
   // The options of `gtap run` that take a value as the next argument.
-  static const char* const kWithValue[] = {"-o", "--output", "-m", "--mode", "--flush-ms", "--buffer-mb"};
+  static const char* const kWithValue[] = {"-o", "--output", "-m", "--mode", "--flush-ms", "--buffer-mb",
+                                           "--kernel-filter", "--stack-depth"};
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--") {
@@ -116,7 +121,12 @@ Action addRunCommand(CLI::App& app) {
   cmd->add_option("-o,--output", o->output,
                   "Capture file pattern (GTAP_OUTPUT): %p pid, %h host, %r MPI rank, %t start time, "
                   "%e{NAME} environment variable, %% percent");
-  cmd->add_option("-m,--mode", o->mode, "What to record (GTAP_MODE), comma-separated: api");
+  std::string modes;
+  for (const auto& m : format::kModeWords) modes += (modes.empty() ? "" : ", ") + std::string(m.word);
+  cmd->add_option("-m,--mode", o->mode, "What to record (GTAP_MODE), comma-separated: " + modes);
+  cmd->add_option("--kernel-filter", o->kernelFilter, "Record device work only for kernels whose name matches this glob (GTAP_KERNEL_FILTER)");
+  cmd->add_option("--stack-depth", o->stackDepth, "CPU stack frames kept with mode stacks (GTAP_STACK_DEPTH)")
+      ->check(CLI::Range(1, 256));
   cmd->add_option("--flush-ms", o->flushMs, "Longest time data waits in memory (GTAP_FLUSH_MS)")
       ->check(CLI::Range(1, 60000));
   cmd->add_option("--buffer-mb", o->bufferMb, "Memory for record buffers (GTAP_BUFFER_MB)")

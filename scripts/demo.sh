@@ -6,12 +6,11 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 out=$(mktemp -d /tmp/gtap-demo.XXXXXX)
-echo
-echo "== gtap run --sim -o $out/demo-%p.gtap -- ze_api_counts threads 4 50000"
-build/bin/gtap run --sim -o "$out/demo-%p.gtap" -- build/tests/workloads/ze_api_counts threads 4 50000
-file=$(ls "$out"/demo-*.gtap)
-echo
-echo "== gtap info $file"
-build/bin/gtap info "$file"
-echo "== gtap api $file"
-build/bin/gtap api "$file"
+run() { echo; echo "== $*"; "$@"; }
+run build/bin/gtap run --sim -m api,kernels,memory,stacks -o "$out/demo.gtap" -- build/tests/workloads/ze_pipeline
+run build/bin/gtap summary "$out/demo.gtap"
+run build/bin/gtap kernels "$out/demo.gtap"
+run build/bin/gtap memory "$out/demo.gtap"
+run build/bin/gtap explain --top 2 "$out/demo.gtap"
+run build/bin/gtap export --format=chrome -o "$out/demo.json" "$out/demo.gtap"
+echo "Timeline: $out/demo.json (open it in ui.perfetto.dev or speedscope)"

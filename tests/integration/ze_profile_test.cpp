@@ -158,9 +158,11 @@ TEST(ZeProfile, KernelTimestampWrapIsHandled) {
 }
 
 TEST(ZeProfile, KernelFilterKeepsOnlyMatchingKernels) {
-  auto run = profile("ze_pipeline", {}, "api,kernels", {{"GTAP_KERNEL_FILTER", "sc*"}});
-  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
-  readers::Capture capture(run.file);
+  std::string dir = freshDirectory("kernel-filter");
+  auto r = runProcess({gtapBinary(), "run", "--sim", "-q", "-m", "api,kernels", "--kernel-filter", "sc*", "-o",
+                       dir + "/cap.gtap", "--", workload("ze_pipeline")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  readers::Capture capture(dir + "/cap.gtap");
   auto work = readers::loadDeviceWork(capture);
   std::set<std::string> kernels;
   for (const auto& op : work.ops)
