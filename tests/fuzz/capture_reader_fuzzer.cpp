@@ -8,12 +8,22 @@
 #include "gtap/format/reader.h"
 #include "gtap/readers/api_stats.h"
 #include "gtap/readers/capture.h"
+#include "gtap/readers/memory_stats.h"
+#include "gtap/readers/overview.h"
+#include "gtap/readers/timeline_builder.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> bytes(data, size);
   try {
     gtap::readers::Capture capture(bytes, "fuzz-input");
     gtap::readers::summarizeApi({&capture});
+    // Device work, with hostile device clocks and object references.
+    std::vector<gtap::readers::LoadedCapture> loaded{{&capture, gtap::readers::loadDeviceWork(capture)}};
+    gtap::readers::overviewOf(loaded[0], 3);
+    gtap::readers::kernelRows(loaded, gtap::readers::KernelGrouping::shape, true);
+    gtap::readers::allocationRows(loaded, false);
+    gtap::readers::transferRows(loaded, false);
+    gtap::readers::buildTimeline(loaded);
     for (const auto& chunk : capture.reader().chunks()) {
       try {
         auto decoded = capture.reader().decode(chunk);
