@@ -1,6 +1,8 @@
 // Appends of device work: each is timed by an event that carries kernel
 // timestamps (the program's own when its pool has them, else one of gtap's)
 // and recorded as an operation of its command list.
+#include <algorithm>
+
 #include "hook.h"
 
 namespace gtap::ze {
@@ -62,6 +64,41 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryCopy, ze_command_list_handle_t list, void*
   if (!scope.nested() && recordKernels()) op.direction = P().directionOf(dst, src);
   return timedAppend(scope, list, signal, std::move(op), true,
                      [&](ze_event_handle_t e) { return real(list, dst, src, size, e, numWait, waits); });
+}
+
+// The group count lives in device memory and is read when the launch runs:
+// recorded as 0,0,0.
+GTAP_ZE_HOOK(zeCommandListAppendLaunchKernelIndirect, ze_command_list_handle_t list, ze_kernel_handle_t kernel,
+             const ze_group_count_t* groupsOnDevice, ze_event_handle_t signal, uint32_t numWait,
+             ze_event_handle_t* waits) {
+  return timedAppend(scope, list, signal, kernelOp(kernel, nullptr), P().shouldTimeKernel(kernel),
+                     [&](ze_event_handle_t e) { return real(list, kernel, groupsOnDevice, e, numWait, waits); });
+}
+
+GTAP_ZE_HOOK(zeCommandListAppendMemoryCopyRegion, ze_command_list_handle_t list, void* dst,
+             const ze_copy_region_t* dstRegion, uint32_t dstPitch, uint32_t dstSlicePitch, const void* src,
+             const ze_copy_region_t* srcRegion, uint32_t srcPitch, uint32_t srcSlicePitch, ze_event_handle_t signal,
+             uint32_t numWait, ze_event_handle_t* waits) {
+  Op op;
+  op.kind = OpKind::copy;
+  if (srcRegion) op.bytes = uint64_t{srcRegion->width} * srcRegion->height * std::max<uint32_t>(srcRegion->depth, 1);
+  if (!scope.nested() && recordKernels()) op.direction = P().directionOf(dst, src);
+  return timedAppend(scope, list, signal, std::move(op), true, [&](ze_event_handle_t e) {
+    return real(list, dst, dstRegion, dstPitch, dstSlicePitch, src, srcRegion, srcPitch, srcSlicePitch, e, numWait,
+                waits);
+  });
+}
+
+GTAP_ZE_HOOK(zeCommandListAppendMemoryCopyFromContext, ze_command_list_handle_t list, void* dst,
+             ze_context_handle_t srcContext, const void* src, size_t size, ze_event_handle_t signal, uint32_t numWait,
+             ze_event_handle_t* waits) {
+  Op op;
+  op.kind = OpKind::copy;
+  op.bytes = size;
+  if (!scope.nested() && recordKernels()) op.direction = P().directionOf(dst, src);
+  return timedAppend(scope, list, signal, std::move(op), true, [&](ze_event_handle_t e) {
+    return real(list, dst, srcContext, src, size, e, numWait, waits);
+  });
 }
 
 GTAP_ZE_HOOK(zeCommandListAppendMemoryFill, ze_command_list_handle_t list, void* ptr, const void* pattern,
