@@ -61,8 +61,7 @@ int exportTimeline(const ExportOptions& o) {
   auto opened = openCaptures(o.files, "export");
   if (opened.captures.empty()) return 1;
   reportNotes(opened, "export");
-  std::vector<readers::LoadedCapture> loaded;
-  for (const auto& c : opened.captures) loaded.push_back({c.get(), readers::loadDeviceWork(*c)});
+  auto loaded = loadDeviceWork(opened, "export");
   // Written beside the destination and renamed into place, so a failed export
   // leaves whatever was there before.
   std::string temp = o.output + ".partial-" + std::to_string(getpid());

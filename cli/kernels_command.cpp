@@ -31,11 +31,7 @@ int kernels(const KernelsOptions& o) {
   auto opened = openCaptures(o.files, "kernels");
   if (opened.captures.empty()) return 1;
   reportNotes(opened, "kernels");
-  std::vector<readers::LoadedCapture> loaded;
-  for (const auto& c : opened.captures) {
-    loaded.push_back({c.get(), readers::loadDeviceWork(*c)});
-    for (const auto& n : loaded.back().work.notes) std::cerr << "gtap kernels: " << n << "\n";
-  }
+  auto loaded = loadDeviceWork(opened, "kernels");
   auto rows = readers::kernelRows(loaded, by, o.perProcess);
   std::vector<std::string> columns;
   if (o.perProcess) columns.push_back("process");

@@ -25,8 +25,7 @@ int memory(const MemoryOptions& o) {
   auto opened = openCaptures(o.files, "memory");
   if (opened.captures.empty()) return 1;
   reportNotes(opened, "memory");
-  std::vector<readers::LoadedCapture> loaded;
-  for (const auto& c : opened.captures) loaded.push_back({c.get(), readers::loadDeviceWork(*c)});
+  auto loaded = loadDeviceWork(opened, "memory");
   auto allocations = readers::allocationRows(loaded, o.perProcess);
   auto transfers = readers::transferRows(loaded, o.perProcess);
   // Scripts get one table with a "section" column; people get two tables.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gtap/readers/capture.h"
+#include "gtap/readers/kernel_stats.h"
 
 namespace gtap::cli {
 
@@ -32,6 +33,17 @@ inline OpenedCaptures openCaptures(const std::vector<std::string>& paths, const 
     }
   }
   return opened;
+}
+
+// Each capture with its device side loaded; what loading found wrong goes to
+// stderr.
+inline std::vector<readers::LoadedCapture> loadDeviceWork(const OpenedCaptures& opened, const char* verb) {
+  std::vector<readers::LoadedCapture> loaded;
+  for (const auto& c : opened.captures) {
+    loaded.push_back({c.get(), readers::loadDeviceWork(*c)});
+    for (const auto& n : loaded.back().work.notes) std::cerr << "gtap " << verb << ": " << n << "\n";
+  }
+  return loaded;
 }
 
 // Says, on stderr, what reading found wrong in each file.

@@ -33,8 +33,7 @@ int summary(const SummaryOptions& o) {
   }
   auto opened = openCaptures(o.files, "summary");
   if (opened.captures.empty()) return 1;
-  std::vector<readers::LoadedCapture> loaded;
-  for (const auto& c : opened.captures) loaded.push_back({c.get(), readers::loadDeviceWork(*c)});
+  auto loaded = loadDeviceWork(opened, "summary");
   if (format == readers::OutputFormat::jsonl) {
     for (const auto& lc : loaded) {
       auto p = readers::overviewOf(lc, 0);
