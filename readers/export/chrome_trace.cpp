@@ -14,7 +14,7 @@
 #include "gtap/readers/timeline.h"
 #include "output_buffer.h"
 #include "timeline_index.h"
-#include "utf8.h"
+#include "gtap/readers/json.h"
 
 namespace gtap::readers {
 
@@ -52,53 +52,6 @@ void appendMicros(std::string& out, int64_t ns) {
   out += static_cast<char>('0' + fraction % 10);
 }
 
-// A JSON string literal. Control characters are escaped, and bytes that are
-// not well-formed UTF-8 become U+FFFD so the document stays valid JSON.
-void appendString(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  size_t i = 0;
-  while (i < s.size()) {
-    // Copy the longest run that needs no attention in one go.
-    size_t run = i;
-    while (run < s.size()) {
-      const auto c = static_cast<unsigned char>(s[run]);
-      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
-      ++run;
-    }
-    out.append(s.data() + i, run - i);
-    i = run;
-    if (i == s.size()) break;
-
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {
-      const size_t n = timeline_export::utf8SequenceLength(s.substr(i));
-      if (n == 0) {
-        out += "\\ufffd";
-        ++i;
-      } else {
-        out.append(s.data() + i, n);
-        i += n;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 0xF];
-    }
-    ++i;
-  }
-  out += '"';
-}
 
 void appendFlowId(std::string& out, uint64_t id) {
   if (id <= kLargestExactDouble) {
@@ -157,7 +110,7 @@ class ChromeTraceWriter {
     text += ",\"name\":\"";
     text += kind;
     text += "\",\"args\":{\"name\":";
-    appendString(text, name);
+    appendJsonString(text, name);
     text += '}';
     endEvent();
   }
@@ -207,15 +160,15 @@ class ChromeTraceWriter {
     text += ",\"dur\":";
     appendMicros(text, slice.endNs - slice.startNs);
     text += ",\"cat\":";
-    appendString(text, slice.category);
+    appendJsonString(text, slice.category);
     text += ",\"name\":";
-    appendString(text, slice.name);
+    appendJsonString(text, slice.name);
     text += ",\"args\":{";
     for (size_t a = 0; a < slice.args.size(); ++a) {
       if (a) text += ',';
-      appendString(text, slice.args[a].first);
+      appendJsonString(text, slice.args[a].first);
       text += ':';
-      appendString(text, slice.args[a].second);
+      appendJsonString(text, slice.args[a].second);
     }
     text += '}';
     endEvent();

@@ -12,7 +12,7 @@
 #include "perfetto_trace.pb.h"
 #include "slice_edges.h"
 #include "timeline_index.h"
-#include "utf8.h"
+#include "gtap/readers/utf8.h"
 
 namespace gtap::readers {
 
@@ -23,7 +23,7 @@ using timeline_export::OutputBuffer;
 using timeline_export::SliceEdge;
 using timeline_export::SliceEdges;
 using timeline_export::TimelineIndex;
-using timeline_export::validUtf8;
+using readers::validUtf8;
 
 // Perfetto's BUILTIN_CLOCK_MONOTONIC: the timeline's clock, so Perfetto can
 // line these events up with other traces of the same machine.

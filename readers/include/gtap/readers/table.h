@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "gtap/readers/json.h"
+
 namespace gtap::readers {
 
 enum class OutputFormat { text, csv, jsonl };
@@ -41,6 +43,5 @@ class Table {
 
 std::string formatNanoseconds(int64_t ns);
 std::string formatBytes(uint64_t bytes);
-std::string jsonEscape(const std::string& s);
 
 }  // namespace gtap::readers

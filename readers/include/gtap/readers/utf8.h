@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace gtap::readers::timeline_export {
+namespace gtap::readers {
 
 // Length (1 to 4) of the well-formed sequence that starts `s`, or 0 when the
 // bytes there are not one: a stray continuation byte, an overlong form, a
@@ -61,4 +61,4 @@ inline std::string validUtf8(std::string_view s) {
   return out;
 }
 
-}  // namespace gtap::readers::timeline_export
+}  // namespace gtap::readers

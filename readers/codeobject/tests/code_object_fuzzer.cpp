@@ -1,0 +1,19 @@
+// libFuzzer target: any byte string given to the code object parser must end
+// in a parse or a std::runtime_error, never a crash or an out-of-bounds read.
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+
+#include "gtap/readers/code_object.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  gtap::readers::looksLikeAmdgpuCodeObject(data, size);
+  try {
+    const auto info = gtap::readers::parseAmdgpuCodeObject(data, size);
+    size_t hidden = 0;
+    for (const auto& kernel : info.kernels) hidden += kernel.hiddenArgCount();
+    (void)hidden;
+  } catch (const std::runtime_error&) {
+  }
+  return 0;
+}
