@@ -131,6 +131,36 @@ TEST(ZeCapture, ThreadsKeepEveryCallInOrder) {
   EXPECT_EQ(capturedCounts(files[0]), workloadCounts(r.out, "calls"));
 }
 
+// No system call per intercepted call: strace counts every system call of the
+// process and its threads, with and without gtap, over 200,000 calls.
+TEST(ZeCapture, NoSystemCallPerCall) {
+  std::string dir = freshDirectory("syscalls");
+  const int calls = 200000;
+  auto count = [&](const std::vector<std::string>& command, const EnvChanges& env) {
+    std::string out = dir + "/strace.txt";
+    std::vector<std::string> argv = {"strace", "-f", "-c", "-o", out};
+    argv.insert(argv.end(), command.begin(), command.end());
+    auto r = runProcess(argv, env);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    std::ifstream in(out);
+    uint64_t total = 0;
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream fields(line);
+      std::string pct, seconds, usecs, n, errors, name;
+      if (line.find(" total") != std::string::npos && (fields >> pct >> seconds >> usecs >> n)) total = std::stoull(n);
+    }
+    return total;
+  };
+  std::string sim = std::string(GTAP_TEST_SIM_DIR) + "/libze_gtap_sim.so";
+  uint64_t without = count({workload("ze_api_counts"), "threads", "1", std::to_string(calls)},
+                           {{"ZE_ENABLE_ALT_DRIVERS", sim}});
+  uint64_t with = count({gtapBinary(), "run", "--sim", "-q", "-o", dir + "/cap.gtap", "--", workload("ze_api_counts"),
+                         "threads", "1", std::to_string(calls)},
+                        {});
+  ASSERT_GT(without, 0u);
+  EXPECT_LT(with - std::min(with, without), static_cast<uint64_t>(calls) / 100) << without << " vs " << with;
+}
+
 TEST(ZeCapture, ForkedChildWritesItsOwnFile) {
   std::string dir = freshDirectory("fork");
   auto r = gtapRun(dir, {workload("ze_api_counts"), "fork"});
