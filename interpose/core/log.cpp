@@ -2,15 +2,12 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 
 namespace gtap::core {
 
 namespace {
-std::atomic<unsigned long long> g_said{0};
-
 void vlog(const char* format, va_list args) {
   char buf[1024];
   int n = std::snprintf(buf, sizeof buf, "gtap: ");
@@ -31,13 +28,5 @@ void logLine(const char* format, ...) {
   va_end(args);
 }
 
-void warnOnce(int key, const char* format, ...) {
-  unsigned long long bit = 1ull << (key & 63);
-  if (g_said.fetch_or(bit) & bit) return;
-  va_list args;
-  va_start(args, format);
-  vlog(format, args);
-  va_end(args);
-}
 
 }  // namespace gtap::core

@@ -6,7 +6,5 @@
 namespace gtap::core {
 
 void logLine(const char* format, ...) __attribute__((format(printf, 1, 2)));
-// Like logLine, but says the message at most once per distinct call site key.
-void warnOnce(int key, const char* format, ...) __attribute__((format(printf, 2, 3)));
 
 }  // namespace gtap::core

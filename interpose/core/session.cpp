@@ -318,7 +318,6 @@ struct Session {
 
   void defineThread(ThreadState* t, schema::Definitions::Builder defs, int64_t firstNs) {
     t->defined = true;
-    t->firstNs = firstNs;
     t->lastNs = firstNs;
     ++threadsSeen;
     auto list = defs.initThreads(1);

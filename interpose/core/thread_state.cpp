@@ -54,9 +54,5 @@ void BlockPool::release(Block* b) {
   free_.push_back(b);
 }
 
-uint64_t BlockPool::allocatedBytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return allocated_;
-}
 
 }  // namespace gtap::core

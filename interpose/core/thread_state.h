@@ -45,7 +45,6 @@ struct ThreadState {
 
   uint32_t id = 0;
   uint32_t osTid = 0;
-  int64_t firstNs = 0;
   std::string name;
 
   inline void append(const Record& r) {
@@ -68,11 +67,10 @@ class BlockPool {
   void release(Block* b);
   void stopWaiting() { noWait_.store(true); }
   uint64_t waits() const { return waits_.load(); }
-  uint64_t allocatedBytes() const;
   std::mutex& mutex() { return mutex_; }
 
  private:
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::vector<Block*> free_;
   uint64_t allocated_ = 0;
   uint64_t budget_;
