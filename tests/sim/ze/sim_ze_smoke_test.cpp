@@ -223,6 +223,32 @@ TEST_F(SimZe, DriverAndDeviceProperties) {
   EXPECT_TRUE(globalOffset);
 }
 
+// Two modules loaded at once each keep their own kernels (the driver loads
+// each from its own anonymous file; glibc must not take one for the other).
+TEST_F(SimZe, SecondModuleKeepsItsOwnKernels) {
+  std::vector<uint8_t> bytes = readFile(GTAP_SIM_ZE_SECOND_MODULE_PATH);
+  ASSERT_FALSE(bytes.empty());
+  ze_module_desc_t desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_NATIVE, bytes.size(), bytes.data(),
+                        nullptr, nullptr};
+  ze_module_handle_t second = nullptr;
+  ZE_OK(zeModuleCreate(context_, device_, &desc, &second, nullptr));
+  uint32_t count = 0;
+  ZE_OK(zeModuleGetKernelNames(second, &count, nullptr));
+  ASSERT_EQ(1u, count);
+  const char* name = nullptr;
+  ZE_OK(zeModuleGetKernelNames(second, &count, &name));
+  EXPECT_STREQ("write_seven", name);
+  ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "vector_add"};
+  ze_kernel_handle_t wrong = nullptr;
+  EXPECT_EQ(ZE_RESULT_ERROR_INVALID_KERNEL_NAME, zeKernelCreate(second, &kd, &wrong));
+  // And a third load after a destroy gets its own file again.
+  ZE_OK(zeModuleDestroy(second));
+  ZE_OK(zeModuleCreate(context_, device_, &desc, &second, nullptr));
+  ZE_OK(zeModuleGetKernelNames(second, &count, &name));
+  EXPECT_STREQ("write_seven", name);
+  ZE_OK(zeModuleDestroy(second));
+}
+
 TEST_F(SimZe, ModuleIntrospection) {
   uint32_t count = 0;
   ZE_OK(zeModuleGetKernelNames(module_, &count, nullptr));

@@ -89,7 +89,7 @@ bool load(Module& m, BuildError& err) {
   }
   std::string path = "/proc/self/fd/" + std::to_string(fd);
   m.library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  ::close(fd);  // the mapping stays; the descriptor is not needed any more
+  m.fd = fd;
   if (m.library == nullptr) {
     const char* e = dlerror();
     err = {ZE_RESULT_ERROR_INVALID_NATIVE_BINARY, std::string("dlopen failed: ") + (e ? e : "unknown error")};
@@ -151,6 +151,7 @@ void returnLog(ze_module_build_log_handle_t* phLog, std::string text) {
 
 Module::~Module() {
   if (library != nullptr) dlclose(library);
+  if (fd >= 0) ::close(fd);
 }
 
 const gtap_sim_kernel_desc* Module::findKernel(const char* name) const {

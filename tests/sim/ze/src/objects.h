@@ -93,6 +93,10 @@ struct Module : Object {
   Module() : Object(kKind) {}
   ~Module() override;
   void* library = nullptr;               // dlopen handle of the host shared object
+  // The anonymous file stays open while the module is loaded: glibc finds an
+  // already loaded object by its path, and a closed descriptor's
+  // /proc/self/fd/N path would name the next module's file too.
+  int fd = -1;
   std::vector<uint8_t> binary;           // the bytes the program gave
   std::vector<const gtap_sim_kernel_desc*> kernels;
   std::vector<const char*> kernelNames;  // same order, for zeModuleGetKernelNames
