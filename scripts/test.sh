@@ -35,5 +35,10 @@ if [ "$fuzz_seconds" -gt 0 ]; then
   echo "fuzzing the capture reader for ${fuzz_seconds}s on $(ls "$seeds" | wc -l) seed captures"
   build-fuzz/bin/capture_reader_fuzzer -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 \
     -print_final_stats=1 build-fuzz/corpus "$seeds" 2>&1 | tail -n 12
+  # AMDGPU code-object metadata, seeded with the clang-built fixtures.
+  mkdir -p build-fuzz/corpus-codeobject
+  echo "fuzzing the code-object reader for $((fuzz_seconds / 2))s"
+  build-fuzz/bin/code_object_fuzzer -max_total_time=$((fuzz_seconds / 2)) -rss_limit_mb=2048 \
+    -print_final_stats=1 build-fuzz/corpus-codeobject build/readers/codeobject/fixtures 2>&1 | tail -n 4
 fi
 echo "all tests passed"

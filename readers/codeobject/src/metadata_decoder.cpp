@@ -142,7 +142,13 @@ KernelInfo decodeKernel(const msgpack::object& o, const std::string& position) {
   expectType(o, msgpack::type::MAP, "a map", position);
   KernelInfo kernel;
   kernel.name = toString(require(o, ".name", position), position + ": .name");
-  const std::string where = position + " (" + kernel.name + ")";
+  // Error context is built for every field, so a forged megabyte-long name
+  // must not be copied into each of them.
+  constexpr size_t kNameInContext = 80;
+  const std::string shownName = kernel.name.size() <= kNameInContext
+                                    ? kernel.name
+                                    : kernel.name.substr(0, kNameInContext) + "...";
+  const std::string where = position + " (" + shownName + ")";
 
   readString(o, ".symbol", where, kernel.symbol);
   if (kernel.symbol.empty()) kernel.symbol = kernel.name + ".kd";
@@ -150,7 +156,8 @@ KernelInfo decodeKernel(const msgpack::object& o, const std::string& position) {
   readString(o, ".language", where, kernel.language);
   if (const msgpack::object* version = lookup(o, ".language_version")) {
     const auto v = toU32Array<2>(*version, where + ": .language_version");
-    kernel.language += " " + std::to_string(v[0]) + "." + std::to_string(v[1]);
+    if (!kernel.language.empty()) kernel.language += ' ';
+    kernel.language += std::to_string(v[0]) + "." + std::to_string(v[1]);
   }
 
   readU32(o, ".kernarg_segment_size", where, kernel.kernargSegmentSize);

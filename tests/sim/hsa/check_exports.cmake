@@ -1,0 +1,31 @@
+# Compares the functions two HSA runtime libraries export (cmake -P).
+# Inputs: NM, SIM (the simulated runtime), ROCR (Debian's runtime).
+cmake_minimum_required(VERSION 3.25)
+
+function(exported_functions library out)
+  execute_process(COMMAND "${NM}" -D --defined-only "${library}"
+                  OUTPUT_VARIABLE text RESULT_VARIABLE failed)
+  if(failed)
+    message(FATAL_ERROR "${NM} failed on ${library}")
+  endif()
+  string(REGEX MATCHALL "[TWi] hsa_[a-z0-9_]+@@?ROCR_1" entries "${text}")
+  set(names "")
+  foreach(e IN LISTS entries)
+    string(REGEX REPLACE "^[TWi] ([a-z0-9_]+)@.*" "\\1" name "${e}")
+    list(APPEND names "${name}")
+  endforeach()
+  list(SORT names)
+  set(${out} "${names}" PARENT_SCOPE)
+endfunction()
+
+exported_functions("${SIM}" sim)
+exported_functions("${ROCR}" rocr)
+set(missing ${rocr})
+list(REMOVE_ITEM missing ${sim})
+set(extra ${sim})
+list(REMOVE_ITEM extra ${rocr})
+list(LENGTH sim count)
+if(missing OR extra)
+  message(FATAL_ERROR "exports differ from ${ROCR}\n  missing: ${missing}\n  extra: ${extra}")
+endif()
+message(STATUS "${count} hsa_* functions exported, as by ${ROCR}")
