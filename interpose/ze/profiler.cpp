@@ -223,22 +223,30 @@ void Profiler::devicesSeen(ze_driver_handle_t, uint32_t count, ze_device_handle_
 // --- objects --------------------------------------------------------------------
 
 uint64_t Profiler::objectCreated(uint8_t kind, void* handle, void* parentHandle, ze_device_handle_t device,
-                                 uint32_t flags, uint32_t ordinal, uint32_t index, const core::CallScope& scope) {
+                                 uint32_t flags, uint32_t ordinal, uint32_t index, const core::CallScope& scope,
+                                 ObjectExtras extras) {
+  uint32_t thread = threadIdOf(scope);
+  uint64_t ticks = core::nowTicks();
   std::lock_guard<std::mutex> lock(impl_->mu);
-  ObjectInfo& o = impl_->objects[handle];
-  o = ObjectInfo();
+  ObjectInfo o;
   o.id = impl_->nextObjectId++;
   o.kind = static_cast<schema::ObjectKind>(kind);
   o.device = impl_->deviceIdLocked(device);
+  o.name = extras.name;
   uint64_t parent = 0;
   if (auto it = impl_->objects.find(parentHandle); parentHandle && it != impl_->objects.end()) {
     parent = it->second.id;
     o.context = it->second.kind == schema::ObjectKind::CONTEXT ? parentHandle : it->second.context;
+    if (o.device == kNoDevice) o.device = it->second.device;  // a kernel runs where its module was built
   }
   if (o.kind == schema::ObjectKind::CONTEXT) o.context = handle;
-  impl_->out.created.push_back({o.id, o.kind, reinterpret_cast<uint64_t>(handle), o.device, parent, {},
-                                core::nowTicks(), threadIdOf(scope), {}, {}, {}, flags, ordinal, index, {}});
-  return o.id;
+  impl_->out.created.push_back({o.id, o.kind, reinterpret_cast<uint64_t>(handle), o.device, parent,
+                                std::move(extras.name), ticks, thread, std::move(extras.binary),
+                                std::move(extras.binaryFormat), std::move(extras.buildFlags), flags, ordinal, index,
+                                std::move(extras.properties)});
+  uint64_t id = o.id;
+  impl_->objects[handle] = std::move(o);
+  return id;
 }
 
 void Profiler::objectDestroyed(void* handle) {
@@ -251,37 +259,32 @@ void Profiler::objectDestroyed(void* handle) {
 
 void Profiler::moduleCreated(ze_module_handle_t module, ze_context_handle_t context, ze_device_handle_t device,
                              const ze_module_desc_t* desc, const core::CallScope& scope) {
-  objectCreated(static_cast<uint8_t>(schema::ObjectKind::MODULE), module, context, device, 0, 0, 0, scope);
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  CreatedRecord& r = impl_->out.created.back();
+  ObjectExtras extras;
   if (desc && desc->pInputModule && desc->inputSize)
-    r.binary.assign(desc->pInputModule, desc->pInputModule + desc->inputSize);
-  r.binaryFormat = desc && desc->format == ZE_MODULE_FORMAT_NATIVE ? "native" : "spirv";
-  if (desc && desc->pBuildFlags) r.buildFlags = desc->pBuildFlags;
+    extras.binary.assign(desc->pInputModule, desc->pInputModule + desc->inputSize);
+  extras.binaryFormat = desc && desc->format == ZE_MODULE_FORMAT_NATIVE ? "native" : "spirv";
+  if (desc && desc->pBuildFlags) extras.buildFlags = desc->pBuildFlags;
+  objectCreated(static_cast<uint8_t>(schema::ObjectKind::MODULE), module, context, device, 0, 0, 0, scope,
+                std::move(extras));
 }
 
 void Profiler::kernelCreated(ze_kernel_handle_t kernel, ze_module_handle_t module, const char* name,
                              const core::CallScope& scope) {
-  objectCreated(static_cast<uint8_t>(schema::ObjectKind::KERNEL), kernel, module, nullptr, 0, 0, 0, scope);
+  ObjectExtras extras;
+  extras.name = name ? name : "";
   ze_kernel_properties_t props{};
   props.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
-  bool haveProps = GTAP_ZE_REAL(zeKernelGetProperties)(kernel, &props) == ZE_RESULT_SUCCESS;
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  ObjectInfo& o = impl_->objects[kernel];
-  o.name = name ? name : "";
-  if (auto m = impl_->objects.find(module); m != impl_->objects.end()) o.device = m->second.device;
-  CreatedRecord& r = impl_->out.created.back();
-  r.name = o.name;
-  r.device = o.device;
-  if (haveProps) {
-    r.properties.emplace_back("numKernelArgs", std::to_string(props.numKernelArgs));
-    r.properties.emplace_back("requiredGroupSize", std::to_string(props.requiredGroupSizeX) + "," +
-                                                       std::to_string(props.requiredGroupSizeY) + "," +
-                                                       std::to_string(props.requiredGroupSizeZ));
-    r.properties.emplace_back("localMemSize", std::to_string(props.localMemSize));
-    r.properties.emplace_back("privateMemSize", std::to_string(props.privateMemSize));
-    r.properties.emplace_back("spillMemSize", std::to_string(props.spillMemSize));
+  if (GTAP_ZE_REAL(zeKernelGetProperties)(kernel, &props) == ZE_RESULT_SUCCESS) {
+    extras.properties.emplace_back("numKernelArgs", std::to_string(props.numKernelArgs));
+    extras.properties.emplace_back("requiredGroupSize", std::to_string(props.requiredGroupSizeX) + "," +
+                                                            std::to_string(props.requiredGroupSizeY) + "," +
+                                                            std::to_string(props.requiredGroupSizeZ));
+    extras.properties.emplace_back("localMemSize", std::to_string(props.localMemSize));
+    extras.properties.emplace_back("privateMemSize", std::to_string(props.privateMemSize));
+    extras.properties.emplace_back("spillMemSize", std::to_string(props.spillMemSize));
   }
+  objectCreated(static_cast<uint8_t>(schema::ObjectKind::KERNEL), kernel, module, nullptr, 0, 0, 0, scope,
+                std::move(extras));
 }
 
 void Profiler::kernelGroupSize(ze_kernel_handle_t kernel, uint32_t x, uint32_t y, uint32_t z) {

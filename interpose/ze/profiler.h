@@ -56,10 +56,21 @@ class Profiler {
  public:
   static Profiler& get();
 
+  // What a created object's record carries beyond the common fields.
+  struct ObjectExtras {
+    std::string name;
+    std::vector<uint8_t> binary;
+    std::string binaryFormat, buildFlags;
+    std::vector<std::pair<std::string, std::string>> properties;
+  };
+
   // --- objects (called after the real call succeeded) ---
   void devicesSeen(ze_driver_handle_t driver, uint32_t count, ze_device_handle_t* devices);
+  // The object and its record are made in one step under the lock: the writer
+  // may take the records away at any moment.
   uint64_t objectCreated(uint8_t kind, void* handle, void* parentHandle, ze_device_handle_t device,
-                         uint32_t flags, uint32_t ordinal, uint32_t index, const core::CallScope& scope);
+                         uint32_t flags, uint32_t ordinal, uint32_t index, const core::CallScope& scope,
+                         ObjectExtras extras = {});
   void objectDestroyed(void* handle);
   void moduleCreated(ze_module_handle_t module, ze_context_handle_t context, ze_device_handle_t device,
                      const ze_module_desc_t* desc, const core::CallScope& scope);
