@@ -1,11 +1,15 @@
 #include "exit_hooks.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <signal.h>
 
 #include <cerrno>
 #include <cstdlib>
 
+#include "dlsym_hook.h"
 #include "session.h"
 
 namespace gtap::core {
@@ -81,6 +85,12 @@ __attribute__((constructor(101))) void gtapLoad() {
 // before the program), so calls they make are still recorded.
 __attribute__((destructor(101))) void gtapUnload() { finishSession("exit"); }
 
+using ExitFn = void (*)(int);
+
+ExitFn realExit(const char* name) {
+  return reinterpret_cast<ExitFn>(realDlsym(RTLD_NEXT, name));
+}
+
 }  // namespace
 
 void installExitHooks() {
@@ -93,3 +103,23 @@ void installExitHooks() {
 void registerThreadExit(ThreadState* t) { pthread_setspecific(g_threadKey, t); }
 
 }  // namespace gtap::core
+
+// _exit and _Exit end the process without atexit handlers or destructors (a
+// forked child often leaves this way): the capture is closed first, with the
+// same bounded, signal-safe wait as for a fatal signal, since these may be
+// called from a signal handler.
+extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status) {
+  gtap::core::finishSessionFromSignal(0, 3000);
+  static gtap::core::ExitFn real = gtap::core::realExit("_exit");
+  if (real) real(status);
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
+
+extern "C" __attribute__((visibility("default"), noreturn)) void _Exit(int status) {
+  gtap::core::finishSessionFromSignal(0, 3000);
+  static gtap::core::ExitFn real = gtap::core::realExit("_Exit");
+  if (real) real(status);
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}

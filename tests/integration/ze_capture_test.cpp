@@ -224,6 +224,19 @@ TEST(ZeCapture, CrashKeepsEveryCallAndTheSignalStillKills) {
   EXPECT_EQ(capturedCounts(files[0]), workloadCounts(r.out, "calls"));
 }
 
+// _exit skips atexit handlers and destructors: gtap still closes the file,
+// and the exit status is the program's.
+TEST(ZeCapture, UnderscoreExitStillClosesTheFile) {
+  std::string dir = freshDirectory("quick-exit");
+  auto r = gtapRun(dir, {workload("ze_api_counts"), "quick-exit"});
+  EXPECT_EQ(r.exitCode, 5) << r.err;
+  auto files = filesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  readers::Capture c(files[0]);
+  EXPECT_TRUE(c.recovery().closedCleanly) << c.recovery().stopReason;
+  EXPECT_EQ(capturedCounts(files[0]), workloadCounts(r.out, "calls"));
+}
+
 // The program's own handler still runs (chained), and the program goes on.
 TEST(ZeCapture, ProgramSignalHandlersStillRun) {
   std::string dir = freshDirectory("handler");

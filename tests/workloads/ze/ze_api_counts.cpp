@@ -8,6 +8,7 @@
 //   ze_api_counts forever                 (prints "done N" every 1000 calls)
 //   ze_api_counts crash                   (calls, then dies of SIGSEGV)
 //   ze_api_counts late                    (calls from a static destructor after main)
+//   ze_api_counts quick-exit              (calls, then _exit(5): no atexit, no destructors)
 //   ze_api_counts handler                 (its own SIGTERM handler, then raise(SIGTERM))
 #include <dlfcn.h>
 #include <level_zero/ze_api.h>
@@ -276,6 +277,13 @@ int main(int argc, char** argv) {
     CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
     late.d = firstDriver();
     g_counts["zeDriverGetApiVersion"] += 9;
+  } else if (mode == "quick-exit") {
+    CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
+    ze_driver_handle_t d = firstDriver();
+    ze_api_version_t v;
+    for (int i = 0; i < 77; ++i) CALL(direct(), driverGetApiVersion, "zeDriverGetApiVersion", d, &v);
+    printCounts();
+    _exit(5);
   } else if (mode == "crash") {
     CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
     ze_driver_handle_t d = firstDriver();
