@@ -15,16 +15,26 @@ Timeline buildTimeline(const std::vector<LoadedCapture>& captures) {
   Timeline t;
   uint64_t nextTrack = 1;
   uint64_t nextFlow = 1;
+  // Viewers group tracks by pid; ranks on different hosts (or a pid reused over
+  // time) may share one, so each capture gets a pid of its own in the timeline
+  // and its real one stays in the process name.
+  std::set<uint32_t> pidsUsed;
   for (const auto& lc : captures) {
     const Capture& c = *lc.capture;
     std::string processName = c.label();
     if (!c.process().executable.empty()) processName += " " + c.process().executable;
+    uint32_t pid = c.process().pid;
+    if (pidsUsed.count(pid)) {
+      processName += " @" + c.process().hostname;
+      while (pidsUsed.count(pid)) pid += 1u << 22;  // above Linux's pid_max
+    }
+    pidsUsed.insert(pid);
     std::map<uint32_t, uint64_t> threadTracks;
     for (const auto& [id, th] : c.threads()) {
       TimelineTrack track;
       track.id = nextTrack++;
       track.kind = TimelineTrack::Kind::hostThread;
-      track.pid = c.process().pid;
+      track.pid = pid;
       track.processName = processName;
       track.tid = th.osTid;
       track.name = th.name.empty() ? "thread " + std::to_string(th.osTid) : th.name;
@@ -60,7 +70,7 @@ Timeline buildTimeline(const std::vector<LoadedCapture>& captures) {
         TimelineTrack track;
         track.id = nextTrack++;
         track.kind = TimelineTrack::Kind::deviceQueue;
-        track.pid = c.process().pid;
+        track.pid = pid;
         track.processName = processName;
         track.name = lc.work.queueName(op.queue);
         track.sortIndex = 1000 + static_cast<int32_t>(queueTracks.size());

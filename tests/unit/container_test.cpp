@@ -13,6 +13,9 @@
 #include "gtap/format/reader.h"
 #include "gtap/format/writer.h"
 #include "gtap/readers/capture.h"
+#include "gtap/readers/timeline_builder.h"
+
+#include <set>
 
 namespace {
 
@@ -140,6 +143,21 @@ TEST(Container, EventStreamRoundTripAndDamage) {
   EXPECT_NE(gtap::format::decodeApiEvents(bytes.data(), bytes.size(), enc.count() - 1, 0,
                                           [](const auto&) {}),
             "");
+}
+
+// Two captures with the same pid (ranks on different hosts) stay two
+// processes in a timeline.
+TEST(Timeline, SamePidStaysTwoProcesses) {
+  gtap::readers::Capture a(writeSample("pid-a.gtap", 1, 5));
+  gtap::readers::Capture b(writeSample("pid-b.gtap", 1, 5));
+  ASSERT_EQ(a.process().pid, b.process().pid);
+  std::vector<gtap::readers::LoadedCapture> loaded{{&a, gtap::readers::loadDeviceWork(a)},
+                                                   {&b, gtap::readers::loadDeviceWork(b)}};
+  auto t = gtap::readers::buildTimeline(loaded);
+  std::set<uint32_t> pids;
+  for (const auto& track : t.tracks) pids.insert(track.pid);
+  EXPECT_EQ(pids.size(), 2u);
+  EXPECT_EQ(t.slices.size(), 10u);
 }
 
 TEST(Container, NeverOverwritesOrFollowsLinks) {
