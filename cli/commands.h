@@ -22,5 +22,6 @@ Action addMemoryCommand(CLI::App& app);
 Action addSummaryCommand(CLI::App& app);
 Action addExportCommand(CLI::App& app);
 Action addExplainCommand(CLI::App& app);
+Action addExecutablesCommand(CLI::App& app);
 
 }  // namespace gtap::cli

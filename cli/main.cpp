@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add(&gtap::cli::addSummaryCommand);
   add(&gtap::cli::addExportCommand);
   add(&gtap::cli::addExplainCommand);
+  add(&gtap::cli::addExecutablesCommand);
   try {
     if (argc > 1 && std::string(argv[1]) == "run") argc = gtap::cli::splitRunArguments(argc, argv);
     app.parse(argc, argv);

@@ -3,6 +3,7 @@
 #include <kj/exception.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "gtap/format/api_events.h"
 
@@ -124,6 +125,36 @@ void Capture::readMetadata() {
                        e.getDescription().cStr());
     }
   }
+}
+
+std::optional<std::vector<uint8_t>> Capture::blob(uint64_t hashLow, uint64_t hashHigh) const {
+  std::vector<uint8_t> bytes;
+  uint64_t have = 0, total = 0;
+  bool found = false;
+  for (const auto& c : reader_->chunks()) {
+    if (c.kind != static_cast<uint16_t>(schema::ChunkKind::BLOB)) continue;
+    try {
+      auto decoded = reader_->decode(c);
+      auto b = decoded.root<schema::Blob>();
+      if (b.getHashLow() != hashLow || b.getHashHigh() != hashHigh) continue;
+      auto data = b.getData();
+      if (!found) {
+        total = b.getTotalSize();
+        if (total > (uint64_t{4} << 30)) return std::nullopt;  // not a size this tool will hold
+        bytes.resize(total);
+        found = true;
+      }
+      if (b.getTotalSize() != total || b.getOffset() > total || data.size() > total - b.getOffset()) continue;
+      std::memcpy(bytes.data() + b.getOffset(), data.begin(), data.size());
+      have += data.size();
+    } catch (const format::FormatError& e) {
+      notes_.push_back(e.what());
+    } catch (const kj::Exception& e) {
+      notes_.push_back(path() + ": " + at(c) + ": malformed blob: " + e.getDescription().cStr());
+    }
+  }
+  if (!found || have < total) return std::nullopt;
+  return bytes;
 }
 
 uint64_t Capture::forEachCall(const std::function<void(const ApiCall&)>& visit) const {

@@ -126,6 +126,8 @@ DeviceWork loadDeviceWork(const Capture& capture) {
             auto b = o.getBinary();
             x.binarySize = b.getSize();
             x.binaryHash = format::Hash128{b.getHashLow(), b.getHashHigh()}.hex();
+            x.binaryHashLow = b.getHashLow();
+            x.binaryHashHigh = b.getHashHigh();
           }
           x.binaryFormat = o.getBinaryFormat();
           for (auto kv : o.getProperties()) x.properties.emplace_back(kv.getKey(), kv.getValue());

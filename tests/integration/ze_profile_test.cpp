@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -224,6 +225,25 @@ TEST(ZeProfile, ExportsLoad) {
                                GTAP_TEST_PERFETTO_PROTO_DIR + " " + GTAP_TEST_PERFETTO_PROTO + " < " + trace});
   EXPECT_EQ(shell.exitCode, 0) << shell.err;
   EXPECT_NE(shell.out.find("vector_add"), std::string::npos);
+}
+
+// The module the workload built is stored once and listed with its kernel.
+TEST(ZeProfile, ExecutablesListTheModuleAndItsKernels) {
+  auto run = profile("ze_vector_add");
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  auto r = runProcess({gtapBinary(), "executables", "--format=jsonl", run.file});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::istringstream in(r.out);
+  size_t rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    ++rows;
+    EXPECT_EQ(j["format"], "native");
+    EXPECT_EQ(j["kernel"], "vector_add");
+    EXPECT_EQ(j["args"], 4);
+    EXPECT_EQ(j["size"].get<uint64_t>(), std::filesystem::file_size(GTAP_TEST_WORKLOAD_KERNELS));
+  }
+  EXPECT_EQ(rows, 1u);
 }
 
 // Several files (ranks) merge in reports and stay apart per process on request.

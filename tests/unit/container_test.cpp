@@ -13,6 +13,7 @@
 #include "gtap/format/reader.h"
 #include "gtap/format/writer.h"
 #include "gtap/readers/capture.h"
+#include "gtap/readers/executables.h"
 #include "gtap/readers/timeline_builder.h"
 
 #include <set>
@@ -158,6 +159,54 @@ TEST(Timeline, SamePidStaysTwoProcesses) {
   for (const auto& track : t.tracks) pids.insert(track.pid);
   EXPECT_EQ(pids.size(), 2u);
   EXPECT_EQ(t.slices.size(), 10u);
+}
+
+// A module whose stored binary is a real AMDGPU code object (built by clang at
+// build time) is described from its metadata.
+TEST(Executables, AmdgpuCodeObjectMetadataFromTheCapture) {
+  auto fixture = readAll(GTAP_TEST_GFX90A_FIXTURE);
+  if (fixture.empty()) GTEST_SKIP() << "no AMDGPU fixture at " << GTAP_TEST_GFX90A_FIXTURE;
+  std::string path = tempPath("amdgpu.gtap");
+  std::filesystem::remove(path);
+  std::string error;
+  auto w = CaptureWriter::create(path, error);
+  ASSERT_TRUE(w) << error;
+  {
+    capnp::MallocMessageBuilder m;
+    m.initRoot<gtap::schema::FileInfo>().setPid(7);
+    ASSERT_TRUE(w->writeMessage(gtap::schema::ChunkKind::FILE_INFO, m));
+  }
+  auto hash = w->writeBlob(fixture.data(), fixture.size());
+  {
+    capnp::MallocMessageBuilder m;
+    auto created = m.initRoot<gtap::schema::Objects>().initCreated(1);
+    created[0].setId(3);
+    created[0].setKind(gtap::schema::ObjectKind::MODULE);
+    auto b = created[0].initBinary();
+    b.setHashLow(hash.low);
+    b.setHashHigh(hash.high);
+    b.setSize(fixture.size());
+    ASSERT_TRUE(w->writeMessage(gtap::schema::ChunkKind::OBJECTS, m));
+  }
+  ASSERT_TRUE(w->close(0, 0, 0, "exit"));
+  gtap::readers::Capture c(path);
+  std::vector<gtap::readers::LoadedCapture> loaded{{&c, gtap::readers::loadDeviceWork(c)}};
+  std::vector<std::string> notes;
+  auto rows = gtap::readers::executableRows(loaded, notes);
+  EXPECT_TRUE(notes.empty()) << notes.front();
+  bool found = false;
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.format, "amdgpu");
+    EXPECT_NE(r.target.find("gfx90a"), std::string::npos) << r.target;
+    EXPECT_EQ(r.source, "metadata");
+    if (r.kernel == "vector_add") {
+      found = true;
+      EXPECT_EQ(r.args, 4);
+      EXPECT_EQ(r.wavefront, 64);
+      EXPECT_GT(r.vgprs, 0);
+    }
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(Container, NeverOverwritesOrFollowsLinks) {

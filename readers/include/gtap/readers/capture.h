@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,10 @@ class Capture {
   std::string functionName(uint32_t id) const;
   // "pid 123" or "rank 3 (pid 123)": how reports label this process.
   std::string label() const;
+
+  // The bytes of a stored blob (its parts put together), or nothing when the
+  // file does not hold all of it.
+  std::optional<std::vector<uint8_t>> blob(uint64_t hashLow, uint64_t hashHigh) const;
 
   // Streams every API call in the file in per-thread order (threads
   // interleaved by chunk). Calls still open at the end of the file are passed

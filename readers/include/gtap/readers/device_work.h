@@ -42,6 +42,7 @@ struct Object {
   int64_t destroyedNs = 0;  // 0 while alive at the end
   uint64_t binarySize = 0;
   std::string binaryHash;   // hex, modules only
+  uint64_t binaryHashLow = 0, binaryHashHigh = 0;
   std::string binaryFormat;
   std::vector<std::pair<std::string, std::string>> properties;
 };

@@ -1,0 +1,71 @@
+// gtap executables: the modules (code objects) a capture holds and their
+// kernels, with what the runtime or the code object's metadata says of them.
+#include <iostream>
+
+#include "commands.h"
+#include "gtap/readers/executables.h"
+#include "gtap/readers/table.h"
+#include "open_captures.h"
+
+namespace gtap::cli {
+
+namespace {
+
+struct ExecutablesOptions {
+  std::vector<std::string> files;
+  std::string format = "text";
+};
+
+readers::Cell maybe(int64_t v) { return v < 0 ? readers::Cell::str("-") : readers::Cell::count(v); }
+
+int executables(const ExecutablesOptions& o) {
+  readers::OutputFormat format;
+  if (!readers::parseOutputFormat(o.format, format)) {
+    std::cerr << "gtap executables: --format must be text, csv or jsonl\n";
+    return 2;
+  }
+  auto opened = openCaptures(o.files, "executables");
+  if (opened.captures.empty()) return 1;
+  reportNotes(opened, "executables");
+  auto loaded = loadDeviceWork(opened, "executables");
+  std::vector<std::string> notes;
+  auto rows = readers::executableRows(loaded, notes);
+  for (const auto& n : notes) std::cerr << "gtap executables: " << n << "\n";
+  std::vector<std::string> columns = {"module", "format", "size", "target", "kernel", "from", "args", "hidden_args",
+                                      "kernarg_bytes", "sgprs", "vgprs", "lds_bytes", "scratch_bytes", "wavefront",
+                                      "required_group_size", "hash"};
+  if (opened.captures.size() > 1) columns.insert(columns.begin(), "process");
+  readers::Table table(columns);
+  for (const auto& r : rows) {
+    std::vector<readers::Cell> row;
+    if (opened.captures.size() > 1) row.push_back(readers::Cell::str(r.process));
+    row.push_back(readers::Cell::count(static_cast<int64_t>(r.module)));
+    row.push_back(readers::Cell::str(r.format));
+    row.push_back(readers::Cell::bytes(static_cast<int64_t>(r.size)));
+    row.push_back(readers::Cell::str(r.target.empty() ? "-" : r.target));
+    row.push_back(readers::Cell::str(r.kernel.empty() ? "-" : r.kernel));
+    row.push_back(readers::Cell::str(r.source.empty() ? "-" : r.source));
+    for (int64_t v : {r.args, r.hiddenArgs, r.kernargBytes, r.sgprs, r.vgprs, r.ldsBytes, r.scratchBytes, r.wavefront})
+      row.push_back(maybe(v));
+    row.push_back(readers::Cell::str(r.requiredGroupSize.empty() ? "-" : r.requiredGroupSize));
+    row.push_back(readers::Cell::str(r.hash));
+    table.add(std::move(row));
+  }
+  table.print(std::cout, format);
+  if (format == readers::OutputFormat::text && rows.empty())
+    std::cout << "no executables recorded (mode kernels or memory records modules)\n";
+  return opened.failures ? 1 : 0;
+}
+
+}  // namespace
+
+Action addExecutablesCommand(CLI::App& app) {
+  auto o = std::make_shared<ExecutablesOptions>();
+  auto* cmd = app.add_subcommand("executables",
+                                 "Modules / code objects and their kernels: arguments, registers, LDS, scratch, wavefront");
+  cmd->add_option("files", o->files, "Capture files")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--format", o->format, "text, csv or jsonl");
+  return [o] { return executables(*o); };
+}
+
+}  // namespace gtap::cli

@@ -1,0 +1,90 @@
+#include "gtap/readers/executables.h"
+
+#include <stdexcept>
+
+#include "gtap/readers/code_object.h"
+
+namespace gtap::readers {
+
+namespace {
+std::string property(const Object& o, const std::string& key) {
+  for (const auto& [k, v] : o.properties)
+    if (k == key) return v;
+  return {};
+}
+
+int64_t number(const std::string& s) {
+  if (s.empty()) return -1;
+  try {
+    return std::stoll(s);
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+}  // namespace
+
+std::vector<ExecutableKernelRow> executableRows(const std::vector<LoadedCapture>& captures,
+                                                std::vector<std::string>& notes) {
+  std::vector<ExecutableKernelRow> rows;
+  for (const auto& lc : captures) {
+    for (const auto& [id, module] : lc.work.objects) {
+      if (module.kind != schema::ObjectKind::MODULE) continue;
+      ExecutableKernelRow base;
+      base.process = lc.capture->label();
+      base.module = id;
+      base.format = module.binaryFormat;
+      base.size = module.binarySize;
+      base.hash = module.binaryHash;
+      auto bytes = module.binarySize ? lc.capture->blob(module.binaryHashLow, module.binaryHashHigh) : std::nullopt;
+      if (module.binarySize && !bytes)
+        notes.push_back(lc.capture->path() + ": module " + std::to_string(id) + ": its binary is not (all) in the file");
+      bool fromMetadata = false;
+      if (bytes && looksLikeAmdgpuCodeObject(bytes->data(), bytes->size())) {
+        try {
+          CodeObjectInfo info = parseAmdgpuCodeObject(bytes->data(), bytes->size());
+          base.format = "amdgpu";
+          base.target = info.target;
+          for (const auto& k : info.kernels) {
+            ExecutableKernelRow r = base;
+            r.kernel = k.name;
+            r.source = "metadata";
+            r.args = static_cast<int64_t>(k.explicitArgCount());
+            r.hiddenArgs = static_cast<int64_t>(k.hiddenArgCount());
+            r.kernargBytes = k.kernargSegmentSize;
+            r.sgprs = k.sgprCount;
+            r.vgprs = k.vgprCount;
+            r.ldsBytes = k.groupSegmentFixedSize;
+            r.scratchBytes = k.privateSegmentFixedSize;
+            r.wavefront = k.wavefrontSize;
+            r.requiredGroupSize = std::to_string(k.requiredWorkgroupSize[0]) + "," +
+                                  std::to_string(k.requiredWorkgroupSize[1]) + "," +
+                                  std::to_string(k.requiredWorkgroupSize[2]);
+            rows.push_back(std::move(r));
+          }
+          fromMetadata = true;
+        } catch (const std::exception& e) {
+          notes.push_back(lc.capture->path() + ": module " + std::to_string(id) + ": " + e.what());
+        }
+      }
+      if (fromMetadata) continue;
+      // What the runtime said about the kernels the program created.
+      bool any = false;
+      for (const auto& [kid, k] : lc.work.objects) {
+        if (k.kind != schema::ObjectKind::KERNEL || k.parent != id) continue;
+        ExecutableKernelRow r = base;
+        r.kernel = k.name;
+        r.source = "runtime";
+        r.args = number(property(k, "numKernelArgs"));
+        r.ldsBytes = number(property(k, "localMemSize"));
+        r.scratchBytes = number(property(k, "privateMemSize"));
+        r.requiredGroupSize = property(k, "requiredGroupSize");
+        rows.push_back(std::move(r));
+        any = true;
+      }
+      if (!any) rows.push_back(base);
+    }
+  }
+  return rows;
+}
+
+}  // namespace gtap::readers
