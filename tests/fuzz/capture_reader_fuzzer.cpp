@@ -8,6 +8,7 @@
 #include "gtap/format/reader.h"
 #include "gtap/readers/api_stats.h"
 #include "gtap/readers/capture.h"
+#include "gtap/readers/executables.h"
 #include "gtap/readers/memory_stats.h"
 #include "gtap/readers/overview.h"
 #include "gtap/readers/timeline_builder.h"
@@ -24,6 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     gtap::readers::allocationRows(loaded, false);
     gtap::readers::transferRows(loaded, false);
     gtap::readers::buildTimeline(loaded);
+    std::vector<std::string> notes;
+    gtap::readers::executableRows(loaded, notes);  // blob reassembly and code-object parsing
     for (const auto& chunk : capture.reader().chunks()) {
       try {
         auto decoded = capture.reader().decode(chunk);
