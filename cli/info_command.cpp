@@ -40,14 +40,13 @@ int info(const InfoOptions& o) {
   auto opened = openCaptures(o.files, "info");
   for (const auto& c : opened.captures) {
     const auto& p = c->process();
-    uint64_t events = 0, stored = 0, raw = 0;
+    uint64_t stored = 0, raw = 0;
     for (const auto& [kind, s] : c->kindStats()) {
       stored += s.storedBytes;
       raw += s.rawBytes;
-      if (kind == static_cast<uint16_t>(schema::ChunkKind::API_EVENTS)) events += 0;
     }
     // Counting events needs a pass over the event chunks.
-    events = c->forEachCall([](const readers::ApiCall&) {});
+    uint64_t events = c->forEachCall([](const readers::ApiCall&) {});
     double ratio = stored ? static_cast<double>(raw) / static_cast<double>(stored) : 0;
     std::string args;
     for (const auto& a : p.arguments) args += (args.empty() ? "" : " ") + a;

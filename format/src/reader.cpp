@@ -142,7 +142,7 @@ void CaptureReader::scan() {
     chunks_.push_back(c);
     off += kChunkHeaderSize + c.storedSize;
   }
-  recovery_.validBytes = recovery_.stopReason.empty() ? off : off;
+  recovery_.validBytes = off;
   if (recovery_.stopReason.empty()) {
     bool trailerLast = !chunks_.empty() &&
                        chunks_.back().kind == static_cast<uint16_t>(schema::ChunkKind::TRAILER);

@@ -133,7 +133,6 @@ struct Profiler::Impl {
   std::map<uint64_t, Allocation> allocations;
   uint64_t nextObjectId = 1;
   Outbox out;
-  uint32_t mode = 0;
   std::string kernelFilter;
   uint32_t stackDepth = 32;
 
@@ -155,7 +154,6 @@ Profiler& Profiler::get() {
 
 Profiler::Profiler() : impl_(std::make_unique<Impl>()) {
   const core::Config& c = core::config();
-  impl_->mode = c.mode;
   impl_->kernelFilter = c.kernelFilter;
   impl_->stackDepth = c.stackDepth;
 }
@@ -315,6 +313,11 @@ void Profiler::eventCreated(ze_event_handle_t event, ze_event_pool_handle_t pool
   impl_->programEvents[event] = pool;
 }
 
+void Profiler::eventDestroyed(ze_event_handle_t event) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->programEvents.erase(event);
+}
+
 // --- gtap's own timestamp events -------------------------------------------------
 
 ze_event_handle_t Profiler::Impl::acquireEventLocked(void* context) {
@@ -456,18 +459,6 @@ ze_event_handle_t Profiler::eventForAppend(ze_command_list_handle_t list, ze_eve
   if (!ours) return programEvent;
   signalAfter = programEvent != nullptr;
   return ours;
-}
-
-uint64_t Profiler::kernelId(ze_kernel_handle_t kernel) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto it = impl_->objects.find(kernel);
-  return it == impl_->objects.end() ? 0 : it->second.id;
-}
-
-uint64_t Profiler::listId(ze_command_list_handle_t list) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto it = impl_->objects.find(list);
-  return it == impl_->objects.end() ? 0 : it->second.id;
 }
 
 void Profiler::appended(ze_command_list_handle_t list, Op op, ze_event_handle_t event, bool ownEvent,

@@ -82,6 +82,7 @@ class Profiler {
   void listReset(ze_command_list_handle_t list);  // also before destroy
   void eventPoolCreated(ze_event_pool_handle_t pool, bool timestamps);
   void eventCreated(ze_event_handle_t event, ze_event_pool_handle_t pool);
+  void eventDestroyed(ze_event_handle_t event);
   void contextDestroying(ze_context_handle_t context);
 
   // --- device work ---
@@ -110,8 +111,6 @@ class Profiler {
                  const core::CallScope& scope);
   void freeing(void* address, const core::CallScope& scope);
   Direction directionOf(const void* dst, const void* src);
-  uint64_t kernelId(ze_kernel_handle_t kernel);
-  uint64_t listId(ze_command_list_handle_t list);
 
   std::vector<uint64_t> captureStack();
 

@@ -157,7 +157,7 @@ GTAP_ZE_HOOK(zeEventCreate, ze_event_pool_handle_t pool, const ze_event_desc_t* 
 GTAP_ZE_HOOK(zeEventDestroy, ze_event_handle_t event) {
   if (profiling(scope)) P().programEventEnding(event);
   ze_result_t r = real(event);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) P().eventCreated(event, nullptr);
+  if (r == ZE_RESULT_SUCCESS && profiling(scope)) P().eventDestroyed(event);
   return r;
 }
 
