@@ -112,12 +112,9 @@ std::unique_ptr<format::CaptureWriter> createOutput(std::string path, std::strin
       return nullptr;
     }
     if (n > 0) logLine("%s exists; writing %s instead", path.c_str(), candidate.c_str());
-    auto w = std::make_unique<format::CaptureWriter>(fd, candidate);
-    if (!w->writePreamble()) {
-      error = w->error();
-      return nullptr;
-    }
-    return w;
+    // Created here (so a bad path is known at once); written only by the
+    // writer thread, preamble included.
+    return std::make_unique<format::CaptureWriter>(fd, candidate);
   }
   error = path + ": it and 999 numbered alternatives exist";
   return nullptr;
@@ -389,7 +386,7 @@ struct Session {
     t_guard = kGuardGtap;
     // Every write happens here, never on a program thread, so a file size
     // limit's SIGXFSZ (blocked on this thread) can never reach the program.
-    writeFileInfo(forkedFrom);
+    if (file->writePreamble()) writeFileInfo(forkedFrom);
     pollfd pfd{wakeFd, POLLIN, 0};
     for (;;) {
       ::poll(&pfd, 1, static_cast<int>(cfg.flushIntervalMs));
