@@ -185,7 +185,7 @@ struct Session {
     return t;
   }
 
-  void writeFileInfo(int forkedFrom) {
+  void writeFileInfo() {
     capnp::MallocMessageBuilder message;
     auto info = message.initRoot<schema::FileInfo>();
     info.setFormatMajor(format::kFormatMajor);
@@ -386,7 +386,7 @@ struct Session {
     t_guard = kGuardGtap;
     // Every write happens here, never on a program thread, so a file size
     // limit's SIGXFSZ (blocked on this thread) can never reach the program.
-    if (file->writePreamble()) writeFileInfo(forkedFrom);
+    if (file->writePreamble()) writeFileInfo();
     pollfd pfd{wakeFd, POLLIN, 0};
     for (;;) {
       ::poll(&pfd, 1, static_cast<int>(cfg.flushIntervalMs));

@@ -467,7 +467,6 @@ void Profiler::appended(ze_command_list_handle_t list, Op op, ze_event_handle_t 
   op.ownEvent = ownEvent;
   op.thread = threadIdOf(scope);
   op.appendIndex = scope.beginIndex();
-  if (!op.appendTicks) op.appendTicks = core::nowTicks();
   if (recordStacks()) op.stack = captureStack();
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto l = impl_->objects.find(list);

@@ -93,6 +93,7 @@ class Profiler {
                                    bool& signalAfter);
   bool shouldTimeKernel(ze_kernel_handle_t kernel);
   bool knownList(ze_command_list_handle_t list);
+  // `op.appendTicks` is taken by the caller before the real append.
   void appended(ze_command_list_handle_t list, Op op, ze_event_handle_t event, bool ownEvent,
                 const core::CallScope& scope);
   void appendFailed(ze_command_list_handle_t list, ze_event_handle_t event, bool ownEvent);
