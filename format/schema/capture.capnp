@@ -20,6 +20,7 @@ enum ChunkKind {
   deviceOps @8;    # root DeviceOps: kernels, copies, fills, barriers as executed
   memoryOps @9;    # root MemoryOps: allocations and frees
   stacks @10;      # root Stacks: CPU call stacks and the host modules they point into
+  replay @11;      # root Replay: what to run again (docs/replay.md)
 }
 
 struct KeyValue {
@@ -291,4 +292,103 @@ struct StackDef {
 struct Stacks {
   modules @0 :List(HostModule);
   stacks @1 :List(StackDef);
+}
+
+# --- Replay stream -----------------------------------------------------------
+# Every object and operation the device work depends on, and the bytes the
+# device reads, in an order replay can follow one record at a time. What each
+# record's generic fields hold, per op, is listed in docs/replay.md.
+
+enum ReplayOp {
+  unsupported @0;          # a call replay cannot reproduce; replay fails on it
+  device @1;
+  contextCreate @2;
+  contextDestroy @3;
+  memAlloc @4;
+  memFree @5;
+  moduleCreate @6;
+  moduleDestroy @7;
+  kernelCreate @8;
+  kernelDestroy @9;
+  kernelSetGroupSize @10;
+  kernelSetArgument @11;
+  kernelSetIndirectAccess @12;
+  kernelSetGlobalOffset @13;
+  queueCreate @14;
+  queueDestroy @15;
+  listCreate @16;
+  listCreateImmediate @17;
+  listClose @18;
+  listReset @19;
+  listDestroy @20;
+  eventPoolCreate @21;
+  eventPoolDestroy @22;
+  eventCreate @23;
+  eventDestroy @24;
+  eventHostSignal @25;
+  eventHostReset @26;
+  eventHostSynchronize @27;
+  eventQueryStatus @28;
+  fenceCreate @29;
+  fenceDestroy @30;
+  fenceReset @31;
+  fenceHostSynchronize @32;
+  fenceQueryStatus @33;
+  queueSynchronize @34;
+  execute @35;
+  launchKernel @36;
+  copy @37;
+  copyRegion @38;
+  fill @39;
+  barrier @40;
+  signalEvent @41;
+  waitOnEvents @42;
+  eventReset @43;
+  hostData @44;            # bytes the device will read from host memory from here on
+  readBack @45;            # bytes a device-to-host copy left for the program
+  scopeBegin @46;
+  scopeEnd @47;
+}
+
+# An external file a payload's bytes come from, with the identity it had.
+struct FileRef {
+  path @0 :Text;
+  offset @1 :UInt64;       # of the bytes within the file
+  fileSize @2 :UInt64;
+  device @3 :UInt64;       # st_dev
+  inode @4 :UInt64;
+  mtimeNs @5 :Int64;
+  hasDigest @6 :Bool;      # --file-validation=digest: XXH3-128 of the whole file
+  digestLow @7 :UInt64;
+  digestHigh @8 :UInt64;
+}
+
+struct Payload {
+  size @0 :UInt64;         # bytes the payload stands for
+  union {
+    none @1 :Void;
+    inline @2 :Data;       # small values: kernel arguments, fill patterns
+    blob @3 :BlobRef;      # stored in this file's blobs, from blobOffset
+    file @4 :FileRef;      # read from an external file at replay (file policy "reference")
+  }
+  blobOffset @5 :UInt64;   # blob: where the bytes start in it (a whole file stored once)
+  origin @6 :FileRef;      # blob: the file the bytes were read from, when they were (path empty otherwise)
+}
+
+struct ReplayRecord {
+  seq @0 :UInt64;              # replay performs records in increasing seq
+  thread @1 :UInt32;           # ThreadDef id of the calling thread
+  op @2 :ReplayOp;
+  function @3 :UInt32;         # FunctionDef id of the call, 0xffffffff for records gtap adds
+  object @4 :UInt64;           # the object made or acted on (gtap replay id), per op
+  objects @5 :List(UInt64);    # other objects, per op
+  values @6 :List(UInt64);     # scalar arguments, per op
+  addresses @7 :List(UInt64);  # addresses as the program had them, per op
+  payload @8 :Payload;
+  text @9 :Text;               # kernel name, build flags, scope name, reason
+  hostNs @10 :Int64;
+}
+
+struct Replay {
+  records @0 :List(ReplayRecord);
 }

@@ -13,6 +13,7 @@ enum ModeBits : uint32_t {
   kModeKernels = 1u << 1,  // device work: kernels, copies, fills with device times
   kModeMemory = 1u << 2,   // allocations and frees
   kModeStacks = 1u << 3,   // CPU call stacks at launches and allocations
+  kModeReplay = 1u << 4,   // replay streams: objects, operations and the bytes the device reads
 };
 
 struct ModeWord {
@@ -26,6 +27,7 @@ inline constexpr ModeWord kModeWords[] = {
     {"kernels", kModeKernels, "device work: kernels, copies, fills, barriers with device start and end times"},
     {"memory", kModeMemory, "allocations and frees: kind, size, device, address"},
     {"stacks", kModeStacks, "CPU call stacks at launches and allocations (GTAP_STACK_DEPTH frames)"},
+    {"replay", kModeReplay, "what to run again: objects, operations, and the bytes the device reads (gtap replay)"},
 };
 
 // Parses a comma-separated list; returns false and sets `error` on an unknown
