@@ -27,6 +27,10 @@ struct RunOptions {
   bool quiet = false;
   std::string kernelFilter;
   int stackDepth = 0;
+  std::string filePolicy;
+  std::string fileValidation;
+  std::vector<std::string> scopes;
+  std::string scopeSignal;
   std::vector<std::string> command;
 };
 
@@ -67,6 +71,26 @@ int run(const RunOptions& o) {
     }
     setenv("GTAP_MODE", o.mode.c_str(), 1);
   }
+  bool replayOptions = !o.filePolicy.empty() || !o.fileValidation.empty() || !o.scopes.empty() ||
+                       !o.scopeSignal.empty();
+  if (replayOptions) {
+    uint32_t bits = 0;
+    std::string error;
+    const char* mode = !o.mode.empty() ? o.mode.c_str() : std::getenv("GTAP_MODE");
+    if (!mode || !format::parseModeList(mode, bits, error) || !(bits & format::kModeReplay)) {
+      std::cerr << "gtap run: --file-policy, --file-validation, --scope and --scope-signal apply to replay "
+                   "streams: add replay to --mode\n";
+      return 2;
+    }
+  }
+  if (!o.filePolicy.empty()) setenv("GTAP_FILE_POLICY", o.filePolicy.c_str(), 1);
+  if (!o.fileValidation.empty()) setenv("GTAP_FILE_VALIDATION", o.fileValidation.c_str(), 1);
+  if (!o.scopes.empty()) {
+    std::string joined;
+    for (const auto& s : o.scopes) joined += (joined.empty() ? "" : ",") + s;
+    setenv("GTAP_SCOPES", joined.c_str(), 1);
+  }
+  if (!o.scopeSignal.empty()) setenv("GTAP_SCOPE_SIGNAL", o.scopeSignal.c_str(), 1);
   if (!o.output.empty()) setenv("GTAP_OUTPUT", o.output.c_str(), 1);
   if (o.flushMs) setenv("GTAP_FLUSH_MS", std::to_string(o.flushMs).c_str(), 1);
   if (o.bufferMb) setenv("GTAP_BUFFER_MB", std::to_string(o.bufferMb).c_str(), 1);
@@ -98,7 +122,8 @@ int run(const RunOptions& o) {
 int splitRunArguments(int argc, char** argv) {
   // The options of `gtap run` that take a value as the next argument.
   static const char* const kWithValue[] = {"-o", "--output", "-m", "--mode", "--flush-ms", "--buffer-mb",
-                                           "--kernel-filter", "--stack-depth"};
+                                           "--kernel-filter", "--stack-depth", "--file-policy",
+                                           "--file-validation", "--scope", "--scope-signal"};
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--") {
@@ -131,6 +156,36 @@ Action addRunCommand(CLI::App& app) {
       ->check(CLI::Range(1, 60000));
   cmd->add_option("--buffer-mb", o->bufferMb, "Memory for record buffers (GTAP_BUFFER_MB)")
       ->check(CLI::Range(1, 65536));
+  cmd->add_option("--file-policy", o->filePolicy,
+                  "Replay: bytes read from file mappings are kept as a reference to the file, as the ranges "
+                  "read, as the whole file, or refused (GTAP_FILE_POLICY; default reference)")
+      ->check(CLI::IsMember({"reference", "capture-ranges", "capture-all", "fail"}));
+  cmd->add_option("--file-validation", o->fileValidation,
+                  "Replay: file references carry the file's identity, or also a digest of its contents "
+                  "(GTAP_FILE_VALIDATION; default identity)")
+      ->check(CLI::IsMember({"identity", "digest"}));
+  cmd->add_option("--scope", o->scopes,
+                  "Replay: a scope NAME around kernel launches START to END (dispatch numbers from 0, both "
+                  "included), NAME=START:END; repeatable (GTAP_SCOPES)")
+      ->check([](const std::string& v) -> std::string {
+        size_t eq = v.rfind('='), colon = v.rfind(':');
+        if (eq == std::string::npos || eq == 0 || colon == std::string::npos || colon < eq)
+          return "expected NAME=START:END, got '" + v + "'";
+        try {
+          size_t used = 0;
+          unsigned long long first = std::stoull(v.substr(eq + 1, colon - eq - 1), &used);
+          if (used != colon - eq - 1) throw std::invalid_argument("start");
+          unsigned long long last = std::stoull(v.substr(colon + 1), &used);
+          if (used != v.size() - colon - 1) throw std::invalid_argument("end");
+          if (last < first) return "END comes before START in '" + v + "'";
+        } catch (const std::exception&) {
+          return "START and END must be numbers in '" + v + "'";
+        }
+        return {};
+      });
+  cmd->add_option("--scope-signal", o->scopeSignal,
+                  "Replay: each delivery of this signal (e.g. SIGUSR2) opens or closes a scope named signal "
+                  "(GTAP_SCOPE_SIGNAL)");
   cmd->add_flag("--sim", o->sim, "Use gtap's simulated devices (Level Zero driver) instead of real ones");
   cmd->add_flag("-q,--quiet", o->quiet, "No closing line on stderr (GTAP_QUIET)");
   cmd->footer("Example: gtap run --sim -o run-%p.gtap -- ./app --size 1024");

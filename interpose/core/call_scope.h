@@ -30,6 +30,7 @@ class CallScope {
   // records (device work, allocations) to the call.
   ThreadState* thread() const { return thread_; }
   uint64_t beginIndex() const { return beginIndex_; }
+  uint16_t function() const { return function_; }
   // True when this call was made by the runtime (or gtap) from inside another
   // intercepted call, not by the program.
   bool nested() const { return (saved_ & (guard_ | kGuardGtap)) != 0; }

@@ -2,7 +2,9 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <csignal>
 #include <cstring>
+#include <string_view>
 
 extern char** environ;
 
@@ -16,6 +18,36 @@ bool parseUnsigned(const char* text, uint64_t min, uint64_t max, uint64_t& out) 
   unsigned long long v = std::strtoull(text, &end, 10);
   if (errno || *end || v < min || v > max) return false;
   out = v;
+  return true;
+}
+// "SIGUSR2", "USR2" or a number.
+int parseSignal(std::string_view text) {
+  if (text.substr(0, 3) == "SIG") text.remove_prefix(3);
+  static const std::pair<std::string_view, int> kNames[] = {
+      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"WINCH", SIGWINCH}, {"URG", SIGURG},
+      {"PROF", SIGPROF}, {"TTIN", SIGTTIN}, {"TTOU", SIGTTOU}};
+  for (auto& [name, number] : kNames)
+    if (text == name) return number;
+  uint64_t n = 0;
+  if (parseUnsigned(std::string(text).c_str(), 1, 64, n)) return static_cast<int>(n);
+  return 0;
+}
+
+// NAME=START:END[,NAME=START:END...]
+bool parseScopes(std::string_view text, std::vector<Config::DispatchScope>& out) {
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    size_t eq = item.rfind('='), colon = item.rfind(':');
+    if (eq == std::string_view::npos || eq == 0 || colon == std::string_view::npos || colon < eq) return false;
+    Config::DispatchScope s;
+    s.name = std::string(item.substr(0, eq));
+    if (!parseUnsigned(std::string(item.substr(eq + 1, colon - eq - 1)).c_str(), 0, UINT64_MAX, s.first) ||
+        !parseUnsigned(std::string(item.substr(colon + 1)).c_str(), 0, UINT64_MAX, s.last) || s.last < s.first)
+      return false;
+    out.push_back(std::move(s));
+  }
   return true;
 }
 }  // namespace
@@ -58,6 +90,31 @@ Config readConfig() {
       c.stackDepth = static_cast<uint32_t>(n);
     else
       c.problems.push_back(std::string("GTAP_STACK_DEPTH='") + v + "' is not 1..256; using 32");
+  }
+  if (const char* v = std::getenv("GTAP_FILE_POLICY"); v && *v) {
+    std::string_view p = v;
+    if (p == "reference" || p == "capture-ranges" || p == "capture-all" || p == "fail")
+      c.filePolicy = v;
+    else
+      c.problems.push_back(std::string("GTAP_FILE_POLICY='") + v +
+                           "' is not reference, capture-ranges, capture-all or fail; using reference");
+  }
+  if (const char* v = std::getenv("GTAP_FILE_VALIDATION"); v && *v) {
+    std::string_view p = v;
+    if (p == "digest" || p == "identity")
+      c.fileDigest = p == "digest";
+    else
+      c.problems.push_back(std::string("GTAP_FILE_VALIDATION='") + v + "' is not identity or digest; using identity");
+  }
+  if (const char* v = std::getenv("GTAP_SCOPES"); v && *v) {
+    if (!parseScopes(v, c.scopes)) {
+      c.scopes.clear();
+      c.problems.push_back(std::string("GTAP_SCOPES='") + v + "' is not NAME=START:END[,...]; no launcher scopes");
+    }
+  }
+  if (const char* v = std::getenv("GTAP_SCOPE_SIGNAL"); v && *v) {
+    c.scopeSignal = parseSignal(v);
+    if (!c.scopeSignal) c.problems.push_back(std::string("GTAP_SCOPE_SIGNAL='") + v + "' is not a signal; ignored");
   }
   return c;
 }

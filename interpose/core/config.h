@@ -22,6 +22,17 @@ struct Config {
   bool quiet = false;                        // GTAP_QUIET=1
   std::string kernelFilter;                  // GTAP_KERNEL_FILTER: glob on kernel names
   uint32_t stackDepth = 32;                  // GTAP_STACK_DEPTH
+  // Replay: what to do with bytes read from file mappings (GTAP_FILE_POLICY:
+  // reference, capture-ranges, capture-all, fail) and whether references
+  // carry a content digest (GTAP_FILE_VALIDATION=digest).
+  std::string filePolicy = "reference";
+  bool fileDigest = false;
+  struct DispatchScope {
+    std::string name;
+    uint64_t first = 0, last = 0;  // dispatch numbers, both included
+  };
+  std::vector<DispatchScope> scopes;        // GTAP_SCOPES=NAME=START:END,...
+  int scopeSignal = 0;                      // GTAP_SCOPE_SIGNAL: toggles the scope "signal"
   std::vector<std::pair<std::string, std::string>> raw;  // every GTAP_* seen
   std::vector<std::string> problems;         // said once at session start
 };

@@ -85,6 +85,27 @@ def api_of(name):
     return "levelZero"
 
 
+# Level Zero calls that change nothing the device computes (queries, hints,
+# residency): replay does not need them. Every other ze* call without a hook
+# writes an `unsupported` replay record, so replay refuses a capture it
+# cannot reproduce instead of skipping work.
+NEUTRAL_PATTERN = re.compile(r"Get|Query|Suggest|CanAccessPeer|BuildLog")
+NEUTRAL = {
+    "zeInit", "zeInitDrivers", "zeContextMakeMemoryResident", "zeContextEvictMemory",
+    "zeContextMakeImageResident", "zeContextEvictImage", "zeCommandListAppendMemoryPrefetch",
+    "zeCommandListAppendMemAdvise", "zeKernelSetCacheConfig", "zeKernelSchedulingHintExp",
+    "zeContextSystemBarrier", "zeDriverRTASFormatCompatibilityCheckExp",
+}
+
+
+def replay_unsupported(name, hooked):
+    if not name.startswith("ze") or name.startswith(("zet", "zes")) or name in hooked or name in NEUTRAL:
+        return False
+    if name.endswith("ProcAddrTable"):
+        return False
+    return name.startswith("zeCommandListAppend") or not NEUTRAL_PATTERN.search(name)
+
+
 def emit(functions, tables, getters, hooked):
     known = {f["name"] for f in functions}
     for g in getters:
@@ -121,6 +142,7 @@ def emit(functions, tables, getters, hooked):
             decl = ", ".join(f"{t} {n}" for t, n in f["params"])
             types = ", ".join(t for t, _ in f["params"])
             w(f"{f['ret']} hook_{f['name']}({f['ret']}(ZE_APICALL* real)({types}), core::CallScope& scope, {decl});")
+    w("void replayUnsupported(const core::CallScope& scope, const char* name);")
     w("}  // namespace gtap::ze")
     w("")
     w('extern "C" {')
@@ -139,6 +161,8 @@ def emit(functions, tables, getters, hooked):
             w(f"  {f['ret']} result = gtap::ze::hook_{f['name']}({hook_args});")
         else:
             w(f"  {f['ret']} result = real({args});")
+            if replay_unsupported(f["name"], hooked):
+                w(f'  if (result == ZE_RESULT_SUCCESS) gtap::ze::replayUnsupported(scope, "{f["name"]}");')
         g = getter_by_name.get(f["name"])
         if g:
             table_var = f["params"][1][1]

@@ -35,6 +35,20 @@ ze_result_t timedAppend(core::CallScope& scope, ze_command_list_handle_t list, z
   return r;
 }
 
+// Replay's part of an append: `appending` before the real call, `done(append)`
+// after it succeeded.
+template <typename Call, typename Done>
+ze_result_t replayedAppend(core::CallScope& scope, ze_command_list_handle_t list, bool launch, Call&& call,
+                           Done&& done) {
+  if (!replaying(scope)) return call();
+  ReplayRecorder::Append a = R().appending(scope, list, launch);
+  ze_result_t r = call();
+  if (r == ZE_RESULT_SUCCESS) done(a);
+  return r;
+}
+
+using ROp = ReplayRecorder::Op;
+
 Op kernelOp(ze_kernel_handle_t kernel, const ze_group_count_t* groups) {
   Op op;
   op.kind = OpKind::kernel;
@@ -46,14 +60,28 @@ Op kernelOp(ze_kernel_handle_t kernel, const ze_group_count_t* groups) {
 
 GTAP_ZE_HOOK(zeCommandListAppendLaunchKernel, ze_command_list_handle_t list, ze_kernel_handle_t kernel,
              const ze_group_count_t* groups, ze_event_handle_t signal, uint32_t numWait, ze_event_handle_t* waits) {
-  return timedAppend(scope, list, signal, kernelOp(kernel, groups), P().shouldTimeKernel(kernel),
-                     [&](ze_event_handle_t e) { return real(list, kernel, groups, e, numWait, waits); });
+  return replayedAppend(
+      scope, list, true,
+      [&] {
+        return timedAppend(scope, list, signal, kernelOp(kernel, groups), P().shouldTimeKernel(kernel),
+                           [&](ze_event_handle_t e) { return real(list, kernel, groups, e, numWait, waits); });
+      },
+      [&](const ReplayRecorder::Append& a) {
+        R().launched(a, scope, list, kernel, groups, false, signal, numWait, waits);
+      });
 }
 
 GTAP_ZE_HOOK(zeCommandListAppendLaunchCooperativeKernel, ze_command_list_handle_t list, ze_kernel_handle_t kernel,
              const ze_group_count_t* groups, ze_event_handle_t signal, uint32_t numWait, ze_event_handle_t* waits) {
-  return timedAppend(scope, list, signal, kernelOp(kernel, groups), P().shouldTimeKernel(kernel),
-                     [&](ze_event_handle_t e) { return real(list, kernel, groups, e, numWait, waits); });
+  return replayedAppend(
+      scope, list, true,
+      [&] {
+        return timedAppend(scope, list, signal, kernelOp(kernel, groups), P().shouldTimeKernel(kernel),
+                           [&](ze_event_handle_t e) { return real(list, kernel, groups, e, numWait, waits); });
+      },
+      [&](const ReplayRecorder::Append& a) {
+        R().launched(a, scope, list, kernel, groups, true, signal, numWait, waits);
+      });
 }
 
 GTAP_ZE_HOOK(zeCommandListAppendMemoryCopy, ze_command_list_handle_t list, void* dst, const void* src, size_t size,
@@ -62,8 +90,15 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryCopy, ze_command_list_handle_t list, void*
   op.kind = OpKind::copy;
   op.bytes = size;
   if (!scope.nested() && recordKernels()) op.direction = P().directionOf(dst, src);
-  return timedAppend(scope, list, signal, std::move(op), true,
-                     [&](ze_event_handle_t e) { return real(list, dst, src, size, e, numWait, waits); });
+  return replayedAppend(
+      scope, list, false,
+      [&] {
+        return timedAppend(scope, list, signal, std::move(op), true,
+                           [&](ze_event_handle_t e) { return real(list, dst, src, size, e, numWait, waits); });
+      },
+      [&](const ReplayRecorder::Append& a) {
+        R().copied(a, scope, list, dst, src, size, nullptr, signal, numWait, waits);
+      });
 }
 
 // The group count lives in device memory and is read when the launch runs:
@@ -71,6 +106,7 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryCopy, ze_command_list_handle_t list, void*
 GTAP_ZE_HOOK(zeCommandListAppendLaunchKernelIndirect, ze_command_list_handle_t list, ze_kernel_handle_t kernel,
              const ze_group_count_t* groupsOnDevice, ze_event_handle_t signal, uint32_t numWait,
              ze_event_handle_t* waits) {
+  if (replaying(scope)) R().unsupported(scope, "indirect launches (group counts in device memory) are not replayed");
   return timedAppend(scope, list, signal, kernelOp(kernel, nullptr), P().shouldTimeKernel(kernel),
                      [&](ze_event_handle_t e) { return real(list, kernel, groupsOnDevice, e, numWait, waits); });
 }
@@ -83,10 +119,19 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryCopyRegion, ze_command_list_handle_t list,
   op.kind = OpKind::copy;
   if (srcRegion) op.bytes = uint64_t{srcRegion->width} * srcRegion->height * std::max<uint32_t>(srcRegion->depth, 1);
   if (!scope.nested() && recordKernels()) op.direction = P().directionOf(dst, src);
-  return timedAppend(scope, list, signal, std::move(op), true, [&](ze_event_handle_t e) {
-    return real(list, dst, dstRegion, dstPitch, dstSlicePitch, src, srcRegion, srcPitch, srcSlicePitch, e, numWait,
-                waits);
-  });
+  return replayedAppend(
+      scope, list, false,
+      [&] {
+        return timedAppend(scope, list, signal, std::move(op), true, [&](ze_event_handle_t e) {
+          return real(list, dst, dstRegion, dstPitch, dstSlicePitch, src, srcRegion, srcPitch, srcSlicePitch, e,
+                      numWait, waits);
+        });
+      },
+      [&](const ReplayRecorder::Append& a) {
+        if (!dstRegion || !srcRegion) return;  // the call failed on them
+        ReplayRecorder::Region region{dstRegion, dstPitch, dstSlicePitch, srcRegion, srcPitch, srcSlicePitch};
+        R().copied(a, scope, list, dst, src, 0, &region, signal, numWait, waits);
+      });
 }
 
 GTAP_ZE_HOOK(zeCommandListAppendMemoryCopyFromContext, ze_command_list_handle_t list, void* dst,
@@ -96,9 +141,18 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryCopyFromContext, ze_command_list_handle_t 
   op.kind = OpKind::copy;
   op.bytes = size;
   if (!scope.nested() && recordKernels()) op.direction = P().directionOf(dst, src);
-  return timedAppend(scope, list, signal, std::move(op), true, [&](ze_event_handle_t e) {
-    return real(list, dst, srcContext, src, size, e, numWait, waits);
-  });
+  // Replayed as a copy: replay has one context per captured context, and the
+  // source's allocation is found by its address whatever context made it.
+  return replayedAppend(
+      scope, list, false,
+      [&] {
+        return timedAppend(scope, list, signal, std::move(op), true, [&](ze_event_handle_t e) {
+          return real(list, dst, srcContext, src, size, e, numWait, waits);
+        });
+      },
+      [&](const ReplayRecorder::Append& a) {
+        R().copied(a, scope, list, dst, src, size, nullptr, signal, numWait, waits);
+      });
 }
 
 GTAP_ZE_HOOK(zeCommandListAppendMemoryFill, ze_command_list_handle_t list, void* ptr, const void* pattern,
@@ -106,22 +160,51 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryFill, ze_command_list_handle_t list, void*
   Op op;
   op.kind = OpKind::fill;
   op.bytes = size;
-  return timedAppend(scope, list, signal, std::move(op), true, [&](ze_event_handle_t e) {
-    return real(list, ptr, pattern, patternSize, size, e, numWait, waits);
-  });
+  return replayedAppend(
+      scope, list, false,
+      [&] {
+        return timedAppend(scope, list, signal, std::move(op), true, [&](ze_event_handle_t e) {
+          return real(list, ptr, pattern, patternSize, size, e, numWait, waits);
+        });
+      },
+      [&](const ReplayRecorder::Append& a) {
+        R().filled(a, scope, list, ptr, pattern, patternSize, size, signal, numWait, waits);
+      });
 }
 
 GTAP_ZE_HOOK(zeCommandListAppendBarrier, ze_command_list_handle_t list, ze_event_handle_t signal, uint32_t numWait,
              ze_event_handle_t* waits) {
   Op op;
   op.kind = OpKind::barrier;
-  return timedAppend(scope, list, signal, std::move(op), true,
-                     [&](ze_event_handle_t e) { return real(list, e, numWait, waits); });
+  return replayedAppend(
+      scope, list, false,
+      [&] {
+        return timedAppend(scope, list, signal, std::move(op), true,
+                           [&](ze_event_handle_t e) { return real(list, e, numWait, waits); });
+      },
+      [&](const ReplayRecorder::Append& a) { R().listOp(a, scope, ROp::BARRIER, list, signal, numWait, waits); });
 }
 
 GTAP_ZE_HOOK(zeCommandListAppendEventReset, ze_command_list_handle_t list, ze_event_handle_t event) {
   if (!scope.nested() && recordKernels()) P().deviceResetAppending(list, event);
-  return real(list, event);
+  return replayedAppend(
+      scope, list, false, [&] { return real(list, event); },
+      [&](const ReplayRecorder::Append& a) { R().listOp(a, scope, ROp::EVENT_RESET, list, event, 0, nullptr); });
+}
+
+GTAP_ZE_HOOK(zeCommandListAppendSignalEvent, ze_command_list_handle_t list, ze_event_handle_t event) {
+  return replayedAppend(
+      scope, list, false, [&] { return real(list, event); },
+      [&](const ReplayRecorder::Append& a) { R().listOp(a, scope, ROp::SIGNAL_EVENT, list, event, 0, nullptr); });
+}
+
+GTAP_ZE_HOOK(zeCommandListAppendWaitOnEvents, ze_command_list_handle_t list, uint32_t count,
+             ze_event_handle_t* events) {
+  return replayedAppend(
+      scope, list, false, [&] { return real(list, count, events); },
+      [&](const ReplayRecorder::Append& a) {
+        R().listOp(a, scope, ROp::WAIT_ON_EVENTS, list, nullptr, count, events);
+      });
 }
 
 GTAP_ZE_HOOK(zeCommandQueueExecuteCommandLists, ze_command_queue_handle_t queue, uint32_t count,
@@ -129,37 +212,45 @@ GTAP_ZE_HOOK(zeCommandQueueExecuteCommandLists, ze_command_queue_handle_t queue,
   // Before the real call: the previous executions are read, and gtap's events
   // reset, before the device can start this one.
   if (!scope.nested() && recordKernels()) P().executing(queue, count, lists, scope);
-  return real(queue, count, lists, fence);
+  uint64_t rs = replaying(scope) ? R().executing(scope, queue, count, lists, fence) : 0;
+  ze_result_t r = real(queue, count, lists, fence);
+  if (rs) R().executed(rs, scope, queue, r);
+  return r;
 }
 
 // Points where the program learns work has finished: gtap reads device times.
 GTAP_ZE_HOOK(zeCommandQueueSynchronize, ze_command_queue_handle_t queue, uint64_t timeout) {
   ze_result_t r = real(queue, timeout);
   if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
+  if (r == ZE_RESULT_SUCCESS && replaying(scope)) R().waited(scope, ROp::QUEUE_SYNCHRONIZE, queue, timeout);
   return r;
 }
 
 GTAP_ZE_HOOK(zeFenceHostSynchronize, ze_fence_handle_t fence, uint64_t timeout) {
   ze_result_t r = real(fence, timeout);
   if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
+  if (r == ZE_RESULT_SUCCESS && replaying(scope)) R().waited(scope, ROp::FENCE_HOST_SYNCHRONIZE, fence, timeout);
   return r;
 }
 
 GTAP_ZE_HOOK(zeFenceQueryStatus, ze_fence_handle_t fence) {
   ze_result_t r = real(fence);
   if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
+  if (r == ZE_RESULT_SUCCESS && replaying(scope)) R().waited(scope, ROp::FENCE_QUERY_STATUS, fence, 0);
   return r;
 }
 
 GTAP_ZE_HOOK(zeEventHostSynchronize, ze_event_handle_t event, uint64_t timeout) {
   ze_result_t r = real(event, timeout);
   if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
+  if (r == ZE_RESULT_SUCCESS && replaying(scope)) R().waited(scope, ROp::EVENT_HOST_SYNCHRONIZE, event, timeout);
   return r;
 }
 
 GTAP_ZE_HOOK(zeEventQueryStatus, ze_event_handle_t event) {
   ze_result_t r = real(event);
   if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
+  if (r == ZE_RESULT_SUCCESS && replaying(scope)) R().waited(scope, ROp::EVENT_QUERY_STATUS, event, 0);
   return r;
 }
 

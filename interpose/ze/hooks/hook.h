@@ -9,6 +9,7 @@
 #include "call_scope.h"
 #include "profiler.h"
 #include "real.h"
+#include "replay_recorder.h"
 
 #define GTAP_ZE_HOOK(name, ...) \
   ze_result_t hook_##name(decltype(&name) real, core::CallScope& scope, __VA_ARGS__)
@@ -18,5 +19,11 @@ namespace gtap::ze {
 inline bool profiling(const core::CallScope& scope) {
   return !scope.nested() && (recordKernels() || recordMemory());
 }
+
+inline ReplayRecorder& R() { return ReplayRecorder::get(); }
+
+// The replay record's seq for this call, taken before it is made; 0 when
+// replay does not record it.
+inline uint64_t replaySeq(const core::CallScope& scope) { return replaying(scope) ? R().begin() : 0; }
 
 }  // namespace gtap::ze

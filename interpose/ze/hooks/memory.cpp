@@ -11,7 +11,10 @@ constexpr uint8_t kind(schema::MemoryKind k) { return static_cast<uint8_t>(k); }
 
 GTAP_ZE_HOOK(zeMemAllocHost, ze_context_handle_t context, const ze_host_mem_alloc_desc_t* desc, size_t size,
              size_t alignment, void** out) {
+  uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context, desc, size, alignment, out);
+  if (r == ZE_RESULT_SUCCESS && out && rs)
+    R().memAllocated(rs, scope, kind(schema::MemoryKind::HOST), context, nullptr, size, alignment, *out);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
     P().allocated(kind(schema::MemoryKind::HOST), *out, size, alignment, nullptr, scope);
   return r;
@@ -19,7 +22,10 @@ GTAP_ZE_HOOK(zeMemAllocHost, ze_context_handle_t context, const ze_host_mem_allo
 
 GTAP_ZE_HOOK(zeMemAllocDevice, ze_context_handle_t context, const ze_device_mem_alloc_desc_t* desc, size_t size,
              size_t alignment, ze_device_handle_t device, void** out) {
+  uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context, desc, size, alignment, device, out);
+  if (r == ZE_RESULT_SUCCESS && out && rs)
+    R().memAllocated(rs, scope, kind(schema::MemoryKind::DEVICE), context, device, size, alignment, *out);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
     P().allocated(kind(schema::MemoryKind::DEVICE), *out, size, alignment, device, scope);
   return r;
@@ -28,7 +34,10 @@ GTAP_ZE_HOOK(zeMemAllocDevice, ze_context_handle_t context, const ze_device_mem_
 GTAP_ZE_HOOK(zeMemAllocShared, ze_context_handle_t context, const ze_device_mem_alloc_desc_t* deviceDesc,
              const ze_host_mem_alloc_desc_t* hostDesc, size_t size, size_t alignment, ze_device_handle_t device,
              void** out) {
+  uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context, deviceDesc, hostDesc, size, alignment, device, out);
+  if (r == ZE_RESULT_SUCCESS && out && rs)
+    R().memAllocated(rs, scope, kind(schema::MemoryKind::SHARED), context, device, size, alignment, *out);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
     P().allocated(kind(schema::MemoryKind::SHARED), *out, size, alignment, device, scope);
   return r;
@@ -37,7 +46,18 @@ GTAP_ZE_HOOK(zeMemAllocShared, ze_context_handle_t context, const ze_device_mem_
 GTAP_ZE_HOOK(zeMemFree, ze_context_handle_t context, void* ptr) {
   // Recorded first: once freed, the address may be handed out again at once.
   if (ptr && profiling(scope)) P().freeing(ptr, scope);
-  return real(context, ptr);
+  uint64_t rs = ptr && replaying(scope) ? R().memFreeing(scope, context, ptr) : 0;
+  ze_result_t r = real(context, ptr);
+  if (r != ZE_RESULT_SUCCESS && rs) R().failed(rs, scope);
+  return r;
+}
+
+GTAP_ZE_HOOK(zeMemFreeExt, ze_context_handle_t context, const ze_memory_free_ext_desc_t* desc, void* ptr) {
+  if (ptr && profiling(scope)) P().freeing(ptr, scope);
+  uint64_t rs = ptr && replaying(scope) ? R().memFreeing(scope, context, ptr) : 0;
+  ze_result_t r = real(context, desc, ptr);
+  if (r != ZE_RESULT_SUCCESS && rs) R().failed(rs, scope);
+  return r;
 }
 
 }  // namespace gtap::ze

@@ -1,0 +1,34 @@
+/* Optional calls a program can make to gtap. Each looks its function up in
+ * the process (dlsym), so a program built with this header runs unchanged,
+ * and does nothing, when libgtap.so is not loaded. Link with -ldl on old C
+ * libraries.
+ *
+ *   gtap_scope_begin("prefill");  ... device work ...  gtap_scope_end("prefill");
+ *
+ * Scopes are markers in the replay stream (gtap run --mode=replay): `gtap bench
+ * FILE --scope prefill` times that phase alone while the whole stream still
+ * replays. */
+#ifndef GTAP_GTAP_H
+#define GTAP_GTAP_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+
+static inline void gtap_call_named_(const char* function, const char* name) {
+  void (*fn)(const char*) = (void (*)(const char*))dlsym(RTLD_DEFAULT, function);
+  if (fn) fn(name);
+}
+
+/* Opens the scope NAME in the replay stream. */
+static inline void gtap_scope_begin(const char* name) { gtap_call_named_("gtap_scope_begin", name); }
+/* Closes the scope NAME. */
+static inline void gtap_scope_end(const char* name) { gtap_call_named_("gtap_scope_end", name); }
+/* Writes what gtap has buffered now. */
+static inline void gtap_flush(void) {
+  void (*fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gtap_flush");
+  if (fn) fn();
+}
+
+#endif

@@ -1,0 +1,189 @@
+#include "replay_stream.h"
+
+#include <capnp/message.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <unordered_set>
+
+#include "chunk_producer.h"
+#include "clock.h"
+#include "config.h"
+#include "session.h"
+
+namespace gtap::core::replay {
+
+namespace {
+
+struct Stream {
+  std::mutex mu;
+  std::vector<Record> records;
+  std::vector<std::pair<format::Hash128, std::vector<uint8_t>>> blobs;  // kept, not yet written
+  std::unordered_set<format::Hash128, format::Hash128Hasher> known;    // written or kept
+  uint32_t signalScopesSeen = 0;
+};
+
+Stream& stream() {
+  static Stream* s = new Stream();  // outlives static destructors: calls may come after them
+  return *s;
+}
+
+std::atomic<uint64_t> g_seq{1};
+// Deliveries of GTAP_SCOPE_SIGNAL; odd counts mean the scope is open.
+std::atomic<uint32_t> g_signalToggles{0};
+
+void onScopeSignal(int) { g_signalToggles.fetch_add(1, std::memory_order_relaxed); }
+
+Record marker(bool begin, const std::string& name, uint32_t thread) {
+  Record r;
+  r.seq = nextSeq();
+  r.thread = thread;
+  r.op = begin ? schema::ReplayOp::SCOPE_BEGIN : schema::ReplayOp::SCOPE_END;
+  r.text = name;
+  r.ticks = nowTicks();
+  return r;
+}
+
+void setFile(schema::FileRef::Builder b, const FileIdentity& f) {
+  b.setPath(f.path);
+  b.setOffset(f.offset);
+  b.setFileSize(f.fileSize);
+  b.setDevice(f.device);
+  b.setInode(f.inode);
+  b.setMtimeNs(f.mtimeNs);
+  b.setHasDigest(f.hasDigest);
+  b.setDigestLow(f.digest.low);
+  b.setDigestHigh(f.digest.high);
+}
+
+void produce(ChunkSink& sink, bool) {
+  if (!enabled()) return;
+  Stream& s = stream();
+  std::vector<Record> records;
+  std::vector<std::pair<format::Hash128, std::vector<uint8_t>>> blobs;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    records.swap(s.records);
+    blobs.swap(s.blobs);
+  }
+  // Blobs first: a reader meets the bytes before the records that use them.
+  for (auto& [hash, bytes] : blobs) sink.writeBlob(bytes.data(), bytes.size());
+  blobs.clear();
+  // Bounded chunks: a chunk of a few thousand records compresses well and a
+  // damaged one loses little.
+  constexpr size_t kPerChunk = 4096;
+  for (size_t first = 0; first < records.size(); first += kPerChunk) {
+    size_t n = std::min(kPerChunk, records.size() - first);
+    capnp::MallocMessageBuilder message;
+    auto list = message.initRoot<schema::Replay>().initRecords(static_cast<unsigned>(n));
+    for (size_t i = 0; i < n; ++i) {
+      const Record& r = records[first + i];
+      auto b = list[static_cast<unsigned>(i)];
+      b.setSeq(r.seq);
+      b.setThread(r.thread);
+      b.setOp(r.op);
+      b.setFunction(r.function);
+      b.setObject(r.object);
+      auto objects = b.initObjects(static_cast<unsigned>(r.objects.size()));
+      for (size_t k = 0; k < r.objects.size(); ++k) objects.set(static_cast<unsigned>(k), r.objects[k]);
+      auto values = b.initValues(static_cast<unsigned>(r.values.size()));
+      for (size_t k = 0; k < r.values.size(); ++k) values.set(static_cast<unsigned>(k), r.values[k]);
+      auto addresses = b.initAddresses(static_cast<unsigned>(r.addresses.size()));
+      for (size_t k = 0; k < r.addresses.size(); ++k) addresses.set(static_cast<unsigned>(k), r.addresses[k]);
+      auto p = b.initPayload();
+      p.setSize(r.payload.size);
+      switch (r.payload.kind) {
+        case Payload::Kind::none:
+          p.setNone();
+          break;
+        case Payload::Kind::inlined:
+          p.setInline(capnp::Data::Reader(r.payload.bytes.data(), r.payload.bytes.size()));
+          break;
+        case Payload::Kind::blob: {
+          auto ref = p.initBlob();
+          ref.setHashLow(r.payload.hash.low);
+          ref.setHashHigh(r.payload.hash.high);
+          ref.setSize(r.payload.size);
+          p.setBlobOffset(r.payload.blobOffset);
+          if (!r.payload.file.path.empty()) setFile(p.initOrigin(), r.payload.file);
+          break;
+        }
+        case Payload::Kind::file:
+          setFile(p.initFile(), r.payload.file);
+          break;
+      }
+      if (!r.text.empty()) b.setText(r.text);
+      b.setHostNs(sink.toHostNs(r.ticks));
+    }
+    sink.write(schema::ChunkKind::REPLAY, message);
+  }
+}
+
+struct Registration {
+  Registration() {
+    registerChunkProducer(&produce);
+    // Installed at load, before the program can send the signal: its default
+    // action would end the program.
+    const Config& c = config();
+    if (c.enabled && (c.mode & format::kModeReplay) && c.scopeSignal) {
+      struct sigaction sa {};
+      sa.sa_handler = &onScopeSignal;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESTART;
+      sigaction(c.scopeSignal, &sa, nullptr);
+    }
+  }
+} registration;
+
+}  // namespace
+
+bool enabled() { return config().mode & format::kModeReplay; }
+
+uint64_t nextSeq() { return g_seq.fetch_add(1, std::memory_order_relaxed); }
+
+void add(Record record) {
+  Stream& s = stream();
+  uint32_t toggles = g_signalToggles.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(s.mu);
+  while (s.signalScopesSeen != toggles) {
+    ++s.signalScopesSeen;
+    s.records.push_back(marker(s.signalScopesSeen & 1, "signal", record.thread));
+  }
+  s.records.push_back(std::move(record));
+}
+
+bool retract(uint64_t seq) {
+  Stream& s = stream();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = std::find_if(s.records.rbegin(), s.records.rend(), [&](const Record& r) { return r.seq == seq; });
+  if (it == s.records.rend()) return false;
+  s.records.erase(std::next(it).base());
+  return true;
+}
+
+format::Hash128 keepBlob(const void* data, size_t size) {
+  format::Hash128 hash = format::contentHash(data, size);
+  Stream& s = stream();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.known.insert(hash).second) {
+    auto* bytes = static_cast<const uint8_t*>(data);
+    s.blobs.emplace_back(hash, std::vector<uint8_t>(bytes, bytes + size));
+  }
+  return hash;
+}
+
+void scopeMarker(bool begin, const std::string& name, uint32_t thread) { add(marker(begin, name, thread)); }
+
+void dispatchStarting(uint64_t dispatch, uint32_t thread) {
+  for (const auto& scope : config().scopes)
+    if (scope.first == dispatch) add(marker(true, scope.name, thread));
+}
+
+void dispatchDone(uint64_t dispatch, uint32_t thread) {
+  for (const auto& scope : config().scopes)
+    if (scope.last == dispatch) add(marker(false, scope.name, thread));
+}
+
+}  // namespace gtap::core::replay

@@ -1,0 +1,96 @@
+// The replay stream shared by the front ends: one process-wide sequence, the
+// records waiting for the writer, the bytes to store once per file, and scope
+// markers (from the program, the launcher's dispatch ranges, or a signal).
+// docs/replay.md says what the records mean.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gtap/format/hash.h"
+#include "gtap/format/schema/capture.capnp.h"
+
+namespace gtap::core::replay {
+
+inline constexpr uint32_t kNoFunction = 0xffffffffu;
+
+// An external file some bytes came from, with the identity it had.
+struct FileIdentity {
+  std::string path;  // empty: none
+  uint64_t offset = 0;
+  uint64_t fileSize = 0;
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  int64_t mtimeNs = 0;
+  bool hasDigest = false;
+  format::Hash128 digest;
+};
+
+struct Payload {
+  enum class Kind : uint8_t { none, inlined, blob, file };
+  Kind kind = Kind::none;
+  uint64_t size = 0;
+  std::vector<uint8_t> bytes;  // inlined
+  format::Hash128 hash;        // blob
+  uint64_t blobOffset = 0;
+  FileIdentity file;           // file: the reference; blob: where the bytes were read from
+};
+
+struct Record {
+  uint64_t seq = 0;
+  uint32_t thread = 0;
+  schema::ReplayOp op = schema::ReplayOp::UNSUPPORTED;
+  uint32_t function = kNoFunction;
+  uint64_t object = 0;
+  std::vector<uint64_t> objects;
+  std::vector<uint64_t> values;
+  std::vector<uint64_t> addresses;
+  Payload payload;
+  std::string text;
+  uint64_t ticks = 0;  // Clock::nowTicks() when recorded
+};
+
+// Whether GTAP_MODE has "replay".
+bool enabled();
+
+// The next position in the stream.
+uint64_t nextSeq();
+
+// Queues a record for the writer. Also writes the scope markers a signal asked
+// for since the last record.
+void add(Record record);
+
+// Removes a record not yet written (a call recorded before it was made, that
+// then failed). False when it was written already.
+bool retract(uint64_t seq);
+
+// Keeps bytes to be written as a blob (once per file, whatever the number of
+// calls with the same bytes) and returns their content hash.
+format::Hash128 keepBlob(const void* data, size_t size);
+inline Payload blobPayload(const void* data, size_t size) {
+  Payload p;
+  p.kind = Payload::Kind::blob;
+  p.size = size;
+  p.hash = keepBlob(data, size);
+  return p;
+}
+inline Payload inlinePayload(const void* data, size_t size) {
+  Payload p;
+  p.kind = Payload::Kind::inlined;
+  p.size = size;
+  if (data && size) p.bytes.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
+  return p;
+}
+
+// A scope marker from the program (gtap_scope_begin / gtap_scope_end).
+void scopeMarker(bool begin, const std::string& name, uint32_t thread);
+
+// Launcher scopes (GTAP_SCOPES): called with each kernel launch's dispatch
+// number, before its seq is taken (begin markers) and after its record
+// (end markers).
+void dispatchStarting(uint64_t dispatch, uint32_t thread);
+void dispatchDone(uint64_t dispatch, uint32_t thread);
+
+}  // namespace gtap::core::replay

@@ -1,0 +1,787 @@
+#include "replay_recorder.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "chunk_producer.h"
+#include "clock.h"
+#include "config.h"
+#include "log.h"
+#include "real.h"
+#include "session.h"
+
+namespace gtap::ze {
+
+namespace replay = core::replay;
+using Op = schema::ReplayOp;
+
+namespace {
+
+constexpr size_t kPage = 4096;
+
+uint32_t threadOf(const core::CallScope& scope) {
+  return scope.thread() ? scope.thread()->id : core::currentThreadId();
+}
+
+uint64_t u(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+// Hash of `n` zero bytes: a host or shared allocation starts as zeros for
+// replay (it zero-fills them), so only pages that differ are recorded.
+uint64_t zeroHash(size_t n) {
+  static const std::vector<uint8_t> zeros(kPage, 0);
+  static const uint64_t full = XXH3_64bits(zeros.data(), kPage);
+  return n == kPage ? full : XXH3_64bits(zeros.data(), n);
+}
+
+struct Allocation {
+  uint64_t id = 0;
+  uint64_t size = 0;
+  uint8_t kind = 0;  // schema::MemoryKind
+  std::vector<uint64_t> pageHashes;  // host and shared: as last recorded
+};
+
+// A regular list's appended operation, as execution needs it.
+struct ListOp {
+  uint64_t seq = 0;
+  ze_event_handle_t signal = nullptr;
+  bool readBack = false;  // destination is not device memory
+  const void* dst = nullptr;
+  uint64_t dstOffset = 0, dstExtent = 0;
+  bool hostSource = false;  // source outside every allocation: read at each execution
+  const void* src = nullptr;
+  uint64_t srcOffset = 0, srcExtent = 0;
+};
+
+struct ListState {
+  bool immediate = false;
+  bool synchronous = false;
+  uint64_t position = 0;  // immediate: operations submitted so far
+  std::vector<ListOp> ops;
+};
+
+struct QueueState {
+  bool synchronous = false;
+  uint64_t position = 0;  // operations submitted so far, in order
+};
+
+// A read-back the program has not yet been told is complete.
+struct Pending {
+  uint64_t copySeq = 0;
+  const void* dst = nullptr;
+  uint64_t offset = 0, extent = 0;
+  const void* key = nullptr;  // queue or immediate list
+  uint64_t position = 0;
+};
+
+struct Where {
+  const void* key = nullptr;
+  uint64_t position = 0;
+};
+
+// One line of /proc/self/maps that maps a file.
+struct FileMapping {
+  uint64_t start = 0, end = 0, offset = 0, inode = 0;
+  std::string path;
+};
+
+std::vector<FileMapping> readFileMappings() {
+  std::vector<FileMapping> out;
+  int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  std::string text;
+  char buf[16384];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    std::string line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    unsigned long long start, end, offset, inode;
+    char perms[8], dev[16];
+    int consumed = 0;
+    if (sscanf(line.c_str(), "%llx-%llx %7s %llx %15s %llu %n", &start, &end, perms, &offset, dev, &inode,
+               &consumed) < 6)
+      continue;
+    if (!inode || consumed <= 0 || static_cast<size_t>(consumed) >= line.size()) continue;
+    std::string path = line.substr(static_cast<size_t>(consumed));
+    if (path.empty() || path[0] != '/') continue;
+    out.push_back({start, end, offset, inode, path});
+  }
+  return out;
+}
+
+}  // namespace
+
+struct ReplayRecorder::Impl {
+  std::mutex mu;
+  std::unordered_map<const void*, uint64_t> ids;
+  uint64_t nextId = 1;
+  std::map<uint64_t, Allocation> allocations;  // by address
+  std::unordered_map<const void*, ListState> lists;
+  std::unordered_map<const void*, QueueState> queues;
+  std::unordered_map<const void*, Where> eventWhere, fenceWhere;
+  std::vector<Pending> pending;
+  uint64_t dispatches = 0;
+  // Per submission: the file mappings, read once when a host source needs them.
+  bool mappingsRead = false;
+  std::vector<FileMapping> mappings;
+  // Whole files stored once (capture-all) and digests, by identity.
+  std::map<std::tuple<uint64_t, uint64_t, int64_t, uint64_t>, format::Hash128> wholeFiles, digests;
+  bool warnedFilePolicy = false;
+
+  uint64_t idOf(const void* h) const {
+    if (!h) return 0;
+    auto it = ids.find(h);
+    return it == ids.end() ? 0 : it->second;
+  }
+  uint64_t make(const void* h) {
+    uint64_t id = nextId++;
+    ids[h] = id;
+    return id;
+  }
+
+  const std::pair<const uint64_t, Allocation>* allocationAt(const void* p) const {
+    uint64_t a = u(p);
+    auto it = allocations.upper_bound(a);
+    if (it == allocations.begin()) return nullptr;
+    --it;
+    return a < it->first + it->second.size ? &*it : nullptr;
+  }
+
+  replay::Record record(uint64_t seq, const core::CallScope& scope, Op op, uint64_t object = 0) {
+    replay::Record r;
+    r.seq = seq;
+    r.thread = threadOf(scope);
+    r.op = op;
+    r.function = scope.function();
+    r.object = object;
+    r.ticks = core::nowTicks();
+    return r;
+  }
+
+  void addEvents(replay::Record& r, ze_event_handle_t signal, uint32_t n, ze_event_handle_t* events) {
+    r.objects.push_back(idOf(signal));
+    for (uint32_t i = 0; events && i < n; ++i) r.objects.push_back(idOf(events[i]));
+  }
+
+  // Host and shared allocations: the runs of pages that changed since they
+  // were last recorded become hostData records.
+  void recordHostChanges(uint32_t thread) {
+    for (auto& [address, a] : allocations) {
+      if (a.kind != static_cast<uint8_t>(schema::MemoryKind::HOST) &&
+          a.kind != static_cast<uint8_t>(schema::MemoryKind::SHARED))
+        continue;
+      size_t pages = (a.size + kPage - 1) / kPage;
+      if (a.pageHashes.size() != pages) {
+        a.pageHashes.resize(pages);
+        for (size_t i = 0; i < pages; ++i) a.pageHashes[i] = zeroHash(std::min<uint64_t>(kPage, a.size - i * kPage));
+      }
+      auto* base = reinterpret_cast<const uint8_t*>(address);
+      size_t runStart = pages;
+      auto flush = [&](size_t end) {
+        if (runStart == pages) return;
+        uint64_t offset = runStart * kPage;
+        uint64_t length = std::min<uint64_t>(end * kPage, a.size) - offset;
+        replay::Record r;
+        r.seq = replay::nextSeq();
+        r.thread = thread;
+        r.op = Op::HOST_DATA;
+        r.object = a.id;
+        r.values = {0, offset};
+        r.addresses = {address + offset};
+        r.payload = replay::blobPayload(base + offset, length);
+        r.ticks = core::nowTicks();
+        replay::add(std::move(r));
+        runStart = pages;
+      };
+      for (size_t i = 0; i < pages; ++i) {
+        size_t len = std::min<uint64_t>(kPage, a.size - i * kPage);
+        uint64_t h = XXH3_64bits(base + i * kPage, len);
+        if (h != a.pageHashes[i]) {
+          a.pageHashes[i] = h;
+          if (runStart == pages) runStart = i;
+        } else {
+          flush(i);
+        }
+      }
+      flush(pages);
+    }
+  }
+
+  format::Hash128 wholeFileHash(const std::string& path, const struct stat& st, bool store) {
+    auto key = std::make_tuple(static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                               static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+                               static_cast<uint64_t>(st.st_size));
+    auto& cache = store ? wholeFiles : digests;
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+    format::Hash128 h{};
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      size_t size = static_cast<size_t>(st.st_size);
+      void* map = size ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
+      if (map != MAP_FAILED) {
+        h = store ? replay::keepBlob(map, size) : format::contentHash(map, size);
+        if (map) ::munmap(map, size);
+      }
+      ::close(fd);
+    }
+    cache[key] = h;
+    return h;
+  }
+
+  // The bytes a copy reads from host memory outside every allocation, as the
+  // file policy says when they lie in a file mapping. Sets `refusal` when the
+  // policy is "fail".
+  replay::Payload hostBytes(const void* p, uint64_t n, std::string& refusal) {
+    if (!mappingsRead) {
+      mappings = readFileMappings();
+      mappingsRead = true;
+    }
+    uint64_t a = u(p);
+    const FileMapping* m = nullptr;
+    for (const auto& fm : mappings)
+      if (a >= fm.start && a + n <= fm.end) m = &fm;
+    struct stat st {};
+    if (!m || ::stat(m->path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_ino) != m->inode ||
+        m->offset + (a - m->start) + n > static_cast<uint64_t>(st.st_size))
+      return replay::blobPayload(p, n);  // not a file's bytes (or the file changed since it was mapped)
+    const std::string& policy = core::config().filePolicy;
+    replay::FileIdentity f;
+    f.path = m->path;
+    f.offset = m->offset + (a - m->start);
+    f.fileSize = static_cast<uint64_t>(st.st_size);
+    f.device = static_cast<uint64_t>(st.st_dev);
+    f.inode = static_cast<uint64_t>(st.st_ino);
+    f.mtimeNs = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    if (core::config().fileDigest) {
+      f.hasDigest = true;
+      f.digest = wholeFileHash(m->path, st, false);
+    }
+    if (policy == "fail") {
+      refusal = "a copy reads " + std::to_string(n) + " bytes of the file " + m->path +
+                " and the file policy is fail";
+      if (!warnedFilePolicy) core::logLine("replay: %s", refusal.c_str());
+      warnedFilePolicy = true;
+      return replay::blobPayload(p, n);
+    }
+    replay::Payload out;
+    if (policy == "reference") {
+      out.kind = replay::Payload::Kind::file;
+      out.size = n;
+    } else if (policy == "capture-all") {
+      out.kind = replay::Payload::Kind::blob;
+      out.size = n;
+      out.hash = wholeFileHash(m->path, st, true);
+      out.blobOffset = f.offset;
+    } else {  // capture-ranges
+      out = replay::blobPayload(p, n);
+    }
+    out.file = std::move(f);
+    return out;
+  }
+
+  void addHostData(uint32_t thread, uint64_t copySeq, const void* src, uint64_t offset, uint64_t extent) {
+    replay::Record r;
+    r.seq = replay::nextSeq();
+    r.thread = thread;
+    r.op = Op::HOST_DATA;
+    r.object = copySeq;
+    r.values = {1, offset};
+    r.addresses = {u(src) + offset};
+    std::string refusal;
+    r.payload = hostBytes(static_cast<const uint8_t*>(src) + offset, extent, refusal);
+    r.ticks = core::nowTicks();
+    if (!refusal.empty()) {
+      r.op = Op::UNSUPPORTED;
+      r.payload = {};
+      r.text = refusal;
+    }
+    replay::add(std::move(r));
+  }
+
+  // Writes the read-backs the program now knows are complete.
+  template <typename Pred>
+  void completeWhere(uint32_t thread, Pred&& done) {
+    size_t kept = 0;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const Pending& p = pending[i];
+      if (!done(p)) {
+        pending[kept++] = p;
+        continue;
+      }
+      replay::Record r;
+      r.seq = replay::nextSeq();
+      r.thread = thread;
+      r.op = Op::READ_BACK;
+      r.object = p.copySeq;
+      r.values = {p.offset};
+      r.addresses = {u(p.dst) + p.offset};
+      r.payload = replay::blobPayload(static_cast<const uint8_t*>(p.dst) + p.offset, p.extent);
+      r.ticks = core::nowTicks();
+      replay::add(std::move(r));
+    }
+    pending.resize(kept);
+  }
+  void completeUpTo(uint32_t thread, Where w) {
+    completeWhere(thread, [&](const Pending& p) { return p.key == w.key && p.position <= w.position; });
+  }
+
+  void forget(const void* handle) {
+    ids.erase(handle);
+    lists.erase(handle);
+    queues.erase(handle);
+    eventWhere.erase(handle);
+    fenceWhere.erase(handle);
+    std::erase_if(pending, [&](const Pending& p) { return p.key == handle; });
+  }
+};
+
+bool replaying(const core::CallScope& scope) {
+  return !scope.nested() && core::replay::enabled() && threadOf(scope) != ~0u;
+}
+
+ReplayRecorder& ReplayRecorder::get() {
+  static ReplayRecorder* r = new ReplayRecorder();  // used until the very end of the process
+  return *r;
+}
+
+ReplayRecorder::ReplayRecorder() : impl_(std::make_unique<Impl>()) {}
+
+void ReplayRecorder::devicesSeen(ze_driver_handle_t driver, uint32_t count, ze_device_handle_t* devices,
+                                 const core::CallScope& scope) {
+  uint32_t driverIndex = 0;
+  uint32_t drivers = 0;
+  if (GTAP_ZE_REAL(zeDriverGet)(&drivers, nullptr) == ZE_RESULT_SUCCESS && drivers) {
+    std::vector<ze_driver_handle_t> all(drivers);
+    if (GTAP_ZE_REAL(zeDriverGet)(&drivers, all.data()) == ZE_RESULT_SUCCESS)
+      for (uint32_t i = 0; i < drivers; ++i)
+        if (all[i] == driver) driverIndex = i;
+  }
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (!devices[i] || impl_->idOf(devices[i])) continue;
+    ze_device_properties_t props{};
+    props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+    bool named = GTAP_ZE_REAL(zeDeviceGetProperties)(devices[i], &props) == ZE_RESULT_SUCCESS;
+    auto r = impl_->record(begin(), scope, Op::DEVICE, impl_->make(devices[i]));
+    r.values = {driverIndex, i, named ? props.vendorId : 0u, named ? props.deviceId : 0u};
+    if (named) r.text = props.name;
+    replay::add(std::move(r));
+  }
+}
+
+void ReplayRecorder::contextCreated(uint64_t seq, const core::CallScope& scope, ze_context_handle_t context,
+                                    const ze_context_desc_t* desc, uint32_t numDevices, ze_device_handle_t* devices) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(seq, scope, Op::CONTEXT_CREATE, impl_->make(context));
+  for (uint32_t i = 0; devices && i < numDevices; ++i) r.objects.push_back(impl_->idOf(devices[i]));
+  r.values = {desc ? desc->flags : 0u};
+  replay::add(std::move(r));
+}
+
+void ReplayRecorder::moduleCreated(uint64_t seq, const core::CallScope& scope, ze_module_handle_t module,
+                                   ze_context_handle_t context, ze_device_handle_t device,
+                                   const ze_module_desc_t* desc) {
+  // Hashed and kept outside the lock: binaries can be large.
+  replay::Payload binary;
+  if (desc && desc->pInputModule) binary = replay::blobPayload(desc->pInputModule, desc->inputSize);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(seq, scope, Op::MODULE_CREATE, impl_->make(module));
+  r.objects = {impl_->idOf(context), impl_->idOf(device)};
+  r.values = {desc ? static_cast<uint64_t>(desc->format) : 0};
+  r.payload = std::move(binary);
+  if (desc && desc->pBuildFlags) r.text = desc->pBuildFlags;
+  replay::add(std::move(r));
+}
+
+void ReplayRecorder::kernelCreated(uint64_t seq, const core::CallScope& scope, ze_kernel_handle_t kernel,
+                                   ze_module_handle_t module, const ze_kernel_desc_t* desc) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(seq, scope, Op::KERNEL_CREATE, impl_->make(kernel));
+  r.objects = {impl_->idOf(module)};
+  r.values = {desc ? desc->flags : 0u};
+  if (desc && desc->pKernelName) r.text = desc->pKernelName;
+  replay::add(std::move(r));
+}
+
+void ReplayRecorder::kernelArgument(uint64_t seq, const core::CallScope& scope, ze_kernel_handle_t kernel,
+                                    uint32_t index, size_t size, const void* value) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(seq, scope, Op::KERNEL_SET_ARGUMENT, impl_->idOf(kernel));
+  r.values = {index, size, value ? 1u : 0u};
+  r.payload = replay::inlinePayload(value, value ? size : 0);
+  r.payload.size = size;
+  replay::add(std::move(r));
+}
+
+void ReplayRecorder::queueCreated(uint64_t seq, const core::CallScope& scope, ze_command_queue_handle_t queue,
+                                  ze_context_handle_t context, ze_device_handle_t device,
+                                  const ze_command_queue_desc_t* desc) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(seq, scope, Op::QUEUE_CREATE, impl_->make(queue));
+  r.objects = {impl_->idOf(context), impl_->idOf(device)};
+  if (desc)
+    r.values = {desc->ordinal, desc->index, desc->flags, static_cast<uint64_t>(desc->mode),
+                static_cast<uint64_t>(desc->priority)};
+  impl_->queues[queue] = {desc && desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS, 0};
+  replay::add(std::move(r));
+}
+
+void ReplayRecorder::listCreated(uint64_t seq, const core::CallScope& scope, ze_command_list_handle_t list,
+                                 ze_context_handle_t context, ze_device_handle_t device,
+                                 const ze_command_list_desc_t* desc) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(seq, scope, Op::LIST_CREATE, impl_->make(list));
+  r.objects = {impl_->idOf(context), impl_->idOf(device)};
+  if (desc) r.values = {desc->commandQueueGroupOrdinal, desc->flags};
+  impl_->lists[list] = ListState{};
+  replay::add(std::move(r));
+}
+
+void ReplayRecorder::immediateListCreated(uint64_t seq, const core::CallScope& scope, ze_command_list_handle_t list,
+                                          ze_context_handle_t context, ze_device_handle_t device,
+                                          const ze_command_queue_desc_t* desc) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(seq, scope, Op::LIST_CREATE_IMMEDIATE, impl_->make(list));
+  r.objects = {impl_->idOf(context), impl_->idOf(device)};
+  if (desc)
+    r.values = {desc->ordinal, desc->index, desc->flags, static_cast<uint64_t>(desc->mode),
+                static_cast<uint64_t>(desc->priority)};
+  ListState l;
+  l.immediate = true;
+  l.synchronous = desc && desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
+  impl_->lists[list] = std::move(l);
+  replay::add(std::move(r));
+}
+
+void ReplayRecorder::eventPoolCreated(uint64_t seq, const core::CallScope& scope, ze_event_pool_handle_t pool,
+                                      ze_context_handle_t context, const ze_event_pool_desc_t* desc,
+                                      uint32_t numDevices, ze_device_handle_t* devices) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(seq, scope, Op::EVENT_POOL_CREATE, impl_->make(pool));
+  r.objects = {impl_->idOf(context)};
+  for (uint32_t i = 0; devices && i < numDevices; ++i) r.objects.push_back(impl_->idOf(devices[i]));
+  r.values = {desc ? desc->flags : 0u, desc ? desc->count : 0u};
+  replay::add(std::move(r));
+}
+
+void ReplayRecorder::eventCreated(uint64_t seq, const core::CallScope& scope, ze_event_handle_t event,
+                                  ze_event_pool_handle_t pool, const ze_event_desc_t* desc) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(seq, scope, Op::EVENT_CREATE, impl_->make(event));
+  r.objects = {impl_->idOf(pool)};
+  if (desc) r.values = {desc->index, desc->signal, desc->wait};
+  replay::add(std::move(r));
+}
+
+void ReplayRecorder::fenceCreated(uint64_t seq, const core::CallScope& scope, ze_fence_handle_t fence,
+                                  ze_command_queue_handle_t queue, const ze_fence_desc_t* desc) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(seq, scope, Op::FENCE_CREATE, impl_->make(fence));
+  r.objects = {impl_->idOf(queue)};
+  r.values = {desc ? desc->flags : 0u};
+  replay::add(std::move(r));
+}
+
+void ReplayRecorder::simple(uint64_t seq, const core::CallScope& scope, Op op, const void* handle,
+                            std::vector<uint64_t> values) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(seq, scope, op, impl_->idOf(handle));
+  r.values = std::move(values);
+  if (op == Op::LIST_RESET) {
+    if (auto l = impl_->lists.find(handle); l != impl_->lists.end()) l->second.ops.clear();
+  } else if (op == Op::EVENT_HOST_RESET) {
+    impl_->eventWhere.erase(handle);
+  }
+  replay::add(std::move(r));
+}
+
+void ReplayRecorder::destroyed(uint64_t seq, const core::CallScope& scope, Op op, const void* handle) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  replay::add(impl_->record(seq, scope, op, impl_->idOf(handle)));
+  impl_->forget(handle);
+}
+
+void ReplayRecorder::memAllocated(uint64_t seq, const core::CallScope& scope, uint8_t kind,
+                                  ze_context_handle_t context, ze_device_handle_t device, size_t size,
+                                  size_t alignment, void* ptr) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  uint64_t id = impl_->nextId++;
+  auto r = impl_->record(seq, scope, Op::MEM_ALLOC, id);
+  r.objects = {impl_->idOf(context), impl_->idOf(device)};
+  r.values = {kind, size, alignment};
+  r.addresses = {u(ptr)};
+  impl_->allocations[u(ptr)] = {id, size, kind, {}};
+  replay::add(std::move(r));
+}
+
+uint64_t ReplayRecorder::memFreeing(const core::CallScope& scope, ze_context_handle_t context, void* ptr) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->allocations.find(u(ptr));
+  if (it == impl_->allocations.end()) return 0;
+  uint64_t seq = begin();
+  auto r = impl_->record(seq, scope, Op::MEM_FREE, it->second.id);
+  r.objects = {impl_->idOf(context)};
+  r.addresses = {u(ptr)};
+  replay::add(std::move(r));
+  impl_->allocations.erase(it);
+  return seq;
+}
+
+ReplayRecorder::Append ReplayRecorder::appending(const core::CallScope& scope, ze_command_list_handle_t list,
+                                                 bool launch) {
+  Append a;
+  uint32_t thread = threadOf(scope);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto l = impl_->lists.find(list);
+  if (l != impl_->lists.end() && l->second.immediate) {
+    impl_->mappingsRead = false;
+    impl_->recordHostChanges(thread);
+  }
+  if (launch) {
+    a.dispatch = impl_->dispatches++;
+    replay::dispatchStarting(a.dispatch, thread);
+  }
+  a.seq = begin();
+  return a;
+}
+
+void ReplayRecorder::launched(const Append& a, const core::CallScope& scope, ze_command_list_handle_t list,
+                              ze_kernel_handle_t kernel, const ze_group_count_t* groups, bool cooperative,
+                              ze_event_handle_t signal, uint32_t numWaits, ze_event_handle_t* waits) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(a.seq, scope, Op::LAUNCH_KERNEL, impl_->idOf(list));
+  r.objects = {impl_->idOf(kernel)};
+  impl_->addEvents(r, signal, numWaits, waits);
+  r.values = {groups ? groups->groupCountX : 0u, groups ? groups->groupCountY : 0u,
+              groups ? groups->groupCountZ : 0u, cooperative ? 1u : 0u, a.dispatch};
+  replay::add(std::move(r));
+  auto l = impl_->lists.find(list);
+  if (l != impl_->lists.end()) {
+    if (l->second.immediate) {
+      ListState& s = l->second;
+      ++s.position;
+      if (signal) impl_->eventWhere[signal] = {list, s.position};
+      if (s.synchronous) impl_->completeUpTo(threadOf(scope), {list, s.position});
+    } else {
+      l->second.ops.push_back({a.seq, signal});
+    }
+  }
+  replay::dispatchDone(a.dispatch, threadOf(scope));
+}
+
+namespace {
+// Bytes from the region's first to its last, relative to the base pointer.
+void regionSpan(const ze_copy_region_t* r, uint32_t pitch, uint32_t slicePitch, uint64_t& offset, uint64_t& extent) {
+  uint64_t depth = std::max<uint32_t>(r->depth, 1), height = std::max<uint32_t>(r->height, 1);
+  offset = uint64_t{r->originZ} * slicePitch + uint64_t{r->originY} * pitch + r->originX;
+  extent = (depth - 1) * slicePitch + (height - 1) * pitch + r->width;
+}
+}  // namespace
+
+void ReplayRecorder::copied(const Append& a, const core::CallScope& scope, ze_command_list_handle_t list, void* dst,
+                            const void* src, size_t size, const Region* region, ze_event_handle_t signal,
+                            uint32_t numWaits, ze_event_handle_t* waits) {
+  uint32_t thread = threadOf(scope);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(a.seq, scope, region ? Op::COPY_REGION : Op::COPY, impl_->idOf(list));
+  impl_->addEvents(r, signal, numWaits, waits);
+  ListOp op;
+  op.seq = a.seq;
+  op.signal = signal;
+  op.dst = dst;
+  op.src = src;
+  op.dstExtent = op.srcExtent = size;
+  if (region) {
+    const ze_copy_region_t *d = region->dst, *s = region->src;
+    r.values = {d->originX, d->originY, d->originZ, d->width, d->height, d->depth, region->dstPitch,
+                region->dstSlicePitch, s->originX, s->originY, s->originZ, s->width, s->height, s->depth,
+                region->srcPitch, region->srcSlicePitch};
+    regionSpan(d, region->dstPitch, region->dstSlicePitch, op.dstOffset, op.dstExtent);
+    regionSpan(s, region->srcPitch, region->srcSlicePitch, op.srcOffset, op.srcExtent);
+  } else {
+    r.values = {size};
+  }
+  r.addresses = {u(dst), u(src)};
+  auto* dstAlloc = impl_->allocationAt(dst);
+  op.readBack = !dstAlloc || dstAlloc->second.kind != static_cast<uint8_t>(schema::MemoryKind::DEVICE);
+  // A region copy's read-back would hold the bytes between its rows too,
+  // which the copy never writes: only contiguous regions are compared.
+  if (region && op.readBack) {
+    const ze_copy_region_t* d = region->dst;
+    bool contiguous = (d->height <= 1 || region->dstPitch == d->width) &&
+                      (d->depth <= 1 || region->dstSlicePitch == uint64_t{d->width} * std::max<uint32_t>(d->height, 1));
+    op.readBack = contiguous;
+  }
+  op.hostSource = src && !impl_->allocationAt(src);
+  auto l = impl_->lists.find(list);
+  bool immediate = l != impl_->lists.end() && l->second.immediate;
+  if (immediate && op.hostSource) {
+    // Read now: the device reads it from this append on.
+    impl_->mappingsRead = false;
+    std::string refusal;
+    r.payload = impl_->hostBytes(static_cast<const uint8_t*>(src) + op.srcOffset, op.srcExtent, refusal);
+    if (!refusal.empty()) {
+      r.op = Op::UNSUPPORTED;
+      r.payload = {};
+      r.text = refusal;
+    }
+  }
+  replay::add(std::move(r));
+  if (l == impl_->lists.end()) return;
+  if (immediate) {
+    ListState& s = l->second;
+    ++s.position;
+    if (signal) impl_->eventWhere[signal] = {list, s.position};
+    if (op.readBack) impl_->pending.push_back({a.seq, dst, op.dstOffset, op.dstExtent, list, s.position});
+    if (s.synchronous) impl_->completeUpTo(thread, {list, s.position});
+  } else {
+    l->second.ops.push_back(op);
+  }
+}
+
+void ReplayRecorder::filled(const Append& a, const core::CallScope& scope, ze_command_list_handle_t list, void* dst,
+                            const void* pattern, size_t patternSize, size_t size, ze_event_handle_t signal,
+                            uint32_t numWaits, ze_event_handle_t* waits) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(a.seq, scope, Op::FILL, impl_->idOf(list));
+  impl_->addEvents(r, signal, numWaits, waits);
+  r.values = {size};
+  r.addresses = {u(dst)};
+  r.payload = replay::inlinePayload(pattern, patternSize);
+  replay::add(std::move(r));
+  auto l = impl_->lists.find(list);
+  if (l == impl_->lists.end()) return;
+  if (l->second.immediate) {
+    ListState& s = l->second;
+    ++s.position;
+    if (signal) impl_->eventWhere[signal] = {list, s.position};
+    if (s.synchronous) impl_->completeUpTo(threadOf(scope), {list, s.position});
+  } else {
+    l->second.ops.push_back({a.seq, signal});
+  }
+}
+
+void ReplayRecorder::listOp(const Append& a, const core::CallScope& scope, Op op, ze_command_list_handle_t list,
+                            ze_event_handle_t signal, uint32_t numEvents, ze_event_handle_t* events) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(a.seq, scope, op, impl_->idOf(list));
+  if (op == Op::BARRIER)
+    impl_->addEvents(r, signal, numEvents, events);
+  else if (op == Op::WAIT_ON_EVENTS)
+    for (uint32_t i = 0; events && i < numEvents; ++i) r.objects.push_back(impl_->idOf(events[i]));
+  else
+    r.objects = {impl_->idOf(signal)};
+  replay::add(std::move(r));
+  // The event a signal or barrier sets tells, once the program sees it set,
+  // that the work before it on this list finished.
+  ze_event_handle_t sets = (op == Op::BARRIER || op == Op::SIGNAL_EVENT) ? signal : nullptr;
+  auto l = impl_->lists.find(list);
+  if (l == impl_->lists.end()) return;
+  if (l->second.immediate) {
+    ListState& s = l->second;
+    ++s.position;
+    if (sets) impl_->eventWhere[sets] = {list, s.position};
+    if (s.synchronous) impl_->completeUpTo(threadOf(scope), {list, s.position});
+  } else {
+    l->second.ops.push_back({a.seq, sets});
+  }
+}
+
+uint64_t ReplayRecorder::executing(const core::CallScope& scope, ze_command_queue_handle_t queue, uint32_t count,
+                                   ze_command_list_handle_t* lists, ze_fence_handle_t fence) {
+  uint32_t thread = threadOf(scope);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->mappingsRead = false;
+  impl_->recordHostChanges(thread);
+  for (uint32_t i = 0; lists && i < count; ++i) {
+    auto l = impl_->lists.find(lists[i]);
+    if (l == impl_->lists.end()) continue;
+    for (const ListOp& op : l->second.ops)
+      if (op.hostSource) impl_->addHostData(thread, op.seq, op.src, op.srcOffset, op.srcExtent);
+  }
+  uint64_t seq = begin();
+  auto r = impl_->record(seq, scope, Op::EXECUTE, impl_->idOf(queue));
+  r.objects = {impl_->idOf(fence)};
+  for (uint32_t i = 0; lists && i < count; ++i) r.objects.push_back(impl_->idOf(lists[i]));
+  replay::add(std::move(r));
+  // Where each operation falls in the queue's order, so a later wait tells
+  // which read-backs it completed. Registered before the call: another thread
+  // may wait for this work as soon as it is submitted.
+  QueueState& q = impl_->queues[queue];
+  for (uint32_t i = 0; lists && i < count; ++i) {
+    auto l = impl_->lists.find(lists[i]);
+    if (l == impl_->lists.end()) continue;
+    for (const ListOp& op : l->second.ops) {
+      ++q.position;
+      if (op.signal) impl_->eventWhere[op.signal] = {queue, q.position};
+      if (op.readBack) impl_->pending.push_back({op.seq, op.dst, op.dstOffset, op.dstExtent, queue, q.position});
+    }
+  }
+  if (fence) impl_->fenceWhere[fence] = {queue, q.position};
+  return seq;
+}
+
+void ReplayRecorder::executed(uint64_t seq, const core::CallScope& scope, ze_command_queue_handle_t queue,
+                              ze_result_t result) {
+  if (result != ZE_RESULT_SUCCESS) {
+    failed(seq, scope);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto q = impl_->queues.find(queue);
+  if (q != impl_->queues.end() && q->second.synchronous)
+    impl_->completeUpTo(threadOf(scope), {queue, q->second.position});
+}
+
+void ReplayRecorder::waited(const core::CallScope& scope, Op op, const void* handle, uint64_t timeout) {
+  uint32_t thread = threadOf(scope);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(begin(), scope, op, impl_->idOf(handle));
+  if (op == Op::EVENT_HOST_SYNCHRONIZE || op == Op::FENCE_HOST_SYNCHRONIZE || op == Op::QUEUE_SYNCHRONIZE)
+    r.values = {timeout};
+  replay::add(std::move(r));
+  switch (op) {
+    case Op::QUEUE_SYNCHRONIZE:
+      impl_->completeWhere(thread, [&](const Pending& p) { return p.key == handle; });
+      break;
+    case Op::FENCE_HOST_SYNCHRONIZE:
+    case Op::FENCE_QUERY_STATUS:
+      if (auto f = impl_->fenceWhere.find(handle); f != impl_->fenceWhere.end()) impl_->completeUpTo(thread, f->second);
+      break;
+    default:
+      if (auto e = impl_->eventWhere.find(handle); e != impl_->eventWhere.end()) impl_->completeUpTo(thread, e->second);
+      break;
+  }
+}
+
+void ReplayRecorder::unsupported(const core::CallScope& scope, std::string reason) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(begin(), scope, Op::UNSUPPORTED);
+  r.text = std::move(reason);
+  replay::add(std::move(r));
+}
+
+void ReplayRecorder::failed(uint64_t seq, const core::CallScope& scope) {
+  if (replay::retract(seq)) return;
+  // Already written: replay must not take it for work that happened.
+  unsupported(scope, "record " + std::to_string(seq) + " was written before its call failed");
+}
+
+void replayUnsupported(const core::CallScope& scope, const char* name) {
+  if (!replaying(scope)) return;
+  ReplayRecorder::get().unsupported(scope, std::string(name) + " is not replayed");
+}
+
+}  // namespace gtap::ze
