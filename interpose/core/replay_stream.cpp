@@ -11,6 +11,7 @@
 #include "chunk_producer.h"
 #include "clock.h"
 #include "config.h"
+#include "functions.h"
 #include "session.h"
 
 namespace gtap::core::replay {
@@ -23,6 +24,7 @@ struct Stream {
   std::vector<std::pair<format::Hash128, std::vector<uint8_t>>> blobs;  // kept, not yet written
   std::unordered_set<format::Hash128, format::Hash128Hasher> known;    // written or kept
   uint32_t signalScopesSeen = 0;
+  std::unordered_set<uint32_t> functionsDefined;  // writer thread only
 };
 
 Stream& stream() {
@@ -67,6 +69,23 @@ void produce(ChunkSink& sink, bool) {
     std::lock_guard<std::mutex> lock(s.mu);
     records.swap(s.records);
     blobs.swap(s.blobs);
+  }
+  // The functions the records name, so a replay-only capture (no API events,
+  // which define them otherwise) still names its calls. A function defined
+  // twice in a file is harmless: readers keep one definition per id.
+  capnp::MallocMessageBuilder defsMessage;
+  std::vector<uint32_t> newFunctions;
+  for (const Record& r : records)
+    if (r.function != kNoFunction && s.functionsDefined.insert(r.function).second) newFunctions.push_back(r.function);
+  if (!newFunctions.empty()) {
+    auto list = defsMessage.initRoot<schema::Definitions>().initFunctions(static_cast<unsigned>(newFunctions.size()));
+    for (size_t i = 0; i < newFunctions.size(); ++i) {
+      const FunctionInfo* info = functionInfo(static_cast<uint16_t>(newFunctions[i]));
+      list[static_cast<unsigned>(i)].setId(newFunctions[i]);
+      list[static_cast<unsigned>(i)].setApi(static_cast<schema::Api>(info ? static_cast<uint16_t>(info->api) : 0));
+      list[static_cast<unsigned>(i)].setName(info ? info->name : "unknown");
+    }
+    sink.write(schema::ChunkKind::DEFINITIONS, defsMessage);
   }
   // Blobs first: a reader meets the bytes before the records that use them.
   for (auto& [hash, bytes] : blobs) sink.writeBlob(bytes.data(), bytes.size());
