@@ -175,6 +175,34 @@ struct ReplayRecorder::Impl {
     for (uint32_t i = 0; events && i < n; ++i) r.objects.push_back(idOf(events[i]));
   }
 
+  // Whether page `i` of the allocation at `address` may be written by a copy
+  // still in flight: its bytes are the device's, half-written now, and replay
+  // writes them itself.
+  bool inFlight(uint64_t address, size_t i) const {
+    uint64_t first = address + i * kPage, last = first + kPage;
+    for (const Pending& p : pending) {
+      uint64_t d = u(p.dst) + p.offset;
+      if (d < last && first < d + p.extent) return true;
+    }
+    return false;
+  }
+
+  // A read-back's destination now holds what the device wrote: pages wholly
+  // inside it take their new hash, so the next submission does not record the
+  // device's bytes as the program's. (A page it shares with other bytes is
+  // left to be compared as usual.)
+  void deviceWrote(uint64_t dst, uint64_t size) {
+    auto* a = allocationAt(reinterpret_cast<const void*>(dst));
+    if (!a || a->second.pageHashes.empty()) return;
+    Allocation& alloc = allocations[a->first];
+    uint64_t base = a->first;
+    for (size_t i = (dst - base + kPage - 1) / kPage; i < alloc.pageHashes.size(); ++i) {
+      uint64_t first = base + i * kPage, len = std::min<uint64_t>(kPage, alloc.size - i * kPage);
+      if (first + len > dst + size) break;
+      alloc.pageHashes[i] = XXH3_64bits(reinterpret_cast<const void*>(first), len);
+    }
+  }
+
   // Host and shared allocations: the runs of pages that changed since they
   // were last recorded become hostData records.
   void recordHostChanges(uint32_t thread) {
@@ -208,7 +236,7 @@ struct ReplayRecorder::Impl {
       for (size_t i = 0; i < pages; ++i) {
         size_t len = std::min<uint64_t>(kPage, a.size - i * kPage);
         uint64_t h = XXH3_64bits(base + i * kPage, len);
-        if (h != a.pageHashes[i]) {
+        if (h != a.pageHashes[i] && !(pending.size() && inFlight(address, i))) {
           a.pageHashes[i] = h;
           if (runStart == pages) runStart = i;
         } else {
@@ -330,6 +358,7 @@ struct ReplayRecorder::Impl {
       r.payload = replay::blobPayload(static_cast<const uint8_t*>(p.dst) + p.offset, p.extent);
       r.ticks = core::nowTicks();
       replay::add(std::move(r));
+      deviceWrote(u(p.dst) + p.offset, p.extent);
     }
     pending.resize(kept);
   }

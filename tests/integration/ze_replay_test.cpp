@@ -1,0 +1,185 @@
+// Replay end to end on the simulated device: the workloads captured with
+// `gtap run --mode=replay` (alone and with the profiling modes), replayed with
+// `gtap replay --verify`, and the capture-side features (scopes, file
+// policies, substitution, bench) checked through the files they produce.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "process.h"
+
+namespace gtap::test {
+namespace {
+
+struct Captured {
+  ProcessResult run;
+  std::string file;
+};
+
+Captured capture(const std::string& name, const std::vector<std::string>& args = {},
+                 const std::string& mode = "replay", const std::vector<std::string>& options = {},
+                 const std::string& tag = "") {
+  std::string dir = freshDirectory("replay-" + name + "-" + mode + tag);
+  std::vector<std::string> argv = {gtapBinary(), "run", "--sim", "-q", "-m", mode, "-o", dir + "/cap.gtap"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back("--");
+  argv.push_back(workload(name));
+  argv.insert(argv.end(), args.begin(), args.end());
+  return {runProcess(argv), dir + "/cap.gtap"};
+}
+
+ProcessResult gtap(std::vector<std::string> args) {
+  args.insert(args.begin(), gtapBinary());
+  return runProcess(args);
+}
+
+size_t countLines(const std::string& out, const std::string& prefix) {
+  size_t n = 0;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(prefix, 0) == 0) ++n;
+  return n;
+}
+
+// "verified N read-backs, M mismatched" -> {N, M}; {-1, -1} when absent.
+std::pair<long, long> verified(const std::string& text) {
+  std::smatch m;
+  static const std::regex re("verified ([0-9]+) read-backs, ([0-9]+) mismatched");
+  if (!std::regex_search(text, m, re)) return {-1, -1};
+  return {std::stol(m[1]), std::stol(m[2])};
+}
+
+long launchesReplayed(const std::string& text) {
+  std::smatch m;
+  static const std::regex re("([0-9]+) kernel launches");
+  return std::regex_search(text, m, re) ? std::stol(m[1]) : -1;
+}
+
+std::vector<nlohmann::json> dumpRecords(const std::string& file) {
+  auto r = gtap({"dump", "--format=jsonl", file});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  std::vector<nlohmann::json> records;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["type"] == "record") records.push_back(j);
+  }
+  return records;
+}
+
+nlohmann::json dumpSummary(const std::string& file) {
+  auto r = gtap({"dump", "--format=jsonl", file});
+  std::istringstream in(r.out);
+  nlohmann::json last;
+  for (std::string line; std::getline(in, line);) last = nlohmann::json::parse(line);
+  return last;
+}
+
+using Param = std::tuple<std::string, std::string>;  // workload, mode
+class ReplayedWorkload : public ::testing::TestWithParam<Param> {};
+
+TEST_P(ReplayedWorkload, ReplaysWithEveryReadBackMatching) {
+  const auto& [name, mode] = GetParam();
+  Captured c = capture(name, {}, mode);
+  ASSERT_EQ(c.run.exitCode, 0) << c.run.err;
+  auto r = gtap({"replay", "--sim", "--verify", c.file});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  auto [checked, mismatched] = verified(r.out + r.err);
+  EXPECT_GT(checked, 0) << r.out;
+  EXPECT_EQ(mismatched, 0) << r.out;
+  // Every launch the program appended was appended again (a regular list's
+  // launches print once per execution, so the program's lines bound them).
+  size_t appended = 0;
+  for (const auto& rec : dumpRecords(c.file)) appended += rec["op"] == "launchKernel";
+  EXPECT_GT(appended, 0u);
+  EXPECT_LE(appended, countLines(c.run.out, "launch "));
+  EXPECT_EQ(launchesReplayed(r.out + r.err), static_cast<long>(appended));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Workloads, ReplayedWorkload,
+    ::testing::Combine(::testing::Values("ze_vector_add", "ze_pipeline", "ze_multithread", "ze_immediate",
+                                         "ze_own_timestamps", "ze_stacks"),
+                       ::testing::Values("replay", "api,kernels,memory,replay")),
+    [](const ::testing::TestParamInfo<Param>& info) {
+      std::string mode = std::get<1>(info.param) == "replay" ? "replay_only" : "with_profiling";
+      return std::get<0>(info.param) + "_" + mode;
+    });
+
+// Each replay record of a multi-threaded capture keeps its thread, and the
+// records of several threads interleave in the stream.
+TEST(ZeReplay, MultithreadedSubmissionsInterleaveInOneOrder) {
+  Captured c = capture("ze_multithread", {"4", "6", "2000"});
+  ASSERT_EQ(c.run.exitCode, 0) << c.run.err;
+  std::set<uint64_t> threads;
+  uint64_t previous = 0;
+  for (const auto& rec : dumpRecords(c.file)) {
+    EXPECT_GT(rec["seq"].get<uint64_t>(), previous);
+    previous = rec["seq"].get<uint64_t>();
+    if (rec["op"] == "execute" || rec["op"] == "launchKernel") threads.insert(rec["thread"].get<uint64_t>());
+  }
+  EXPECT_GE(threads.size(), 2u);
+  auto r = gtap({"replay", "--sim", "--verify", c.file});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_EQ(launchesReplayed(r.out + r.err), 24);
+}
+
+// A stream cut short is refused with the file named, and so is one that is
+// not a capture at all.
+TEST(ZeReplay, TruncatedCaptureIsRefused) {
+  Captured c = capture("ze_pipeline");
+  ASSERT_EQ(c.run.exitCode, 0) << c.run.err;
+  auto size = std::filesystem::file_size(c.file);
+  for (double keep : {0.3, 0.7, 0.98}) {
+    std::string cut = c.file + ".cut";
+    std::filesystem::copy_file(c.file, cut, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::resize_file(cut, static_cast<uintmax_t>(double(size) * keep));
+    auto r = gtap({"replay", "--sim", "--verify", cut});
+    EXPECT_NE(r.exitCode, 0) << keep;
+    EXPECT_NE(r.err.find(cut), std::string::npos) << r.err;
+  }
+}
+
+// Capture alone never changes what the program computes or prints.
+TEST(ZeReplay, CaptureLeavesTheProgramsOutputAlone) {
+  Captured c = capture("ze_pipeline");
+  ASSERT_EQ(c.run.exitCode, 0);
+  ProcessResult plain = runProcess({workload("ze_pipeline")},
+                                   {{"ZE_ENABLE_ALT_DRIVERS", std::string(GTAP_TEST_SIM_DIR) + "/libze_gtap_sim.so"}});
+  ASSERT_EQ(plain.exitCode, 0);
+  EXPECT_EQ(c.run.out, plain.out);
+}
+
+// Launcher scopes bracket the dispatch numbers asked for.
+TEST(ZeReplay, LauncherScopesBracketDispatches) {
+  Captured c = capture("ze_pipeline", {}, "replay", {"--scope", "middle=1:2", "--scope", "first=0:0"});
+  ASSERT_EQ(c.run.exitCode, 0) << c.run.err;
+  std::map<std::string, uint64_t> at;  // "begin NAME" / "end NAME" / "dispatch N" -> seq
+  for (const auto& rec : dumpRecords(c.file)) {
+    uint64_t seq = rec["seq"];
+    if (rec["op"] == "scopeBegin") at["begin " + rec["scope"].get<std::string>()] = seq;
+    if (rec["op"] == "scopeEnd") at["end " + rec["scope"].get<std::string>()] = seq;
+    if (rec["op"] == "launchKernel") at["dispatch " + std::to_string(rec["dispatch"].get<uint64_t>())] = seq;
+  }
+  ASSERT_EQ(at.count("begin middle"), 1u);
+  ASSERT_EQ(at.count("end middle"), 1u);
+  EXPECT_LT(at["dispatch 0"], at["begin middle"]);
+  EXPECT_LT(at["begin middle"], at["dispatch 1"]);
+  EXPECT_LT(at["dispatch 2"], at["end middle"]);
+  EXPECT_LT(at["begin first"], at["dispatch 0"]);
+  EXPECT_LT(at["dispatch 0"], at["end first"]);
+  EXPECT_LT(at["end first"], at["dispatch 1"]);
+  auto bad = runProcess({gtapBinary(), "run", "--sim", "-m", "replay", "--scope", "x=3:1", "--", workload("ze_pipeline")});
+  EXPECT_NE(bad.exitCode, 0);
+  EXPECT_NE(bad.err.find("x=3:1"), std::string::npos) << bad.err;
+  auto noReplay = runProcess({gtapBinary(), "run", "--sim", "-m", "api", "--scope", "x=1:3", "--", workload("ze_pipeline")});
+  EXPECT_EQ(noReplay.exitCode, 2);
+  EXPECT_NE(noReplay.err.find("replay"), std::string::npos) << noReplay.err;
+}
+
+}  // namespace
+}  // namespace gtap::test
