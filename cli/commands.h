@@ -23,5 +23,8 @@ Action addSummaryCommand(CLI::App& app);
 Action addExportCommand(CLI::App& app);
 Action addExplainCommand(CLI::App& app);
 Action addExecutablesCommand(CLI::App& app);
+Action addDumpCommand(CLI::App& app);
+Action addReplayCommand(CLI::App& app);
+Action addBenchCommand(CLI::App& app);
 
 }  // namespace gtap::cli

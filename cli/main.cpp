@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   add(&gtap::cli::addExportCommand);
   add(&gtap::cli::addExplainCommand);
   add(&gtap::cli::addExecutablesCommand);
+  add(&gtap::cli::addDumpCommand);
+  add(&gtap::cli::addReplayCommand);
+  add(&gtap::cli::addBenchCommand);
   try {
     if (argc > 1 && std::string(argv[1]) == "run") argc = gtap::cli::splitRunArguments(argc, argv);
     app.parse(argc, argv);

@@ -25,6 +25,7 @@ std::string kindName(uint16_t kind) {
     case schema::ChunkKind::DEVICE_OPS: return "deviceOps";
     case schema::ChunkKind::MEMORY_OPS: return "memoryOps";
     case schema::ChunkKind::STACKS: return "stacks";
+    case schema::ChunkKind::REPLAY: return "replay";
     default: return "kind" + std::to_string(kind);
   }
 }
@@ -84,7 +85,7 @@ void Capture::readMetadata() {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
     if (kind != schema::ChunkKind::FILE_INFO && kind != schema::ChunkKind::DEFINITIONS &&
         kind != schema::ChunkKind::TRAILER) {
-      if (c.kind > static_cast<uint16_t>(schema::ChunkKind::STACKS))
+      if (c.kind > static_cast<uint16_t>(schema::ChunkKind::REPLAY))
         notes_.push_back(at(c) + ": unknown chunk kind " + std::to_string(c.kind) + ", skipped");
       continue;
     }

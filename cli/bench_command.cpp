@@ -1,0 +1,234 @@
+// gtap bench: times full replays of a capture (or one scope of them) and the
+// device time of each kernel. The device times come from gtap profiling the
+// replay: the command runs itself again as a worker with libgtap.so preloaded
+// in kernels mode, then reads the worker's timings and its profile.
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "bench.h"
+#include "commands.h"
+#include "gtap/readers/json.h"
+#include "gtap/readers/kernel_stats.h"
+#include "gtap/readers/table.h"
+#include "install_paths.h"
+
+namespace gtap::cli {
+
+namespace {
+
+constexpr const char* kOverheadNote =
+    "times include gtap's kernel profiling of the replay, about 1 us per launch";
+
+// Removes the temporary directory (and what the worker left in it) on return.
+struct TempDirectory {
+  std::string path;
+  ~TempDirectory() {
+    if (path.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+int runWorker(const BenchOptions& o, const std::string& library, const std::string& profile,
+              const std::string& result) {
+  std::vector<std::string> args = {"gtap", "bench", o.source.file, "--iterations", std::to_string(o.iterations),
+                                   "--worker-result", result};
+  if (!o.scope.empty()) args.insert(args.end(), {"--scope", o.scope});
+  if (o.source.sim) args.push_back("--sim");
+  for (const auto& r : o.source.remaps) args.insert(args.end(), {"--remap", r});
+  for (const auto& s : o.source.substitutions) args.insert(args.end(), {"--substitute", s});
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::cerr << "gtap bench: fork failed: " << std::strerror(errno) << "\n";
+    return -1;
+  }
+  if (pid == 0) {
+    const char* old = getenv("LD_PRELOAD");
+    std::string preload = old && *old ? std::string(old) + ":" + library : library;
+    setenv("LD_PRELOAD", preload.c_str(), 1);
+    setenv("GTAP_MODE", "kernels", 1);
+    setenv("GTAP_OUTPUT", profile.c_str(), 1);
+    setenv("GTAP_FLUSH_MS", "60000", 1);
+    setenv("GTAP_QUIET", "1", 1);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv("/proc/self/exe", argv.data());
+    std::cerr << "gtap bench: cannot run /proc/self/exe: " << std::strerror(errno) << "\n";
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  std::cerr << "gtap bench: the replay worker was killed by signal " << WTERMSIG(status) << "\n";
+  return -1;
+}
+
+struct WallTimes {
+  int64_t min = 0, median = 0, max = 0;
+};
+
+WallTimes wallTimes(std::vector<int64_t> v) {
+  WallTimes w;
+  if (v.empty()) return w;
+  std::sort(v.begin(), v.end());
+  w.min = v.front();
+  w.max = v.back();
+  size_t n = v.size();
+  w.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return w;
+}
+
+// Per kernel name: the device times of launches submitted inside a timed window.
+std::vector<readers::KernelRow> kernelTimes(const std::string& profile, const BenchTimings& timings,
+                                            std::string& error) {
+  try {
+    readers::Capture capture(profile);
+    readers::LoadedCapture loaded{&capture, readers::loadDeviceWork(capture)};
+    std::vector<readers::DeviceOp> inside;
+    for (const auto& op : loaded.work.ops) {
+      int64_t t = op.submitNs ? op.submitNs : op.appendNs;
+      for (const auto& [b, e] : timings.windows) {
+        if (t >= b && t <= e) {
+          inside.push_back(op);
+          break;
+        }
+      }
+    }
+    loaded.work.ops = std::move(inside);
+    return readers::kernelRows({loaded}, readers::KernelGrouping::name, false);
+  } catch (const std::exception& e) {
+    error = e.what();
+    return {};
+  }
+}
+
+void printText(const BenchOptions& o, const BenchTimings& t, const std::vector<readers::KernelRow>& kernels,
+               const std::string& keptProfile) {
+  auto w = wallTimes(t.iterationNs);
+  std::cout << "gtap bench: " << o.source.file << ", " << t.iterationNs.size() << " iterations (" << kOverheadNote
+            << ")\n";
+  std::cout << (o.scope.empty() ? std::string("replay") : "scope " + o.scope) << " wall time: min "
+            << readers::formatNanoseconds(w.min) << ", median " << readers::formatNanoseconds(w.median) << ", max "
+            << readers::formatNanoseconds(w.max) << "\n\n";
+  readers::Table table({"kernel", "count", "total", "mean", "min", "max", "untimed"});
+  for (const auto& k : kernels) {
+    table.add({readers::Cell::str(k.key), readers::Cell::count(static_cast<int64_t>(k.time.count)),
+               readers::Cell::nanoseconds(k.time.total), readers::Cell::nanoseconds(static_cast<int64_t>(k.time.mean)),
+               readers::Cell::nanoseconds(k.time.min), readers::Cell::nanoseconds(k.time.max),
+               readers::Cell::count(static_cast<int64_t>(k.untimed))});
+  }
+  if (kernels.empty()) std::cout << "no kernels launched in the timed windows\n";
+  else table.print(std::cout, readers::OutputFormat::text);
+  if (!keptProfile.empty()) std::cout << "\nprofile: " << keptProfile << "\n";
+}
+
+void printJson(const BenchOptions& o, const BenchTimings& t, const std::vector<readers::KernelRow>& kernels,
+               const std::string& keptProfile) {
+  auto w = wallTimes(t.iterationNs);
+  std::string s = "{\"file\":";
+  readers::appendJsonString(s, o.source.file);
+  s += ",\"iterations\":" + std::to_string(t.iterationNs.size()) + ",\"scope\":";
+  if (o.scope.empty()) s += "null";
+  else readers::appendJsonString(s, o.scope);
+  s += ",\"note\":";
+  readers::appendJsonString(s, kOverheadNote);
+  s += ",\"wall_ns\":{\"min\":" + std::to_string(w.min) + ",\"median\":" + std::to_string(w.median) +
+       ",\"max\":" + std::to_string(w.max) + ",\"each\":[";
+  for (size_t i = 0; i < t.iterationNs.size(); ++i) s += (i ? "," : "") + std::to_string(t.iterationNs[i]);
+  s += "]},\"kernels\":[";
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const auto& k = kernels[i];
+    s += i ? ",{\"name\":" : "{\"name\":";
+    readers::appendJsonString(s, k.key);
+    s += ",\"count\":" + std::to_string(k.time.count) + ",\"total_ns\":" + std::to_string(k.time.total) +
+         ",\"mean_ns\":" + std::to_string(static_cast<int64_t>(k.time.mean)) +
+         ",\"min_ns\":" + std::to_string(k.time.min) + ",\"max_ns\":" + std::to_string(k.time.max) +
+         ",\"untimed\":" + std::to_string(k.untimed) + "}";
+  }
+  s += "],\"profile\":";
+  if (keptProfile.empty()) s += "null";
+  else readers::appendJsonString(s, keptProfile);
+  std::cout << s << "}\n";
+}
+
+int bench(const BenchOptions& o) {
+  if (o.source.sim) {
+    std::string error;
+    if (!useSimulatedZeDriver(error)) {
+      std::cerr << "gtap bench --sim: " << error << "\n";
+      return 2;
+    }
+  }
+  if (!o.workerResult.empty()) return runBenchWorker(o);
+  if (o.format != "text" && o.format != "json") {
+    std::cerr << "gtap bench: --format must be text or json\n";
+    return 2;
+  }
+  if (!o.profile.empty() && std::filesystem::exists(std::filesystem::symlink_status(o.profile))) {
+    std::cerr << "gtap bench: --profile " << o.profile << " exists; it is never replaced\n";
+    return 2;
+  }
+  auto library = gtapLibraryDirectory() / "libgtap.so";
+  if (!std::filesystem::exists(library)) {
+    std::cerr << "gtap bench: " << library.string() << " not found (is gtap installed whole?)\n";
+    return 2;
+  }
+  if (library.string().find_first_of(" :") != std::string::npos) {
+    std::cerr << "gtap bench: the path " << library.string() << " holds a space or colon, which LD_PRELOAD cannot carry\n";
+    return 2;
+  }
+  std::string pattern = (std::filesystem::temp_directory_path() / "gtap-bench-XXXXXX").string();
+  TempDirectory temp;
+  if (!mkdtemp(pattern.data())) {
+    std::cerr << "gtap bench: cannot create a temporary directory: " << std::strerror(errno) << "\n";
+    return 1;
+  }
+  temp.path = pattern;
+  std::string profile = o.profile.empty() ? temp.path + "/profile.gtap" : o.profile;
+  std::string result = temp.path + "/timings.txt";
+  int status = runWorker(o, library.string(), profile, result);
+  if (status != 0) {
+    if (status > 0) std::cerr << "gtap bench: the replay failed (worker exit status " << status << ")\n";
+    return 1;
+  }
+  BenchTimings timings;
+  std::string error;
+  if (!readBenchTimings(result, timings, error)) {
+    std::cerr << "gtap bench: " << error << "\n";
+    return 1;
+  }
+  auto kernels = kernelTimes(profile, timings, error);
+  if (!error.empty()) {
+    std::cerr << "gtap bench: reading the profile " << profile << ": " << error << "\n";
+    return 1;
+  }
+  if (o.format == "json") printJson(o, timings, kernels, o.profile);
+  else printText(o, timings, kernels, o.profile);
+  return 0;
+}
+
+}  // namespace
+
+Action addBenchCommand(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  auto* cmd = app.add_subcommand("bench", "Time full replays of a capture (or one scope) and each kernel's device time");
+  o->source.add(cmd);
+  cmd->add_option("--iterations", o->iterations, "Replays to time (default 10)")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--scope", o->scope, "Time only this scope's begin..end windows (work outside still replays)");
+  cmd->add_option("--profile", o->profile, "Keep the replay's kernel profile in this new file");
+  cmd->add_option("--format", o->format, "text or json");
+  // Set when bench runs itself as the worker.
+  cmd->add_option("--worker-result", o->workerResult)->group("");
+  return [o] { return bench(*o); };
+}
+
+}  // namespace gtap::cli

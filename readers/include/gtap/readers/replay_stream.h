@@ -1,0 +1,96 @@
+// A capture's replay stream (docs/replay.md): every `replay` record in seq
+// order, and where the file keeps each blob, so that dump can name byte
+// ranges and replay can assemble payloads without rescanning the file.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gtap/format/hash.h"
+#include "gtap/readers/capture.h"
+
+namespace gtap::readers {
+
+// An external file a payload's bytes come from, with the identity it had.
+struct FileReference {
+  std::string path;
+  uint64_t offset = 0;
+  uint64_t fileSize = 0;
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  int64_t mtimeNs = 0;
+  bool hasDigest = false;
+  format::Hash128 digest;
+};
+
+struct ReplayPayload {
+  enum class Kind { none, inlineBytes, blob, file };
+  Kind kind = Kind::none;
+  uint64_t size = 0;                 // bytes the payload stands for
+  std::vector<uint8_t> bytes;        // inlineBytes
+  format::Hash128 blob;              // blob
+  uint64_t blobSize = 0;             // blob: BlobRef.size as recorded
+  uint64_t blobOffset = 0;           // blob: where the payload starts in it
+  FileReference file;                // file
+  std::optional<FileReference> origin;  // blob: the file the bytes were read from
+};
+
+struct ReplayRecord {
+  uint64_t seq = 0;
+  uint32_t thread = 0;
+  schema::ReplayOp op = schema::ReplayOp::UNSUPPORTED;
+  uint32_t function = ~0u;
+  uint64_t object = 0;
+  std::vector<uint64_t> objects;
+  std::vector<uint64_t> values;
+  std::vector<uint64_t> addresses;
+  ReplayPayload payload;
+  std::string text;
+  int64_t hostNs = 0;
+};
+
+// One stored part of a blob: the chunk holding it and which bytes of the blob
+// it carries.
+struct BlobPart {
+  format::ChunkInfo chunk;
+  uint64_t blobOffset = 0;
+  uint64_t length = 0;
+  uint64_t totalSize = 0;  // of the whole blob
+  // The bytes of the file holding the part: its whole chunk, header included
+  // (compressed when chunk.codec says so).
+  uint64_t fileOffset() const { return chunk.offset; }
+  uint64_t fileLength() const { return format::kChunkHeaderSize + chunk.storedSize; }
+};
+
+struct ReplayStream {
+  std::vector<ReplayRecord> records;  // by seq
+  std::unordered_map<format::Hash128, std::vector<BlobPart>, format::Hash128Hasher> blobs;
+  bool complete = true;       // the file was closed cleanly: nothing after the last record was lost
+  std::string cutDescription; // when not complete: where the file stops and why
+  std::vector<std::string> notes;  // replay chunks that failed to decode
+
+  // The index of the record with this seq, or nullopt.
+  std::optional<size_t> find(uint64_t seq) const;
+  // The blob's bytes assembled from its parts (only those chunks are decoded),
+  // or nullopt when the file does not hold all of it.
+  std::optional<std::vector<uint8_t>> blob(const Capture& capture, const format::Hash128& hash) const;
+};
+
+class ReplayStreamError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads every replay record of `capture`. Throws ReplayStreamError naming the
+// file when it holds none.
+ReplayStream loadReplayStream(const Capture& capture);
+
+std::string replayOpName(schema::ReplayOp op);
+// "seq 12 (launchKernel)": how errors name a record.
+std::string recordLabel(const ReplayRecord& r);
+
+}  // namespace gtap::readers

@@ -1,0 +1,94 @@
+// Runs a capture's replay stream again on Level Zero (docs/replay.md, Replay):
+// the records one at a time in seq order on one thread, with objects,
+// addresses and payloads translated to this run's. Everything that can be
+// checked before device work (a cut stream, unsupported records, missing or
+// changed external files, devices, substituted modules) is checked in
+// prepare(); run() can then be repeated (bench), each run creating and
+// destroying everything it uses.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtap/readers/capture.h"
+#include "gtap/readers/replay_stream.h"
+
+namespace gtap::readers {
+
+// A replay that cannot go on. The message names the file, the record (seq,
+// op) and what was expected.
+class ReplayError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ModuleSubstitution {
+  std::string selector;  // a module id (as dump shows), a kernel name, or "all"
+  std::string path;      // the replacement binary
+};
+
+struct ReplayOptions {
+  bool verify = false;  // compare read-backs with what the program saw
+  // Path prefix rewrites for external files, tried in order: {OLD, NEW}.
+  std::vector<std::pair<std::string, std::string>> remaps;
+  std::vector<ModuleSubstitution> substitutions;
+  // Scopes that must be in the stream (bench --scope).
+  std::vector<std::string> requiredScopes;
+};
+
+struct ReadBackMismatch {
+  uint64_t seq = 0;          // of the readBack record
+  uint64_t copySeq = 0;
+  uint64_t firstOffset = 0;  // first differing byte, from the read-back's start
+  uint64_t differing = 0;    // bytes that differ
+  uint64_t size = 0;
+};
+
+struct ReplayResult {
+  uint64_t records = 0;   // performed
+  uint64_t kernels = 0;   // launches appended
+  uint64_t readBacks = 0; // compared (verify)
+  std::vector<ReadBackMismatch> mismatches;
+};
+
+struct ReplayCallbacks {
+  // Called when a scopeBegin / scopeEnd record is performed.
+  std::function<void(const ReplayRecord&)> scopeBegin;
+  std::function<void(const ReplayRecord&)> scopeEnd;
+};
+
+class Replayer {
+ public:
+  Replayer(const Capture& capture, const ReplayStream& stream, ReplayOptions options);
+  ~Replayer();
+  Replayer(const Replayer&) = delete;
+  Replayer& operator=(const Replayer&) = delete;
+
+  // Refuses a cut stream or one with unsupported records, resolves every
+  // payload (blobs decompressed, external files checked and read), opens the
+  // loader, maps the captured devices and checks substitutions. Throws
+  // ReplayError. Call once, before run().
+  void prepare();
+  // What prepare() found worth saying that does not stop a replay (a device
+  // whose name differs from the captured one).
+  const std::vector<std::string>& warnings() const;
+
+  // One full replay. Everything it created is destroyed before it returns,
+  // also when it throws ReplayError.
+  ReplayResult run(const ReplayCallbacks& callbacks = {});
+
+  // Inside a callback: waits until all work submitted so far has finished
+  // (every live queue, and every live immediate command list).
+  void synchronizeAll();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gtap::readers

@@ -1,0 +1,706 @@
+#include "session.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gtap::replay {
+
+namespace {
+
+using O = schema::ReplayOp;
+using readers::ReplayError;
+using readers::ReplayRecord;
+
+// Cleanup waits at most this long for work still queued: after a failure,
+// some may wait on events that will never be signalled.
+constexpr uint64_t kCleanupTimeoutNs = 10'000'000'000;
+
+uint64_t value(const ReplayRecord& r, size_t i) { return i < r.values.size() ? r.values[i] : 0; }
+
+// The bytes a copy region touches from its base address.
+uint64_t regionExtent(const ReplayRecord& r, size_t first) {
+  uint64_t x = value(r, first), y = value(r, first + 1), z = value(r, first + 2);
+  uint64_t w = value(r, first + 3), h = std::max<uint64_t>(value(r, first + 4), 1),
+           d = std::max<uint64_t>(value(r, first + 5), 1);
+  uint64_t pitch = value(r, first + 6), slice = value(r, first + 7);
+  return (z + d - 1) * slice + (y + h - 1) * pitch + x + w;
+}
+
+}  // namespace
+
+Session::Session(const ReplaySetup& setup, const readers::ReplayCallbacks& callbacks)
+    : setup_(setup), ze_(*setup.ze), callbacks_(callbacks) {}
+
+Session::~Session() { cleanup(); }
+
+const char* Session::kindName(Kind kind) {
+  switch (kind) {
+    case Kind::context: return "context";
+    case Kind::allocation: return "allocation";
+    case Kind::module: return "module";
+    case Kind::kernel: return "kernel";
+    case Kind::queue: return "command queue";
+    case Kind::list: return "command list";
+    case Kind::pool: return "event pool";
+    case Kind::event: return "event";
+    case Kind::fence: return "fence";
+  }
+  return "object";
+}
+
+void Session::check(const ReplayRecord& r, ze_result_t result, const char* function) {
+  if (result != ZE_RESULT_SUCCESS)
+    throw ReplayError(setup_.where(r) + ": " + function + " returned " + resultName(result));
+}
+
+template <class Handle>
+Handle Session::get(const ReplayRecord& r, uint64_t id, Kind kind, const char* role, bool optional) {
+  if (id == 0 && optional) return nullptr;
+  auto it = objects_.find(id);
+  if (it == objects_.end() || it->second.kind != kind)
+    throw ReplayError(setup_.where(r) + ": " + role + " id " + std::to_string(id) + " is not a live " +
+                      kindName(kind) +
+                      (it == objects_.end() ? " (never created, or already destroyed)"
+                                            : std::string(" (it is a ") + kindName(it->second.kind) + ")"));
+  return static_cast<Handle>(it->second.handle);
+}
+
+ze_device_handle_t Session::device(const ReplayRecord& r, uint64_t id, bool optional) {
+  if (id == 0 && optional) return nullptr;
+  auto it = setup_.devices.byId.find(id);
+  if (it == setup_.devices.byId.end())
+    throw ReplayError(setup_.where(r) + ": device id " + std::to_string(id) + " has no device record");
+  return it->second.device;
+}
+
+std::vector<ze_event_handle_t> Session::events(const ReplayRecord& r, size_t from) {
+  std::vector<ze_event_handle_t> out;
+  for (size_t i = from; i < r.objects.size(); ++i)
+    out.push_back(get<ze_event_handle_t>(r, r.objects[i], Kind::event, "wait event"));
+  return out;
+}
+
+uint8_t* Session::translate(const ReplayRecord& r, uint64_t address, uint64_t size, const char* role) {
+  auto hit = addresses_.find(address);
+  if (!hit) return nullptr;
+  if (size > hit->range->size - hit->offset) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(address));
+    throw ReplayError(setup_.where(r) + ": " + role + " " + buf + " + " + std::to_string(size) +
+                      " bytes runs past the end of allocation " + std::to_string(hit->range->id) + " (" +
+                      std::to_string(hit->range->size) + " bytes)");
+  }
+  return hit->replay();
+}
+
+readers::ReplayResult Session::run() {
+  const auto& records = setup_.stream->records;
+  for (size_t i = 0; i < records.size(); ++i) {
+    perform(records[i], i);
+    ++result_.records;
+  }
+  return result_;
+}
+
+void Session::perform(const ReplayRecord& r, size_t index) {
+  switch (r.op) {
+    case O::DEVICE: return;  // mapped by prepare()
+    case O::UNSUPPORTED:
+      throw ReplayError(setup_.where(r) + ": " + setup_.capture->functionName(r.function) +
+                        " cannot be replayed: " + r.text);
+    case O::CONTEXT_CREATE:
+    case O::MEM_ALLOC:
+    case O::MODULE_CREATE:
+    case O::KERNEL_CREATE:
+    case O::QUEUE_CREATE:
+    case O::LIST_CREATE:
+    case O::LIST_CREATE_IMMEDIATE:
+    case O::EVENT_POOL_CREATE:
+    case O::EVENT_CREATE:
+    case O::FENCE_CREATE: return performCreate(r, index);
+    case O::LAUNCH_KERNEL:
+    case O::COPY:
+    case O::COPY_REGION:
+    case O::FILL:
+    case O::BARRIER:
+    case O::SIGNAL_EVENT:
+    case O::WAIT_ON_EVENTS:
+    case O::EVENT_RESET: return performAppend(r, index);
+    case O::HOST_DATA: return performHostData(r, index);
+    case O::READ_BACK: return performReadBack(r, index);
+    case O::CONTEXT_DESTROY:
+      get<ze_context_handle_t>(r, r.object, Kind::context, "context");
+      break;
+    case O::MEM_FREE:
+      get<void*>(r, r.object, Kind::allocation, "allocation");
+      break;
+    case O::MODULE_DESTROY:
+      get<ze_module_handle_t>(r, r.object, Kind::module, "module");
+      break;
+    case O::KERNEL_DESTROY:
+      get<ze_kernel_handle_t>(r, r.object, Kind::kernel, "kernel");
+      break;
+    case O::QUEUE_DESTROY:
+      get<ze_command_queue_handle_t>(r, r.object, Kind::queue, "queue");
+      break;
+    case O::LIST_DESTROY:
+      get<ze_command_list_handle_t>(r, r.object, Kind::list, "list");
+      break;
+    case O::EVENT_POOL_DESTROY:
+      get<ze_event_pool_handle_t>(r, r.object, Kind::pool, "pool");
+      break;
+    case O::EVENT_DESTROY:
+      get<ze_event_handle_t>(r, r.object, Kind::event, "event");
+      break;
+    case O::FENCE_DESTROY:
+      get<ze_fence_handle_t>(r, r.object, Kind::fence, "fence");
+      break;
+    case O::KERNEL_SET_GROUP_SIZE:
+      check(r, ze_.zeKernelSetGroupSize(get<ze_kernel_handle_t>(r, r.object, Kind::kernel, "kernel"),
+                                        static_cast<uint32_t>(value(r, 0)), static_cast<uint32_t>(value(r, 1)),
+                                        static_cast<uint32_t>(value(r, 2))),
+            "zeKernelSetGroupSize");
+      return;
+    case O::KERNEL_SET_ARGUMENT: {
+      auto kernel = get<ze_kernel_handle_t>(r, r.object, Kind::kernel, "kernel");
+      uint64_t size = value(r, 1);
+      bool hasValue = value(r, 2) != 0;
+      const Bytes& payload = setup_.payloads.of(index);
+      std::vector<uint8_t> bytes(size);
+      if (hasValue) {
+        if (payload.size < size)
+          throw ReplayError(setup_.where(r) + ": the argument is " + std::to_string(size) + " bytes, the payload " +
+                            std::to_string(payload.size));
+        std::memcpy(bytes.data(), payload.data, size);
+        // Pointers, also inside by-value structs: aligned 8-byte words that
+        // fall inside a live captured allocation.
+        for (size_t at = 0; at + 8 <= size; at += 8) {
+          uint64_t word;
+          std::memcpy(&word, bytes.data() + at, 8);
+          if (auto hit = addresses_.find(word)) {
+            uint64_t replay = reinterpret_cast<uint64_t>(hit->replay());
+            std::memcpy(bytes.data() + at, &replay, 8);
+          }
+        }
+      }
+      check(r, ze_.zeKernelSetArgumentValue(kernel, static_cast<uint32_t>(value(r, 0)), size,
+                                            hasValue ? bytes.data() : nullptr),
+            "zeKernelSetArgumentValue");
+      return;
+    }
+    case O::KERNEL_SET_INDIRECT_ACCESS:
+      check(r, ze_.zeKernelSetIndirectAccess(get<ze_kernel_handle_t>(r, r.object, Kind::kernel, "kernel"),
+                                             static_cast<ze_kernel_indirect_access_flags_t>(value(r, 0))),
+            "zeKernelSetIndirectAccess");
+      return;
+    case O::KERNEL_SET_GLOBAL_OFFSET:
+      if (!ze_.zeKernelSetGlobalOffsetExp)
+        throw ReplayError(setup_.where(r) + ": the Level Zero loader has no zeKernelSetGlobalOffsetExp");
+      check(r, ze_.zeKernelSetGlobalOffsetExp(get<ze_kernel_handle_t>(r, r.object, Kind::kernel, "kernel"),
+                                              static_cast<uint32_t>(value(r, 0)), static_cast<uint32_t>(value(r, 1)),
+                                              static_cast<uint32_t>(value(r, 2))),
+            "zeKernelSetGlobalOffsetExp");
+      return;
+    case O::LIST_CLOSE:
+      check(r, ze_.zeCommandListClose(get<ze_command_list_handle_t>(r, r.object, Kind::list, "list")),
+            "zeCommandListClose");
+      return;
+    case O::LIST_RESET:
+      check(r, ze_.zeCommandListReset(get<ze_command_list_handle_t>(r, r.object, Kind::list, "list")),
+            "zeCommandListReset");
+      return;
+    case O::EVENT_HOST_SIGNAL:
+      check(r, ze_.zeEventHostSignal(get<ze_event_handle_t>(r, r.object, Kind::event, "event")), "zeEventHostSignal");
+      return;
+    case O::EVENT_HOST_RESET:
+      check(r, ze_.zeEventHostReset(get<ze_event_handle_t>(r, r.object, Kind::event, "event")), "zeEventHostReset");
+      return;
+    // The program's wait succeeded, so the work did finish: wait for it
+    // whatever timeout it gave (a query that returned success included).
+    case O::EVENT_HOST_SYNCHRONIZE:
+    case O::EVENT_QUERY_STATUS:
+      check(r, ze_.zeEventHostSynchronize(get<ze_event_handle_t>(r, r.object, Kind::event, "event"), UINT64_MAX),
+            "zeEventHostSynchronize");
+      return;
+    case O::FENCE_HOST_SYNCHRONIZE:
+    case O::FENCE_QUERY_STATUS:
+      check(r, ze_.zeFenceHostSynchronize(get<ze_fence_handle_t>(r, r.object, Kind::fence, "fence"), UINT64_MAX),
+            "zeFenceHostSynchronize");
+      return;
+    case O::FENCE_RESET:
+      check(r, ze_.zeFenceReset(get<ze_fence_handle_t>(r, r.object, Kind::fence, "fence")), "zeFenceReset");
+      return;
+    case O::QUEUE_SYNCHRONIZE:
+      check(r,
+            ze_.zeCommandQueueSynchronize(get<ze_command_queue_handle_t>(r, r.object, Kind::queue, "queue"),
+                                          UINT64_MAX),
+            "zeCommandQueueSynchronize");
+      return;
+    case O::EXECUTE: {
+      auto queue = get<ze_command_queue_handle_t>(r, r.object, Kind::queue, "queue");
+      if (r.objects.empty()) throw ReplayError(setup_.where(r) + ": expected the fence (or 0) in objects");
+      auto fence = get<ze_fence_handle_t>(r, r.objects[0], Kind::fence, "fence", true);
+      std::vector<ze_command_list_handle_t> lists;
+      for (size_t i = 1; i < r.objects.size(); ++i)
+        lists.push_back(get<ze_command_list_handle_t>(r, r.objects[i], Kind::list, "list"));
+      check(r, ze_.zeCommandQueueExecuteCommandLists(queue, static_cast<uint32_t>(lists.size()), lists.data(), fence),
+            "zeCommandQueueExecuteCommandLists");
+      return;
+    }
+    case O::SCOPE_BEGIN:
+      if (callbacks_.scopeBegin) callbacks_.scopeBegin(r);
+      return;
+    case O::SCOPE_END:
+      if (callbacks_.scopeEnd) callbacks_.scopeEnd(r);
+      return;
+  }
+  // Destroys: the object was checked above.
+  switch (r.op) {
+    case O::CONTEXT_DESTROY:
+      if (auto it = syncEvents_.find(r.object); it != syncEvents_.end()) {
+        ze_.zeEventDestroy(it->second.event);
+        ze_.zeEventPoolDestroy(it->second.pool);
+        syncEvents_.erase(it);
+      }
+      check(r, ze_.zeContextDestroy(static_cast<ze_context_handle_t>(objects_[r.object].handle)), "zeContextDestroy");
+      break;
+    case O::MEM_FREE: {
+      const Live& a = objects_[r.object];
+      check(r, ze_.zeMemFree(static_cast<ze_context_handle_t>(objects_[a.context].handle), a.handle), "zeMemFree");
+      addresses_.remove(a.capturedAddress);
+      break;
+    }
+    case O::MODULE_DESTROY:
+      check(r, ze_.zeModuleDestroy(static_cast<ze_module_handle_t>(objects_[r.object].handle)), "zeModuleDestroy");
+      break;
+    case O::KERNEL_DESTROY:
+      check(r, ze_.zeKernelDestroy(static_cast<ze_kernel_handle_t>(objects_[r.object].handle)), "zeKernelDestroy");
+      break;
+    case O::QUEUE_DESTROY:
+      check(r, ze_.zeCommandQueueDestroy(static_cast<ze_command_queue_handle_t>(objects_[r.object].handle)),
+            "zeCommandQueueDestroy");
+      break;
+    case O::LIST_DESTROY:
+      check(r, ze_.zeCommandListDestroy(static_cast<ze_command_list_handle_t>(objects_[r.object].handle)),
+            "zeCommandListDestroy");
+      break;
+    case O::EVENT_POOL_DESTROY:
+      check(r, ze_.zeEventPoolDestroy(static_cast<ze_event_pool_handle_t>(objects_[r.object].handle)),
+            "zeEventPoolDestroy");
+      break;
+    case O::EVENT_DESTROY:
+      check(r, ze_.zeEventDestroy(static_cast<ze_event_handle_t>(objects_[r.object].handle)), "zeEventDestroy");
+      break;
+    case O::FENCE_DESTROY:
+      check(r, ze_.zeFenceDestroy(static_cast<ze_fence_handle_t>(objects_[r.object].handle)), "zeFenceDestroy");
+      break;
+    default: return;
+  }
+  objects_.erase(r.object);
+}
+
+void Session::performCreate(const ReplayRecord& r, size_t index) {
+  if (r.object == 0 || objects_.count(r.object))
+    throw ReplayError(setup_.where(r) + ": id " + std::to_string(r.object) +
+                      (r.object ? " is already live" : " is not a valid id"));
+  auto object = [&](size_t i) { return i < r.objects.size() ? r.objects[i] : 0; };
+  Live live{Kind::context};
+  switch (r.op) {
+    case O::CONTEXT_CREATE: {
+      std::vector<ze_device_handle_t> devices;
+      ze_driver_handle_t driver = nullptr;
+      for (uint64_t id : r.objects) {
+        devices.push_back(device(r, id));
+        driver = driver ? driver : setup_.devices.byId.at(id).driver;
+      }
+      if (!driver) {
+        // No device named: the driver of the first captured device.
+        driver = setup_.devices.byId.empty() ? (setup_.devices.drivers.empty() ? nullptr : setup_.devices.drivers[0])
+                                             : setup_.devices.byId.begin()->second.driver;
+      }
+      if (!driver) throw ReplayError(setup_.where(r) + ": no Level Zero driver to create the context on");
+      ze_context_desc_t desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, static_cast<ze_context_flags_t>(value(r, 0))};
+      ze_context_handle_t context = nullptr;
+      if (devices.empty()) check(r, ze_.zeContextCreate(driver, &desc, &context), "zeContextCreate");
+      else
+        check(r, ze_.zeContextCreateEx(driver, &desc, static_cast<uint32_t>(devices.size()), devices.data(), &context),
+              "zeContextCreateEx");
+      live = {Kind::context, context};
+      live.driver = driver;
+      break;
+    }
+    case O::MEM_ALLOC: {
+      auto context = get<ze_context_handle_t>(r, object(0), Kind::context, "context");
+      auto dev = device(r, object(1), true);
+      uint64_t kind = value(r, 0), size = value(r, 1), alignment = value(r, 2);
+      if (r.addresses.empty()) throw ReplayError(setup_.where(r) + ": expected the captured address");
+      ze_host_mem_alloc_desc_t host{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+      ze_device_mem_alloc_desc_t dmem{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+      void* ptr = nullptr;
+      if (kind == 1) check(r, ze_.zeMemAllocHost(context, &host, size, alignment, &ptr), "zeMemAllocHost");
+      else if (kind == 2) check(r, ze_.zeMemAllocDevice(context, &dmem, size, alignment, dev, &ptr), "zeMemAllocDevice");
+      else if (kind == 3)
+        check(r, ze_.zeMemAllocShared(context, &dmem, &host, size, alignment, dev, &ptr), "zeMemAllocShared");
+      else throw ReplayError(setup_.where(r) + ": unknown allocation kind " + std::to_string(kind));
+      live = {Kind::allocation, ptr, object(0)};
+      live.capturedAddress = r.addresses[0];
+      live.size = size;
+      live.memoryKind = kind;
+      addresses_.add(r.addresses[0], {size, static_cast<uint8_t*>(ptr), r.object});
+      break;
+    }
+    case O::MODULE_CREATE: {
+      auto context = get<ze_context_handle_t>(r, object(0), Kind::context, "context");
+      auto dev = device(r, object(1));
+      auto sub = setup_.moduleBinaries.find(r.object);
+      const Bytes& binary = sub != setup_.moduleBinaries.end() ? sub->second : setup_.payloads.of(index);
+      if (!binary.data) throw ReplayError(setup_.where(r) + ": the module has no binary payload");
+      ze_module_desc_t desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, static_cast<ze_module_format_t>(value(r, 0)),
+                            binary.size, binary.data, r.text.c_str(), nullptr};
+      ze_module_handle_t module = nullptr;
+      ze_module_build_log_handle_t log = nullptr;
+      ze_result_t result = ze_.zeModuleCreate(context, dev, &desc, &module, &log);
+      std::string logText;
+      if (log) {
+        size_t n = 0;
+        if (result != ZE_RESULT_SUCCESS && ze_.zeModuleBuildLogGetString(log, &n, nullptr) == ZE_RESULT_SUCCESS && n) {
+          std::string text(n, '\0');
+          if (ze_.zeModuleBuildLogGetString(log, &n, text.data()) == ZE_RESULT_SUCCESS)
+            logText = text.c_str();
+        }
+        ze_.zeModuleBuildLogDestroy(log);
+      }
+      if (result != ZE_RESULT_SUCCESS)
+        throw ReplayError(setup_.where(r) + ": zeModuleCreate returned " + resultName(result) +
+                          (logText.empty() ? "" : "; build log: " + logText));
+      live = {Kind::module, module, object(0)};
+      break;
+    }
+    case O::KERNEL_CREATE: {
+      auto module = get<ze_module_handle_t>(r, object(0), Kind::module, "module");
+      ze_kernel_desc_t desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, static_cast<ze_kernel_flags_t>(value(r, 0)),
+                            r.text.c_str()};
+      ze_kernel_handle_t kernel = nullptr;
+      ze_result_t result = ze_.zeKernelCreate(module, &desc, &kernel);
+      if (result != ZE_RESULT_SUCCESS)
+        throw ReplayError(setup_.where(r) + ": zeKernelCreate(\"" + r.text + "\") returned " + resultName(result));
+      live = {Kind::kernel, kernel, objects_[object(0)].context};
+      break;
+    }
+    case O::QUEUE_CREATE:
+    case O::LIST_CREATE_IMMEDIATE: {
+      auto context = get<ze_context_handle_t>(r, object(0), Kind::context, "context");
+      auto dev = device(r, object(1));
+      ze_command_queue_desc_t desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                   nullptr,
+                                   static_cast<uint32_t>(value(r, 0)),
+                                   static_cast<uint32_t>(value(r, 1)),
+                                   static_cast<ze_command_queue_flags_t>(value(r, 2)),
+                                   static_cast<ze_command_queue_mode_t>(value(r, 3)),
+                                   static_cast<ze_command_queue_priority_t>(value(r, 4))};
+      if (r.op == O::QUEUE_CREATE) {
+        ze_command_queue_handle_t queue = nullptr;
+        check(r, ze_.zeCommandQueueCreate(context, dev, &desc, &queue), "zeCommandQueueCreate");
+        live = {Kind::queue, queue, object(0)};
+      } else {
+        ze_command_list_handle_t list = nullptr;
+        check(r, ze_.zeCommandListCreateImmediate(context, dev, &desc, &list), "zeCommandListCreateImmediate");
+        live = {Kind::list, list, object(0)};
+        live.immediate = true;
+      }
+      break;
+    }
+    case O::LIST_CREATE: {
+      auto context = get<ze_context_handle_t>(r, object(0), Kind::context, "context");
+      auto dev = device(r, object(1));
+      ze_command_list_desc_t desc{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, static_cast<uint32_t>(value(r, 0)),
+                                  static_cast<ze_command_list_flags_t>(value(r, 1))};
+      ze_command_list_handle_t list = nullptr;
+      check(r, ze_.zeCommandListCreate(context, dev, &desc, &list), "zeCommandListCreate");
+      live = {Kind::list, list, object(0)};
+      break;
+    }
+    case O::EVENT_POOL_CREATE: {
+      auto context = get<ze_context_handle_t>(r, object(0), Kind::context, "context");
+      std::vector<ze_device_handle_t> devices;
+      for (size_t i = 1; i < r.objects.size(); ++i) devices.push_back(device(r, r.objects[i]));
+      ze_event_pool_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr,
+                                static_cast<ze_event_pool_flags_t>(value(r, 0)), static_cast<uint32_t>(value(r, 1))};
+      ze_event_pool_handle_t pool = nullptr;
+      check(r,
+            ze_.zeEventPoolCreate(context, &desc, static_cast<uint32_t>(devices.size()),
+                                  devices.empty() ? nullptr : devices.data(), &pool),
+            "zeEventPoolCreate");
+      live = {Kind::pool, pool, object(0)};
+      break;
+    }
+    case O::EVENT_CREATE: {
+      auto pool = get<ze_event_pool_handle_t>(r, object(0), Kind::pool, "pool");
+      ze_event_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, static_cast<uint32_t>(value(r, 0)),
+                           static_cast<ze_event_scope_flags_t>(value(r, 1)),
+                           static_cast<ze_event_scope_flags_t>(value(r, 2))};
+      ze_event_handle_t event = nullptr;
+      check(r, ze_.zeEventCreate(pool, &desc, &event), "zeEventCreate");
+      live = {Kind::event, event, objects_[object(0)].context};
+      break;
+    }
+    case O::FENCE_CREATE: {
+      auto queue = get<ze_command_queue_handle_t>(r, object(0), Kind::queue, "queue");
+      ze_fence_desc_t desc{ZE_STRUCTURE_TYPE_FENCE_DESC, nullptr, static_cast<ze_fence_flags_t>(value(r, 0))};
+      ze_fence_handle_t fence = nullptr;
+      check(r, ze_.zeFenceCreate(queue, &desc, &fence), "zeFenceCreate");
+      live = {Kind::fence, fence, objects_[object(0)].context};
+      break;
+    }
+    default: return;
+  }
+  objects_[r.object] = live;
+  // Fresh host-visible memory starts as zeros, as the capture's page
+  // comparison assumes for pages it never saw change.
+  if (r.op == O::MEM_ALLOC && live.memoryKind != 2) std::memset(live.handle, 0, live.size);
+}
+
+void Session::performAppend(const ReplayRecord& r, size_t index) {
+  auto list = get<ze_command_list_handle_t>(r, r.object, Kind::list, "list");
+  auto object = [&](size_t i) { return i < r.objects.size() ? r.objects[i] : 0; };
+  switch (r.op) {
+    case O::LAUNCH_KERNEL: {
+      auto kernel = get<ze_kernel_handle_t>(r, object(0), Kind::kernel, "kernel");
+      auto signal = get<ze_event_handle_t>(r, object(1), Kind::event, "signal event", true);
+      auto waits = events(r, 2);
+      ze_group_count_t groups{static_cast<uint32_t>(value(r, 0)), static_cast<uint32_t>(value(r, 1)),
+                              static_cast<uint32_t>(value(r, 2))};
+      if (value(r, 3))
+        check(r,
+              ze_.zeCommandListAppendLaunchCooperativeKernel(list, kernel, &groups, signal,
+                                                             static_cast<uint32_t>(waits.size()), waits.data()),
+              "zeCommandListAppendLaunchCooperativeKernel");
+      else
+        check(r,
+              ze_.zeCommandListAppendLaunchKernel(list, kernel, &groups, signal, static_cast<uint32_t>(waits.size()),
+                                                  waits.data()),
+              "zeCommandListAppendLaunchKernel");
+      ++result_.kernels;
+      return;
+    }
+    case O::COPY:
+    case O::COPY_REGION: {
+      auto signal = get<ze_event_handle_t>(r, object(0), Kind::event, "signal event", true);
+      auto waits = events(r, 1);
+      if (r.addresses.size() < 2) throw ReplayError(setup_.where(r) + ": expected dst and src addresses");
+      bool region = r.op == O::COPY_REGION;
+      uint64_t dstBytes = region ? regionExtent(r, 0) : value(r, 0);
+      uint64_t srcBytes = region ? regionExtent(r, 8) : value(r, 0);
+      CopyBuffers& buffers = copies_[r.seq];
+      uint8_t* dst = translate(r, r.addresses[0], dstBytes, "destination");
+      if (!dst) {
+        buffers.destination.assign(dstBytes, 0);
+        dst = buffers.destination.data();
+      }
+      buffers.replayDestination = dst;
+      uint8_t* src = translate(r, r.addresses[1], srcBytes, "source");
+      if (!src) {
+        buffers.source.assign(srcBytes, 0);
+        // The payload holds the bytes from where the copy starts reading: a
+        // region's first byte (origin z, y, x) rather than its base address.
+        uint64_t start = region ? value(r, 10) * value(r, 15) + value(r, 9) * value(r, 14) + value(r, 8) : 0;
+        const Bytes& payload = setup_.payloads.of(index);
+        if (payload.data && start < srcBytes)
+          std::memcpy(buffers.source.data() + start, payload.data, std::min<uint64_t>(payload.size, srcBytes - start));
+        src = buffers.source.data();
+      }
+      if (!region) {
+        check(r,
+              ze_.zeCommandListAppendMemoryCopy(list, dst, src, dstBytes, signal, static_cast<uint32_t>(waits.size()),
+                                                waits.data()),
+              "zeCommandListAppendMemoryCopy");
+        return;
+      }
+      auto box = [&](size_t f) {
+        return ze_copy_region_t{static_cast<uint32_t>(value(r, f)),     static_cast<uint32_t>(value(r, f + 1)),
+                                static_cast<uint32_t>(value(r, f + 2)), static_cast<uint32_t>(value(r, f + 3)),
+                                static_cast<uint32_t>(value(r, f + 4)), static_cast<uint32_t>(value(r, f + 5))};
+      };
+      ze_copy_region_t dstRegion = box(0), srcRegion = box(8);
+      check(r,
+            ze_.zeCommandListAppendMemoryCopyRegion(
+                list, dst, &dstRegion, static_cast<uint32_t>(value(r, 6)), static_cast<uint32_t>(value(r, 7)), src,
+                &srcRegion, static_cast<uint32_t>(value(r, 14)), static_cast<uint32_t>(value(r, 15)), signal,
+                static_cast<uint32_t>(waits.size()), waits.data()),
+            "zeCommandListAppendMemoryCopyRegion");
+      return;
+    }
+    case O::FILL: {
+      auto signal = get<ze_event_handle_t>(r, object(0), Kind::event, "signal event", true);
+      auto waits = events(r, 1);
+      if (r.addresses.empty()) throw ReplayError(setup_.where(r) + ": expected the dst address");
+      uint8_t* dst = translate(r, r.addresses[0], value(r, 0), "destination");
+      if (!dst)
+        throw ReplayError(setup_.where(r) + ": the fill's destination is outside every live captured allocation");
+      const Bytes& pattern = setup_.payloads.of(index);
+      if (!pattern.data) throw ReplayError(setup_.where(r) + ": the fill has no pattern payload");
+      check(r,
+            ze_.zeCommandListAppendMemoryFill(list, dst, pattern.data, pattern.size, value(r, 0), signal,
+                                              static_cast<uint32_t>(waits.size()), waits.data()),
+            "zeCommandListAppendMemoryFill");
+      return;
+    }
+    case O::BARRIER: {
+      auto signal = get<ze_event_handle_t>(r, object(0), Kind::event, "signal event", true);
+      auto waits = events(r, 1);
+      check(r, ze_.zeCommandListAppendBarrier(list, signal, static_cast<uint32_t>(waits.size()), waits.data()),
+            "zeCommandListAppendBarrier");
+      return;
+    }
+    case O::SIGNAL_EVENT:
+      check(r, ze_.zeCommandListAppendSignalEvent(list, get<ze_event_handle_t>(r, object(0), Kind::event, "event")),
+            "zeCommandListAppendSignalEvent");
+      return;
+    case O::EVENT_RESET:
+      check(r, ze_.zeCommandListAppendEventReset(list, get<ze_event_handle_t>(r, object(0), Kind::event, "event")),
+            "zeCommandListAppendEventReset");
+      return;
+    case O::WAIT_ON_EVENTS: {
+      auto waits = events(r, 0);
+      check(r, ze_.zeCommandListAppendWaitOnEvents(list, static_cast<uint32_t>(waits.size()), waits.data()),
+            "zeCommandListAppendWaitOnEvents");
+      return;
+    }
+    default: return;
+  }
+}
+
+void Session::performHostData(const ReplayRecord& r, size_t index) {
+  const Bytes& payload = setup_.payloads.of(index);
+  uint64_t target = value(r, 0), offset = value(r, 1);
+  uint8_t* base = nullptr;
+  uint64_t size = 0;
+  if (target == 0) {
+    auto it = objects_.find(r.object);
+    if (it == objects_.end() || it->second.kind != Kind::allocation)
+      throw ReplayError(setup_.where(r) + ": allocation id " + std::to_string(r.object) + " is not live");
+    if (it->second.memoryKind == 2)
+      throw ReplayError(setup_.where(r) + ": host data for device allocation " + std::to_string(r.object) +
+                        ", which the host cannot write");
+    base = static_cast<uint8_t*>(it->second.handle);
+    size = it->second.size;
+  } else if (target == 1) {
+    auto it = copies_.find(r.object);
+    if (it == copies_.end() || it->second.source.empty())
+      throw ReplayError(setup_.where(r) + ": copy seq " + std::to_string(r.object) +
+                        " has no source buffer of the replay's own (no such copy, or its source is an allocation)");
+    base = it->second.source.data();
+    size = it->second.source.size();
+  } else {
+    throw ReplayError(setup_.where(r) + ": unknown hostData target " + std::to_string(target));
+  }
+  if (offset > size || payload.size > size - offset)
+    throw ReplayError(setup_.where(r) + ": bytes " + std::to_string(offset) + "+" + std::to_string(payload.size) +
+                      " lie outside the " + std::to_string(size) + "-byte target");
+  if (payload.size) std::memcpy(base + offset, payload.data, payload.size);
+}
+
+void Session::performReadBack(const ReplayRecord& r, size_t index) {
+  if (!setup_.options.verify) return;
+  auto it = copies_.find(r.object);
+  if (it == copies_.end())
+    throw ReplayError(setup_.where(r) + ": read-back of copy seq " + std::to_string(r.object) +
+                      ", which this replay has not performed");
+  const Bytes& expected = setup_.payloads.of(index);
+  uint64_t offset = value(r, 0);
+  const uint8_t* actual = it->second.replayDestination + offset;
+  ++result_.readBacks;
+  readers::ReadBackMismatch m{r.seq, r.object, 0, 0, expected.size};
+  for (uint64_t i = 0; i < expected.size; ++i) {
+    if (actual[i] != expected.data[i]) {
+      if (!m.differing) m.firstOffset = i;
+      ++m.differing;
+    }
+  }
+  if (m.differing) result_.mismatches.push_back(m);
+}
+
+void Session::synchronizeList(uint64_t listId, uint64_t timeoutNs) {
+  const Live& list = objects_.at(listId);
+  SyncEvent& sync = syncEvents_[list.context];
+  auto context = static_cast<ze_context_handle_t>(objects_.at(list.context).handle);
+  if (!sync.pool) {
+    ze_event_pool_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
+    ze_result_t r = ze_.zeEventPoolCreate(context, &desc, 0, nullptr, &sync.pool);
+    if (r != ZE_RESULT_SUCCESS) throw ReplayError("zeEventPoolCreate (to wait for a list) returned " + resultName(r));
+    ze_event_desc_t edesc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+    r = ze_.zeEventCreate(sync.pool, &edesc, &sync.event);
+    if (r != ZE_RESULT_SUCCESS) throw ReplayError("zeEventCreate (to wait for a list) returned " + resultName(r));
+  }
+  auto handle = static_cast<ze_command_list_handle_t>(list.handle);
+  ze_result_t r = ze_.zeCommandListAppendBarrier(handle, sync.event, 0, nullptr);
+  if (r == ZE_RESULT_SUCCESS) r = ze_.zeEventHostSynchronize(sync.event, timeoutNs);
+  ze_.zeEventHostReset(sync.event);
+  if (r != ZE_RESULT_SUCCESS)
+    throw ReplayError("waiting for immediate list " + std::to_string(listId) + " returned " + resultName(r));
+}
+
+void Session::synchronizeAll() {
+  for (const auto& [id, live] : objects_) {
+    if (live.kind == Kind::queue) {
+      ze_result_t r = ze_.zeCommandQueueSynchronize(static_cast<ze_command_queue_handle_t>(live.handle), UINT64_MAX);
+      if (r != ZE_RESULT_SUCCESS)
+        throw ReplayError("zeCommandQueueSynchronize on queue " + std::to_string(id) + " returned " + resultName(r));
+    }
+  }
+  std::vector<uint64_t> immediate;
+  for (const auto& [id, live] : objects_)
+    if (live.kind == Kind::list && live.immediate) immediate.push_back(id);
+  for (uint64_t id : immediate) synchronizeList(id, UINT64_MAX);
+}
+
+void Session::destroy(uint64_t id) {
+  const Live& o = objects_.at(id);
+  switch (o.kind) {
+    case Kind::context: ze_.zeContextDestroy(static_cast<ze_context_handle_t>(o.handle)); break;
+    case Kind::allocation: {
+      auto ctx = objects_.find(o.context);
+      if (ctx != objects_.end()) ze_.zeMemFree(static_cast<ze_context_handle_t>(ctx->second.handle), o.handle);
+      break;
+    }
+    case Kind::module: ze_.zeModuleDestroy(static_cast<ze_module_handle_t>(o.handle)); break;
+    case Kind::kernel: ze_.zeKernelDestroy(static_cast<ze_kernel_handle_t>(o.handle)); break;
+    case Kind::queue: ze_.zeCommandQueueDestroy(static_cast<ze_command_queue_handle_t>(o.handle)); break;
+    case Kind::list: ze_.zeCommandListDestroy(static_cast<ze_command_list_handle_t>(o.handle)); break;
+    case Kind::pool: ze_.zeEventPoolDestroy(static_cast<ze_event_pool_handle_t>(o.handle)); break;
+    case Kind::event: ze_.zeEventDestroy(static_cast<ze_event_handle_t>(o.handle)); break;
+    case Kind::fence: ze_.zeFenceDestroy(static_cast<ze_fence_handle_t>(o.handle)); break;
+  }
+}
+
+void Session::cleanup() noexcept {
+  // Let queued work finish (bounded: after a failure some may never run),
+  // then destroy users before what they use.
+  for (const auto& [id, live] : objects_) {
+    if (live.kind == Kind::queue)
+      ze_.zeCommandQueueSynchronize(static_cast<ze_command_queue_handle_t>(live.handle), kCleanupTimeoutNs);
+  }
+  for (const auto& [id, live] : objects_) {
+    if (live.kind != Kind::list || !live.immediate) continue;
+    try {
+      synchronizeList(id, kCleanupTimeoutNs);
+    } catch (...) {
+      // Destroying the list below is all that is left to do.
+    }
+  }
+  for (auto& [context, sync] : syncEvents_) {
+    if (sync.event) ze_.zeEventDestroy(sync.event);
+    if (sync.pool) ze_.zeEventPoolDestroy(sync.pool);
+  }
+  syncEvents_.clear();
+  for (Kind kind : {Kind::kernel, Kind::module, Kind::event, Kind::pool, Kind::fence, Kind::list, Kind::queue,
+                    Kind::allocation, Kind::context}) {
+    for (const auto& [id, live] : objects_)
+      if (live.kind == kind) destroy(id);
+  }
+  objects_.clear();
+  addresses_.clear();
+  copies_.clear();
+}
+
+}  // namespace gtap::replay

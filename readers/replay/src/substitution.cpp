@@ -1,0 +1,117 @@
+#include "substitution.h"
+
+#include <fstream>
+#include <iterator>
+#include <set>
+
+namespace gtap::replay {
+
+namespace {
+
+using readers::ReplayError;
+using readers::ReplayRecord;
+using O = schema::ReplayOp;
+
+// What a substitution check creates, destroyed whatever happens.
+struct Scratch {
+  explicit Scratch(const ZeFunctions& functions) : ze(functions) {}
+  const ZeFunctions& ze;
+  ze_context_handle_t context = nullptr;
+  std::vector<ze_module_handle_t> modules;
+  std::vector<ze_kernel_handle_t> kernels;
+  ~Scratch() {
+    for (auto k : kernels) ze.zeKernelDestroy(k);
+    for (auto m : modules) ze.zeModuleDestroy(m);
+    if (context) ze.zeContextDestroy(context);
+  }
+};
+
+Bytes readFile(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ReplayError(what + ": cannot read " + path);
+  auto bytes = std::make_shared<std::vector<uint8_t>>(std::istreambuf_iterator<char>(in),
+                                                     std::istreambuf_iterator<char>());
+  return {bytes, bytes->data(), bytes->size()};
+}
+
+ze_module_handle_t createModule(Scratch& s, ze_device_handle_t device, const ReplayRecord& create, const Bytes& binary,
+                                const std::string& what) {
+  ze_module_desc_t desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr,
+                        static_cast<ze_module_format_t>(create.values.empty() ? 0 : create.values[0]),
+                        binary.size, binary.data, create.text.c_str(), nullptr};
+  ze_module_handle_t module = nullptr;
+  ze_result_t r = s.ze.zeModuleCreate(s.context, device, &desc, &module, nullptr);
+  if (r != ZE_RESULT_SUCCESS) throw ReplayError(what + ": zeModuleCreate returned " + resultName(r));
+  s.modules.push_back(module);
+  return module;
+}
+
+}  // namespace
+
+std::map<uint64_t, Bytes> checkSubstitutions(const ReplaySetup& setup) {
+  std::map<uint64_t, Bytes> out;
+  const auto& records = setup.stream->records;
+  for (const auto& sub : setup.options.substitutions) {
+    std::string what = setup.capture->path() + ": --substitute " + sub.selector + "=" + sub.path;
+    // The modules the selector names.
+    std::set<uint64_t> modules;
+    bool numeric = !sub.selector.empty() && sub.selector.find_first_not_of("0123456789") == std::string::npos;
+    for (const auto& r : records) {
+      if (sub.selector == "all" && r.op == O::MODULE_CREATE) modules.insert(r.object);
+      if (numeric && r.op == O::MODULE_CREATE && std::to_string(r.object) == sub.selector) modules.insert(r.object);
+      if (!numeric && r.op == O::KERNEL_CREATE && r.text == sub.selector && !r.objects.empty())
+        modules.insert(r.objects[0]);
+    }
+    if (modules.empty())
+      throw ReplayError(what + ": " +
+                        (sub.selector == "all" ? std::string("the stream creates no module")
+                         : numeric             ? "the stream creates no module with id " + sub.selector
+                                               : "the stream creates no kernel named " + sub.selector));
+    Bytes replacement = readFile(sub.path, what);
+    for (uint64_t id : modules) {
+      size_t at = 0;
+      while (at < records.size() && !(records[at].op == O::MODULE_CREATE && records[at].object == id)) ++at;
+      if (at == records.size()) throw ReplayError(what + ": module " + std::to_string(id) + " is never created");
+      const ReplayRecord& create = records[at];
+      auto dev = create.objects.size() > 1 ? setup.devices.byId.find(create.objects[1]) : setup.devices.byId.end();
+      if (dev == setup.devices.byId.end())
+        throw ReplayError(what + ": module " + std::to_string(id) + " names no captured device");
+      Scratch s(*setup.ze);
+      ze_context_desc_t cdesc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+      ze_result_t r = setup.ze->zeContextCreate(dev->second.driver, &cdesc, &s.context);
+      if (r != ZE_RESULT_SUCCESS) throw ReplayError(what + ": zeContextCreate returned " + resultName(r));
+      std::string moduleName = "module " + std::to_string(id) + " (" + readers::recordLabel(create) + ")";
+      auto original = createModule(s, dev->second.device, create, setup.payloads.of(at), what + ": original " + moduleName);
+      auto replaced = createModule(s, dev->second.device, create, replacement, what + ": replacement for " + moduleName);
+      std::set<std::string> checked;
+      for (const auto& k : records) {
+        if (k.op != O::KERNEL_CREATE || k.objects.empty() || k.objects[0] != id || !checked.insert(k.text).second)
+          continue;
+        std::string kernelWhat = what + ": kernel " + k.text + " (" + readers::recordLabel(k) + ")";
+        ze_kernel_desc_t kdesc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, k.text.c_str()};
+        ze_kernel_handle_t a = nullptr, b = nullptr;
+        r = setup.ze->zeKernelCreate(original, &kdesc, &a);
+        if (r != ZE_RESULT_SUCCESS)
+          throw ReplayError(kernelWhat + ": the original module's zeKernelCreate returned " + resultName(r));
+        s.kernels.push_back(a);
+        r = setup.ze->zeKernelCreate(replaced, &kdesc, &b);
+        if (r != ZE_RESULT_SUCCESS)
+          throw ReplayError(kernelWhat + ": the replacement does not have it (zeKernelCreate returned " +
+                            resultName(r) + ")");
+        s.kernels.push_back(b);
+        ze_kernel_properties_t pa{}, pb{};
+        pa.stype = pb.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
+        r = setup.ze->zeKernelGetProperties(a, &pa);
+        if (r == ZE_RESULT_SUCCESS) r = setup.ze->zeKernelGetProperties(b, &pb);
+        if (r != ZE_RESULT_SUCCESS) throw ReplayError(kernelWhat + ": zeKernelGetProperties returned " + resultName(r));
+        if (pa.numKernelArgs != pb.numKernelArgs)
+          throw ReplayError(kernelWhat + ": the replacement takes " + std::to_string(pb.numKernelArgs) +
+                            " arguments, the original " + std::to_string(pa.numKernelArgs));
+      }
+      out[id] = replacement;
+    }
+  }
+  return out;
+}
+
+}  // namespace gtap::replay

@@ -1,0 +1,144 @@
+// Reading replay streams: records sorted by seq across chunks, blobs located
+// and assembled, fields named per op, the summary, and damaged files.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gtap/readers/replay_fields.h"
+#include "gtap/readers/replay_stream.h"
+#include "gtap/readers/replay_summary.h"
+#include "replay_capture_builder.h"
+
+namespace gtap::test {
+namespace {
+
+using O = schema::ReplayOp;
+
+std::string tempPath(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("gtap-replay-unit-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::remove(dir / name);
+  return (dir / name).string();
+}
+
+ReplayCaptureBuilder sampleStream(const std::string& externalFile) {
+  ReplayCaptureBuilder b;
+  b.add(O::DEVICE, 1, {}, {0, 0, 0x6774, 0x5a01}).text = "gtap simulated GPU";
+  b.add(O::CONTEXT_CREATE, 2, {}, {0});
+  b.add(O::MEM_ALLOC, 3, {2, 0}, {1, 4096, 64}, {0x7000}).function = 2;
+  b.add(O::MODULE_CREATE, 4, {2, 1}, {1}).payload = ReplayCaptureBuilder::blob(std::vector<uint8_t>(10000, 0xab));
+  b.add(O::KERNEL_CREATE, 5, {4}, {0}).text = "vector_add";
+  b.add(O::KERNEL_SET_ARGUMENT, 5, {}, {0, 8, 1}).payload = ReplayCaptureBuilder::inlineBytes(bytesOf<uint64_t>(0x7000));
+  b.add(O::SCOPE_BEGIN).text = "phase";
+  auto& launch = b.add(O::LAUNCH_KERNEL, 6, {5, 0, 8, 9}, {4, 1, 1, 0, 0});
+  launch.function = 1;
+  b.add(O::SCOPE_END).text = "phase";
+  b.add(O::COPY, 6, {0}, {16}, {0x7000, 0x9000}).payload = ReplayCaptureBuilder::file(externalFile, 4, 16);
+  b.add(O::UNSUPPORTED).text = "images are not replayed";
+  return b;
+}
+
+std::string externalFile() {
+  std::string path = tempPath("weights.bin");
+  std::ofstream(path) << std::string(64, 'w');
+  return path;
+}
+
+TEST(ReplayStream, RecordsSortedAcrossChunksAndBlobsLocated) {
+  std::string path = tempPath("sorted.gtap");
+  auto b = sampleStream(externalFile());
+  ASSERT_EQ(b.write(path), "");
+  readers::Capture c(path);
+  EXPECT_TRUE(c.notes().empty()) << c.notes().front();
+  auto s = readers::loadReplayStream(c);
+  ASSERT_EQ(s.records.size(), b.records().size());
+  for (size_t i = 0; i < s.records.size(); ++i) EXPECT_EQ(s.records[i].seq, i + 1);
+  EXPECT_TRUE(s.complete);
+  const auto& module = s.records[3];
+  ASSERT_EQ(module.payload.kind, readers::ReplayPayload::Kind::blob);
+  ASSERT_EQ(s.blobs.count(module.payload.blob), 1u);
+  auto parts = s.blobs.at(module.payload.blob);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_GT(parts[0].fileOffset(), 16u);
+  auto bytes = s.blob(c, module.payload.blob);
+  ASSERT_TRUE(bytes);
+  EXPECT_EQ(*bytes, std::vector<uint8_t>(10000, 0xab));
+  EXPECT_EQ(s.records[5].payload.bytes, bytesOf<uint64_t>(0x7000));
+  EXPECT_EQ(s.records[9].payload.file.offset, 4u);
+}
+
+TEST(ReplayStream, FieldsAreNamedPerOp) {
+  std::string path = tempPath("fields.gtap");
+  ASSERT_EQ(sampleStream(externalFile()).write(path), "");
+  readers::Capture c(path);
+  auto s = readers::loadReplayStream(c);
+  auto text = [&](size_t i) {
+    std::string t;
+    for (const auto& f : readers::replayFields(s.records[i])) t += (t.empty() ? "" : " ") + readers::fieldText(f);
+    return t;
+  };
+  EXPECT_EQ(text(7), "list=6 kernel=5 signal=0 waits=[8,9] groups=4,1,1 cooperative=0 dispatch=0");
+  EXPECT_EQ(text(2), "allocation=3 context=2 device=0 kind=1 size=4096 alignment=64 address=0x7000");
+  EXPECT_EQ(text(0), "device=1 driverIndex=0 deviceIndex=0 vendorId=0x6774 deviceId=0x5a01 name=\"gtap simulated GPU\"");
+  EXPECT_EQ(text(9), "list=6 signal=0 waits=[] size=16 dst=0x7000 src=0x9000");
+  EXPECT_EQ(text(4), "kernel=5 module=4 flags=0 name=\"vector_add\"");
+}
+
+TEST(ReplayStream, SummaryCountsScopesUnsupportedAndExternalFiles) {
+  std::string file = externalFile();
+  std::string path = tempPath("summary.gtap");
+  ASSERT_EQ(sampleStream(file).write(path), "");
+  readers::Capture c(path);
+  auto s = readers::loadReplayStream(c);
+  auto sum = readers::summarizeReplay(c, s);
+  EXPECT_EQ(sum.records, 11u);
+  EXPECT_EQ(sum.objects.at("memAlloc"), 1u);
+  EXPECT_EQ(sum.operations.at("launchKernel"), 1u);
+  ASSERT_EQ(sum.unsupported.size(), 1u);
+  EXPECT_EQ(sum.unsupported[0].seq, 11u);
+  EXPECT_EQ(sum.unsupported[0].reason, "images are not replayed");
+  EXPECT_EQ(sum.scopes.at("phase").begins, 1u);
+  EXPECT_EQ(sum.scopes.at("phase").ends, 1u);
+  EXPECT_FALSE(sum.hermetic());
+  ASSERT_EQ(sum.externalFiles.size(), 1u);
+  EXPECT_EQ(sum.externalFiles[0].path, file);
+}
+
+TEST(ReplayStream, NoReplayRecordsIsAClearError) {
+  std::string path = tempPath("empty.gtap");
+  ReplayCaptureBuilder b;
+  ASSERT_EQ(b.write(path), "");
+  readers::Capture c(path);
+  try {
+    readers::loadReplayStream(c);
+    FAIL() << "expected an error";
+  } catch (const readers::ReplayStreamError& e) {
+    EXPECT_EQ(std::string(e.what()), path + " holds no replay stream: capture with --mode=replay");
+  }
+}
+
+// A file cut anywhere either fails to open, holds no stream, or holds a
+// stream that says it is cut short.
+TEST(ReplayStream, CutFilesAreReportedNeverTakenAsWhole) {
+  std::string path = tempPath("whole.gtap");
+  ASSERT_EQ(sampleStream(externalFile()).write(path), "");
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  for (size_t cut = 0; cut < bytes.size(); cut += 7) {
+    std::string part = tempPath("cut.gtap");
+    std::ofstream(part, std::ios::binary).write(bytes.data(), static_cast<long>(cut));
+    try {
+      readers::Capture c(part);
+      auto s = readers::loadReplayStream(c);
+      EXPECT_FALSE(s.complete) << "cut at " << cut;
+      EXPECT_NE(s.cutDescription.find("not closed cleanly"), std::string::npos) << s.cutDescription;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gtap::test
