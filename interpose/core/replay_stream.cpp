@@ -124,7 +124,7 @@ void produce(ChunkSink& sink, bool) {
           auto ref = p.initBlob();
           ref.setHashLow(r.payload.hash.low);
           ref.setHashHigh(r.payload.hash.high);
-          ref.setSize(r.payload.size);
+          ref.setSize(r.payload.blobSize ? r.payload.blobSize : r.payload.size);
           p.setBlobOffset(r.payload.blobOffset);
           if (!r.payload.file.path.empty()) setFile(p.initOrigin(), r.payload.file);
           break;
@@ -195,14 +195,14 @@ format::Hash128 keepBlob(const void* data, size_t size) {
 
 void scopeMarker(bool begin, const std::string& name, uint32_t thread) { add(marker(begin, name, thread)); }
 
-void dispatchStarting(uint64_t dispatch, uint32_t thread) {
+void dispatchesStarting(uint64_t first, uint64_t count, uint32_t thread) {
   for (const auto& scope : config().scopes)
-    if (scope.first == dispatch) add(marker(true, scope.name, thread));
+    if (scope.first >= first && scope.first - first < count) add(marker(true, scope.name, thread));
 }
 
-void dispatchDone(uint64_t dispatch, uint32_t thread) {
+void dispatchesDone(uint64_t first, uint64_t count, uint32_t thread) {
   for (const auto& scope : config().scopes)
-    if (scope.last == dispatch) add(marker(false, scope.name, thread));
+    if (scope.last >= first && scope.last - first < count) add(marker(false, scope.name, thread));
 }
 
 }  // namespace gtap::core::replay

@@ -35,6 +35,7 @@ struct Payload {
   std::vector<uint8_t> bytes;  // inlined
   format::Hash128 hash;        // blob
   uint64_t blobOffset = 0;
+  uint64_t blobSize = 0;       // blob: the whole blob's size when it holds more than these bytes
   FileIdentity file;           // file: the reference; blob: where the bytes were read from
 };
 
@@ -87,10 +88,10 @@ inline Payload inlinePayload(const void* data, size_t size) {
 // A scope marker from the program (gtap_scope_begin / gtap_scope_end).
 void scopeMarker(bool begin, const std::string& name, uint32_t thread);
 
-// Launcher scopes (GTAP_SCOPES): called with each kernel launch's dispatch
-// number, before its seq is taken (begin markers) and after its record
-// (end markers).
-void dispatchStarting(uint64_t dispatch, uint32_t thread);
-void dispatchDone(uint64_t dispatch, uint32_t thread);
+// Launcher scopes (GTAP_SCOPES): called with the dispatch numbers of the
+// kernel launches a submission hands the device (first, count), before its
+// seq is taken (begin markers) and after its record (end markers).
+void dispatchesStarting(uint64_t first, uint64_t count, uint32_t thread);
+void dispatchesDone(uint64_t first, uint64_t count, uint32_t thread);
 
 }  // namespace gtap::core::replay

@@ -57,6 +57,7 @@ struct ListOp {
   const void* dst = nullptr;
   uint64_t dstOffset = 0, dstExtent = 0;
   bool hostSource = false;  // source outside every allocation: read at each execution
+  bool launch = false;      // a kernel launch: numbered when executed
   const void* src = nullptr;
   uint64_t srcOffset = 0, srcExtent = 0;
 };
@@ -312,6 +313,7 @@ struct ReplayRecorder::Impl {
       out.size = n;
       out.hash = wholeFileHash(m->path, st, true);
       out.blobOffset = f.offset;
+      out.blobSize = f.fileSize;
     } else {  // capture-ranges
       out = replay::blobPayload(p, n);
     }
@@ -574,13 +576,16 @@ ReplayRecorder::Append ReplayRecorder::appending(const core::CallScope& scope, z
   uint32_t thread = threadOf(scope);
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto l = impl_->lists.find(list);
-  if (l != impl_->lists.end() && l->second.immediate) {
+  bool immediate = l != impl_->lists.end() && l->second.immediate;
+  if (immediate) {
     impl_->mappingsRead = false;
     impl_->recordHostChanges(thread);
   }
-  if (launch) {
+  // An immediate list's launch reaches the device now; a regular list's are
+  // numbered at each execution.
+  if (launch && immediate) {
     a.dispatch = impl_->dispatches++;
-    replay::dispatchStarting(a.dispatch, thread);
+    replay::dispatchesStarting(a.dispatch, 1, thread);
   }
   a.seq = begin();
   return a;
@@ -604,10 +609,14 @@ void ReplayRecorder::launched(const Append& a, const core::CallScope& scope, ze_
       if (signal) impl_->eventWhere[signal] = {list, s.position};
       if (s.synchronous) impl_->completeUpTo(threadOf(scope), {list, s.position});
     } else {
-      l->second.ops.push_back({a.seq, signal});
+      ListOp op;
+      op.seq = a.seq;
+      op.signal = signal;
+      op.launch = true;
+      l->second.ops.push_back(op);
     }
   }
-  replay::dispatchDone(a.dispatch, threadOf(scope));
+  if (a.dispatch != ~uint64_t{0}) replay::dispatchesDone(a.dispatch, 1, threadOf(scope));
 }
 
 namespace {
@@ -740,11 +749,20 @@ uint64_t ReplayRecorder::executing(const core::CallScope& scope, ze_command_queu
     for (const ListOp& op : l->second.ops)
       if (op.hostSource) impl_->addHostData(thread, op.seq, op.src, op.srcOffset, op.srcExtent);
   }
+  uint64_t launches = 0;
+  for (uint32_t i = 0; lists && i < count; ++i)
+    if (auto l = impl_->lists.find(lists[i]); l != impl_->lists.end())
+      for (const ListOp& op : l->second.ops) launches += op.launch;
+  uint64_t firstDispatch = impl_->dispatches;
+  impl_->dispatches += launches;
+  replay::dispatchesStarting(firstDispatch, launches, thread);
   uint64_t seq = begin();
   auto r = impl_->record(seq, scope, Op::EXECUTE, impl_->idOf(queue));
   r.objects = {impl_->idOf(fence)};
   for (uint32_t i = 0; lists && i < count; ++i) r.objects.push_back(impl_->idOf(lists[i]));
+  r.values = {firstDispatch, launches};
   replay::add(std::move(r));
+  replay::dispatchesDone(firstDispatch, launches, thread);
   // Where each operation falls in the queue's order, so a later wait tells
   // which read-backs it completed. Registered before the call: another thread
   // may wait for this work as soon as it is submitted.

@@ -75,7 +75,7 @@ Layout layoutOf(schema::ReplayOp op) {
     case O::FENCE_QUERY_STATUS: return {"fence", {}, nullptr, {}, {}};
     case O::FENCE_HOST_SYNCHRONIZE: return {"fence", {}, nullptr, {num("timeout")}, {}};
     case O::QUEUE_SYNCHRONIZE: return {"queue", {}, nullptr, {num("timeout")}, {}};
-    case O::EXECUTE: return {"queue", {"fence"}, "lists", {}, {}};
+    case O::EXECUTE: return {"queue", {"fence"}, "lists", {num("firstDispatch"), num("dispatches")}, {}};
     case O::LAUNCH_KERNEL:
       return {"list", {"kernel", "signal"}, "waits", {triple("groups"), num("cooperative"), num("dispatch")}, {}};
     case O::COPY: return {"list", appendEvents, "waits", {num("size")}, {"dst", "src"}};

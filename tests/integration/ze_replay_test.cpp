@@ -154,17 +154,28 @@ TEST(ZeReplay, CaptureLeavesTheProgramsOutputAlone) {
   EXPECT_EQ(c.run.out, plain.out);
 }
 
-// Launcher scopes bracket the dispatch numbers asked for.
-TEST(ZeReplay, LauncherScopesBracketDispatches) {
-  Captured c = capture("ze_pipeline", {}, "replay", {"--scope", "middle=1:2", "--scope", "first=0:0"});
-  ASSERT_EQ(c.run.exitCode, 0) << c.run.err;
-  std::map<std::string, uint64_t> at;  // "begin NAME" / "end NAME" / "dispatch N" -> seq
-  for (const auto& rec : dumpRecords(c.file)) {
+// Launcher scopes bracket the dispatch numbers asked for: launches on an
+// immediate list as they are appended, a regular list's at each execution.
+std::map<std::string, uint64_t> scopeSeqs(const std::string& file) {
+  std::map<std::string, uint64_t> at;  // "begin NAME" / "end NAME" / "dispatch N" / "execute K" -> seq
+  uint64_t executes = 0;
+  for (const auto& rec : dumpRecords(file)) {
     uint64_t seq = rec["seq"];
     if (rec["op"] == "scopeBegin") at["begin " + rec["scope"].get<std::string>()] = seq;
     if (rec["op"] == "scopeEnd") at["end " + rec["scope"].get<std::string>()] = seq;
     if (rec["op"] == "launchKernel") at["dispatch " + std::to_string(rec["dispatch"].get<uint64_t>())] = seq;
+    if (rec["op"] == "execute") {
+      at["execute " + std::to_string(executes++)] = seq;
+      EXPECT_EQ(rec["firstDispatch"].get<uint64_t>(), 3 * (executes - 1));
+    }
   }
+  return at;
+}
+
+TEST(ZeReplay, LauncherScopesBracketDispatches) {
+  Captured im = capture("ze_immediate", {}, "replay", {"--scope", "middle=1:2", "--scope", "first=0:0"});
+  ASSERT_EQ(im.run.exitCode, 0) << im.run.err;
+  auto at = scopeSeqs(im.file);
   ASSERT_EQ(at.count("begin middle"), 1u);
   ASSERT_EQ(at.count("end middle"), 1u);
   EXPECT_LT(at["dispatch 0"], at["begin middle"]);
@@ -173,6 +184,20 @@ TEST(ZeReplay, LauncherScopesBracketDispatches) {
   EXPECT_LT(at["begin first"], at["dispatch 0"]);
   EXPECT_LT(at["dispatch 0"], at["end first"]);
   EXPECT_LT(at["end first"], at["dispatch 1"]);
+
+  // ze_pipeline executes one list of three launches three times: dispatches
+  // 3..5 are the second execution.
+  Captured re = capture("ze_pipeline", {}, "replay", {"--scope", "second=3:5"});
+  ASSERT_EQ(re.run.exitCode, 0) << re.run.err;
+  at = scopeSeqs(re.file);
+  ASSERT_EQ(at.count("begin second"), 1u);
+  EXPECT_LT(at["execute 0"], at["begin second"]);
+  EXPECT_LT(at["begin second"], at["execute 1"]);
+  EXPECT_LT(at["execute 1"], at["end second"]);
+  EXPECT_LT(at["end second"], at["execute 2"]);
+  auto bench = gtap({"bench", "--sim", "--iterations", "2", "--scope", "second", re.file});
+  EXPECT_EQ(bench.exitCode, 0) << bench.out << bench.err;
+
   auto bad = runProcess({gtapBinary(), "run", "--sim", "-m", "replay", "--scope", "x=3:1", "--", workload("ze_pipeline")});
   EXPECT_NE(bad.exitCode, 0);
   EXPECT_NE(bad.err.find("x=3:1"), std::string::npos) << bad.err;
