@@ -1,17 +1,41 @@
 /* Kernels of the Level Zero workloads, built as a module for the simulated
  * device. Every kernel bounds-checks against its element count, so the group
- * count may round the work up. */
+ * count may round the work up.
+ *
+ * The same source also builds the modules `gtap replay --substitute` is tested
+ * with (see CMakeLists.txt), each differing in one known way:
+ *   GTAP_WORKLOAD_KERNELS_SUBTRACT  vector_add and add compute a - b, so every
+ *                                   result that depends on them changes
+ *   GTAP_WORKLOAD_KERNELS_BAD_ARGS  vector_add takes three arguments, not four */
 #include "gtap_sim_kernel.h"
+#include "workload_args.h"
 
 #include <time.h>
 
+#ifdef GTAP_WORKLOAD_KERNELS_SUBTRACT
+#define WORKLOAD_COMBINE(x, y) ((x) - (y))
+#else
+#define WORKLOAD_COMBINE(x, y) ((x) + (y))
+#endif
+
+#ifdef GTAP_WORKLOAD_KERNELS_BAD_ARGS
+/* No element count: the grid must match the data exactly. */
+GTAP_SIM_KERNEL(vector_add, sizeof(const float*), sizeof(const float*), sizeof(float*)) {
+  const float* a = GTAP_SIM_ARG(const float*, 0);
+  const float* b = GTAP_SIM_ARG(const float*, 1);
+  float* c = GTAP_SIM_ARG(float*, 2);
+  uint64_t i = item->global_id[0];
+  c[i] = WORKLOAD_COMBINE(a[i], b[i]);
+}
+#else
 GTAP_SIM_KERNEL(vector_add, sizeof(const float*), sizeof(const float*), sizeof(float*), sizeof(uint32_t)) {
   const float* a = GTAP_SIM_ARG(const float*, 0);
   const float* b = GTAP_SIM_ARG(const float*, 1);
   float* c = GTAP_SIM_ARG(float*, 2);
   uint64_t i = item->global_id[0];
-  if (i < GTAP_SIM_ARG(uint32_t, 3)) c[i] = a[i] + b[i];
+  if (i < GTAP_SIM_ARG(uint32_t, 3)) c[i] = WORKLOAD_COMBINE(a[i], b[i]);
 }
+#endif
 
 /* y = factor * x */
 GTAP_SIM_KERNEL(scale, sizeof(const float*), sizeof(float*), sizeof(float), sizeof(uint32_t)) {
@@ -27,7 +51,7 @@ GTAP_SIM_KERNEL(add, sizeof(const float*), sizeof(const float*), sizeof(float*),
   const float* b = GTAP_SIM_ARG(const float*, 1);
   float* c = GTAP_SIM_ARG(float*, 2);
   uint64_t i = item->global_id[0];
-  if (i < GTAP_SIM_ARG(uint32_t, 3)) c[i] = a[i] + b[i];
+  if (i < GTAP_SIM_ARG(uint32_t, 3)) c[i] = WORKLOAD_COMBINE(a[i], b[i]);
 }
 
 /* partial[group] = sum of the group's elements, added in index order so the
@@ -68,4 +92,12 @@ GTAP_SIM_GROUP_KERNEL(spin, sizeof(uint64_t), sizeof(uint32_t*)) {
   while (monotonic_ns() - start < ns) {
   }
   marks[item->group_id[0]] = item->group_id[0] + 1;
+}
+
+/* out[i] = scale * a[i] + b[i], with the buffers and sizes in one by-value
+ * struct, as programs that pack their parameters pass them. */
+GTAP_SIM_KERNEL(axpy_struct, sizeof(workload_axpy_args)) {
+  const workload_axpy_args* args = &GTAP_SIM_ARG(workload_axpy_args, 0);
+  uint64_t i = item->global_id[0];
+  if (i < args->n) args->out[i] = args->scale * args->a[i] + args->b[i];
 }
