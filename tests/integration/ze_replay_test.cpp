@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "process.h"
@@ -103,7 +104,7 @@ TEST_P(ReplayedWorkload, ReplaysWithEveryReadBackMatching) {
 INSTANTIATE_TEST_SUITE_P(
     Workloads, ReplayedWorkload,
     ::testing::Combine(::testing::Values("ze_vector_add", "ze_pipeline", "ze_multithread", "ze_immediate",
-                                         "ze_own_timestamps", "ze_stacks"),
+                                         "ze_own_timestamps", "ze_stacks", "ze_shared_inputs", "ze_struct_args"),
                        ::testing::Values("replay", "api,kernels,memory,replay")),
     [](const ::testing::TestParamInfo<Param>& info) {
       std::string mode = std::get<1>(info.param) == "replay" ? "replay_only" : "with_profiling";
@@ -204,6 +205,143 @@ TEST(ZeReplay, LauncherScopesBracketDispatches) {
   auto noReplay = runProcess({gtapBinary(), "run", "--sim", "-m", "api", "--scope", "x=1:3", "--", workload("ze_pipeline")});
   EXPECT_EQ(noReplay.exitCode, 2);
   EXPECT_NE(noReplay.err.find("replay"), std::string::npos) << noReplay.err;
+}
+
+// Host writes into shared memory between submissions are stored as the pages
+// that changed, not whole allocations, and the replay reproduces every round.
+TEST(ZeReplay, SharedMemoryWritesAreStoredByChangedPage) {
+  Captured c = capture("ze_shared_inputs");
+  ASSERT_EQ(c.run.exitCode, 0) << c.run.err;
+  std::map<uint64_t, uint64_t> sizeOf;  // allocation -> size
+  size_t partial = 0, whole = 0;
+  for (const auto& rec : dumpRecords(c.file)) {
+    if (rec["op"] == "memAlloc") sizeOf[rec["allocation"]] = rec["size"];
+    if (rec["op"] == "hostData" && rec["target"] == 0) {
+      uint64_t bytes = rec["payload"]["size"];
+      (bytes < sizeOf[rec["allocation"]] ? partial : whole)++;
+      EXPECT_EQ(rec["offset"].get<uint64_t>() % 4096, 0u);
+    }
+  }
+  EXPECT_GT(partial, 0u) << "rounds that change a page or two store only those";
+  EXPECT_GT(whole, 0u);
+  auto r = gtap({"replay", "--sim", "--verify", c.file});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_EQ(verified(r.out + r.err).second, 0);
+}
+
+// A replacement module with the same kernels runs instead of the captured
+// one: unchanged kernels give the same read-backs, a changed one different
+// read-backs; one whose kernel takes other arguments is refused before any
+// work.
+TEST(ZeReplay, SubstitutedModulesChangeResultsOrAreRefused) {
+  Captured c = capture("ze_vector_add", {"2", "4096"});
+  ASSERT_EQ(c.run.exitCode, 0) << c.run.err;
+  auto same = gtap({"replay", "--sim", "--verify", "--substitute",
+                    std::string("vector_add=") + GTAP_TEST_WORKLOAD_KERNELS, c.file});
+  EXPECT_EQ(same.exitCode, 0) << same.out << same.err;
+  auto changed = gtap({"replay", "--sim", "--verify", "--substitute", std::string("vector_add=") + GTAP_TEST_KERNELS_ALT,
+                       c.file});
+  EXPECT_EQ(changed.exitCode, 3) << changed.out << changed.err;
+  auto [checked, mismatched] = verified(changed.out + changed.err);
+  EXPECT_GT(checked, 0);
+  // Each execution reads back c = a - b instead of a + b: every read-back of
+  // the result differs; the inputs' own read-backs (none here) would not.
+  EXPECT_EQ(mismatched, checked) << changed.out;
+  Captured s = capture("ze_struct_args");
+  ASSERT_EQ(s.run.exitCode, 0) << s.run.err;
+  auto untouched = gtap({"replay", "--sim", "--verify", "--substitute", std::string("all=") + GTAP_TEST_KERNELS_ALT,
+                         s.file});
+  EXPECT_EQ(untouched.exitCode, 0) << untouched.out << untouched.err;
+  auto bad = gtap({"replay", "--sim", "--verify", "--substitute", std::string("vector_add=") + GTAP_TEST_KERNELS_BAD,
+                   c.file});
+  EXPECT_EQ(bad.exitCode, 1);
+  EXPECT_NE(bad.err.find("vector_add"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("3 arguments"), std::string::npos) << bad.err;
+  EXPECT_EQ((bad.out + bad.err).find("performed"), std::string::npos) << "refused before any launch";
+}
+
+// A copy source inside a file mapping follows the file policy; a referenced
+// file that changed or went away stops the replay with the file named.
+TEST(ZeReplay, FilePoliciesAndReferencedFiles) {
+  std::string dir = freshDirectory("replay-mapped");
+  std::string input = dir + "/weights.bin";
+  ASSERT_EQ(runProcess({workload("ze_mapped_input"), "--make", input, "200000"}).exitCode, 0);
+  auto run = [&](const std::string& policy, const std::string& validation = "identity") {
+    std::string out = dir + "/" + policy + "-" + validation + ".gtap";
+    auto r = runProcess({gtapBinary(), "run", "--sim", "-q", "-m", "replay", "--file-policy", policy,
+                         "--file-validation", validation, "-o", out, "--", workload("ze_mapped_input"), input});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    return out;
+  };
+  std::string reference = run("reference"), digest = run("reference", "digest"), ranges = run("capture-ranges"),
+              all = run("capture-all"), refused = run("fail");
+  auto summary = dumpSummary(reference);
+  EXPECT_FALSE(summary["hermetic"].get<bool>());
+  ASSERT_EQ(summary["external_files"].size(), 1u);
+  EXPECT_EQ(summary["external_files"][0]["path"], input);
+  EXPECT_TRUE(dumpSummary(ranges)["hermetic"].get<bool>());
+  EXPECT_TRUE(dumpSummary(all)["hermetic"].get<bool>());
+  for (const auto& f : {reference, digest, ranges, all}) {
+    auto r = gtap({"replay", "--sim", "--verify", f});
+    EXPECT_EQ(r.exitCode, 0) << f << r.out << r.err;
+  }
+  auto no = gtap({"replay", "--sim", refused});
+  EXPECT_NE(no.exitCode, 0);
+  EXPECT_NE(no.err.find("unsupported"), std::string::npos) << no.err;
+
+  // Changed: same size, new bytes and time.
+  std::string saved = dir + "/saved.bin";
+  std::filesystem::copy_file(input, saved);
+  {
+    std::fstream f(input, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(5000);
+    f.put('\x5a');
+  }
+  std::filesystem::last_write_time(input, std::filesystem::last_write_time(input) + std::chrono::seconds(5));
+  for (const auto& f : {reference, digest}) {
+    auto r = gtap({"replay", "--sim", "--verify", f});
+    EXPECT_NE(r.exitCode, 0) << f;
+    EXPECT_NE(r.err.find(input), std::string::npos) << r.err;
+  }
+  // Missing.
+  std::filesystem::remove(input);
+  auto missing = gtap({"replay", "--sim", "--verify", reference});
+  EXPECT_NE(missing.exitCode, 0);
+  EXPECT_NE(missing.err.find(input), std::string::npos) << missing.err;
+  EXPECT_EQ((missing.out + missing.err).find("performed"), std::string::npos);
+  // Captured bytes need no file.
+  for (const auto& f : {ranges, all}) {
+    auto r = gtap({"replay", "--sim", "--verify", f});
+    EXPECT_EQ(r.exitCode, 0) << f << r.out << r.err;
+  }
+  // The digest still identifies the original bytes under another path.
+  auto remapped = gtap({"replay", "--sim", "--verify", "--remap", input + "=" + saved, digest});
+  EXPECT_EQ(remapped.exitCode, 0) << remapped.out << remapped.err;
+}
+
+// Scopes from the program (gtap_scope_begin/end) and from a signal, and bench
+// timing one of them.
+TEST(ZeReplay, ProgramAndSignalScopes) {
+  Captured c = capture("ze_scopes", {"--raise-signal"}, "replay", {"--scope-signal", "SIGUSR2"});
+  ASSERT_EQ(c.run.exitCode, 0) << c.run.err;
+  std::vector<std::string> order;
+  for (const auto& rec : dumpRecords(c.file)) {
+    if (rec["op"] == "scopeBegin") order.push_back("begin " + rec["scope"].get<std::string>());
+    if (rec["op"] == "scopeEnd") order.push_back("end " + rec["scope"].get<std::string>());
+    if (rec["op"] == "launchKernel") order.push_back("launch " + std::to_string(rec["dispatch"].get<uint64_t>()));
+  }
+  std::vector<std::string> expected = {"launch 0", "begin work", "launch 1", "end work",
+                                       "begin signal", "launch 2", "end signal", "launch 3"};
+  EXPECT_EQ(order, expected);
+  for (const std::string scope : {"work", "signal"}) {
+    auto b = gtap({"bench", "--sim", "--iterations", "2", "--scope", scope, c.file});
+    EXPECT_EQ(b.exitCode, 0) << b.out << b.err;
+    EXPECT_NE(b.out.find("scale"), std::string::npos) << b.out;
+  }
+  // Without gtap the scope calls do nothing and the program runs as ever.
+  auto plain = runProcess({workload("ze_scopes")},
+                          {{"ZE_ENABLE_ALT_DRIVERS", std::string(GTAP_TEST_SIM_DIR) + "/libze_gtap_sim.so"}});
+  EXPECT_EQ(plain.exitCode, 0) << plain.err;
 }
 
 }  // namespace
