@@ -7,7 +7,7 @@
 //   ze_scopes [--raise-signal] [ROUNDS=4 [ELEMENTS=4096]]
 //
 // Prints the alloc lines, a copy, per round a launch and a copy, then
-// "checksum scopes".
+// "checksum scopes" and the frees.
 #include <signal.h>
 
 #include "gtap/gtap.h"
@@ -59,5 +59,6 @@ int main(int argc, char** argv) {
   }
   out.checksum("scopes", sum);
   ZE_CHECK(zeCommandListDestroy(list));
+  mem.free({host, result, x, y});
   return 0;
 }
