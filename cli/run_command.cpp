@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "gtap/format/modes.h"
+#include "install_paths.h"
 
 namespace gtap::cli {
 
@@ -34,12 +35,6 @@ struct RunOptions {
   std::vector<std::string> command;
 };
 
-std::filesystem::path libraryDirectory() {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return (exe.parent_path() / GTAP_RELATIVE_LIBDIR).lexically_normal();
-}
-
 void appendPathList(const char* variable, const std::string& value, char separator) {
   const char* old = std::getenv(variable);
   std::string v = old && *old ? std::string(old) + separator + value : value;
@@ -51,7 +46,7 @@ int run(const RunOptions& o) {
     std::cerr << "gtap run: no program given (usage: gtap run [options] -- PROGRAM ARGS...)\n";
     return 2;
   }
-  auto libdir = libraryDirectory();
+  auto libdir = gtapLibraryDirectory();
   auto library = libdir / "libgtap.so";
   if (!std::filesystem::exists(library)) {
     std::cerr << "gtap run: " << library.string() << " not found (is gtap installed whole?)\n";
@@ -98,13 +93,11 @@ int run(const RunOptions& o) {
   if (!o.kernelFilter.empty()) setenv("GTAP_KERNEL_FILTER", o.kernelFilter.c_str(), 1);
   if (o.stackDepth) setenv("GTAP_STACK_DEPTH", std::to_string(o.stackDepth).c_str(), 1);
   if (o.sim) {
-    auto driver = libdir / "sim" / "libze_gtap_sim.so";
-    if (!std::filesystem::exists(driver)) {
-      std::cerr << "gtap run --sim: the simulated Level Zero driver is not at " << driver.string()
-                << " (built with tests enabled)\n";
+    std::string error;
+    if (!useSimulatedZeDriver(error)) {
+      std::cerr << "gtap run --sim: " << error << "\n";
       return 2;
     }
-    setenv("ZE_ENABLE_ALT_DRIVERS", driver.c_str(), 1);
   }
   appendPathList("LD_PRELOAD", library.string(), ':');
 

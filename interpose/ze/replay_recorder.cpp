@@ -368,6 +368,22 @@ struct ReplayRecorder::Impl {
     completeWhere(thread, [&](const Pending& p) { return p.key == w.key && p.position <= w.position; });
   }
 
+  // An appended operation: a regular list keeps it for its executions; on an
+  // immediate list it is submitted now, in the list's order.
+  void appendedToList(const void* list, const ListOp& op, uint32_t thread) {
+    auto l = lists.find(list);
+    if (l == lists.end()) return;
+    ListState& s = l->second;
+    if (!s.immediate) {
+      s.ops.push_back(op);
+      return;
+    }
+    ++s.position;
+    if (op.signal) eventWhere[op.signal] = {list, s.position};
+    if (op.readBack) pending.push_back({op.seq, op.dst, op.dstOffset, op.dstExtent, list, s.position});
+    if (s.synchronous) completeUpTo(thread, {list, s.position});
+  }
+
   void forget(const void* handle) {
     ids.erase(handle);
     lists.erase(handle);
@@ -601,21 +617,11 @@ void ReplayRecorder::launched(const Append& a, const core::CallScope& scope, ze_
   r.values = {groups ? groups->groupCountX : 0u, groups ? groups->groupCountY : 0u,
               groups ? groups->groupCountZ : 0u, cooperative ? 1u : 0u, a.dispatch};
   replay::add(std::move(r));
-  auto l = impl_->lists.find(list);
-  if (l != impl_->lists.end()) {
-    if (l->second.immediate) {
-      ListState& s = l->second;
-      ++s.position;
-      if (signal) impl_->eventWhere[signal] = {list, s.position};
-      if (s.synchronous) impl_->completeUpTo(threadOf(scope), {list, s.position});
-    } else {
-      ListOp op;
-      op.seq = a.seq;
-      op.signal = signal;
-      op.launch = true;
-      l->second.ops.push_back(op);
-    }
-  }
+  ListOp op;
+  op.seq = a.seq;
+  op.signal = signal;
+  op.launch = true;
+  impl_->appendedToList(list, op, threadOf(scope));
   if (a.dispatch != ~uint64_t{0}) replay::dispatchesDone(a.dispatch, 1, threadOf(scope));
 }
 
@@ -677,16 +683,7 @@ void ReplayRecorder::copied(const Append& a, const core::CallScope& scope, ze_co
     }
   }
   replay::add(std::move(r));
-  if (l == impl_->lists.end()) return;
-  if (immediate) {
-    ListState& s = l->second;
-    ++s.position;
-    if (signal) impl_->eventWhere[signal] = {list, s.position};
-    if (op.readBack) impl_->pending.push_back({a.seq, dst, op.dstOffset, op.dstExtent, list, s.position});
-    if (s.synchronous) impl_->completeUpTo(thread, {list, s.position});
-  } else {
-    l->second.ops.push_back(op);
-  }
+  impl_->appendedToList(list, op, thread);
 }
 
 void ReplayRecorder::filled(const Append& a, const core::CallScope& scope, ze_command_list_handle_t list, void* dst,
@@ -699,16 +696,7 @@ void ReplayRecorder::filled(const Append& a, const core::CallScope& scope, ze_co
   r.addresses = {u(dst)};
   r.payload = replay::inlinePayload(pattern, patternSize);
   replay::add(std::move(r));
-  auto l = impl_->lists.find(list);
-  if (l == impl_->lists.end()) return;
-  if (l->second.immediate) {
-    ListState& s = l->second;
-    ++s.position;
-    if (signal) impl_->eventWhere[signal] = {list, s.position};
-    if (s.synchronous) impl_->completeUpTo(threadOf(scope), {list, s.position});
-  } else {
-    l->second.ops.push_back({a.seq, signal});
-  }
+  impl_->appendedToList(list, {a.seq, signal}, threadOf(scope));
 }
 
 void ReplayRecorder::listOp(const Append& a, const core::CallScope& scope, Op op, ze_command_list_handle_t list,
@@ -725,16 +713,7 @@ void ReplayRecorder::listOp(const Append& a, const core::CallScope& scope, Op op
   // The event a signal or barrier sets tells, once the program sees it set,
   // that the work before it on this list finished.
   ze_event_handle_t sets = (op == Op::BARRIER || op == Op::SIGNAL_EVENT) ? signal : nullptr;
-  auto l = impl_->lists.find(list);
-  if (l == impl_->lists.end()) return;
-  if (l->second.immediate) {
-    ListState& s = l->second;
-    ++s.position;
-    if (sets) impl_->eventWhere[sets] = {list, s.position};
-    if (s.synchronous) impl_->completeUpTo(threadOf(scope), {list, s.position});
-  } else {
-    l->second.ops.push_back({a.seq, sets});
-  }
+  impl_->appendedToList(list, {a.seq, sets}, threadOf(scope));
 }
 
 uint64_t ReplayRecorder::executing(const core::CallScope& scope, ze_command_queue_handle_t queue, uint32_t count,
