@@ -27,4 +27,19 @@ inline bool useSimulatedZeDriver(std::string& error) {
   return true;
 }
 
+// Puts gtap's simulated HSA runtime (libhsa-runtime64.so.1) first on the
+// library search path, so a program linked with the runtime, or one that
+// dlopens it by name, gets the simulated one.
+inline bool useSimulatedHsaRuntime(std::string& error) {
+  auto dir = gtapLibraryDirectory() / "sim" / "hsa";
+  if (!std::filesystem::exists(dir / "libhsa-runtime64.so.1")) {
+    error = "the simulated HSA runtime is not in " + dir.string() + " (built with tests enabled)";
+    return false;
+  }
+  const char* old = std::getenv("LD_LIBRARY_PATH");
+  std::string v = old && *old ? dir.string() + ":" + old : dir.string();
+  setenv("LD_LIBRARY_PATH", v.c_str(), 1);
+  return true;
+}
+
 }  // namespace gtap::cli

@@ -94,12 +94,22 @@ int run(const RunOptions& o) {
   if (o.stackDepth) setenv("GTAP_STACK_DEPTH", std::to_string(o.stackDepth).c_str(), 1);
   if (o.sim) {
     std::string error;
-    if (!useSimulatedZeDriver(error)) {
+    if (!useSimulatedZeDriver(error) || !useSimulatedHsaRuntime(error)) {
       std::cerr << "gtap run --sim: " << error << "\n";
       return 2;
     }
   }
   appendPathList("LD_PRELOAD", library.string(), ':');
+  // HSA: the runtime loads the libraries named in HSA_TOOLS_LIB (space
+  // separated) as tools; ROCr 6.1 and later only with the v1 switch. ROCr 5.3
+  // and later also find libgtap.so by its HSA_AMD_TOOL_PRIORITY symbol, which
+  // is what a path with a space in it relies on.
+  if (library.string().find(' ') == std::string::npos) {
+    const char* tools = std::getenv("HSA_TOOLS_LIB");
+    if (!tools || std::string(" ").append(tools).append(" ").find(" " + library.string() + " ") == std::string::npos)
+      appendPathList("HSA_TOOLS_LIB", library.string(), ' ');
+  }
+  setenv("HSA_TOOLS_ROCPROFILER_V1_TOOLS", "1", 0);
 
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -179,7 +189,8 @@ Action addRunCommand(CLI::App& app) {
   cmd->add_option("--scope-signal", o->scopeSignal,
                   "Replay: each delivery of this signal (e.g. SIGUSR2) opens or closes a scope named signal "
                   "(GTAP_SCOPE_SIGNAL)");
-  cmd->add_flag("--sim", o->sim, "Use gtap's simulated devices (Level Zero driver) instead of real ones");
+  cmd->add_flag("--sim", o->sim,
+                "Use gtap's simulated devices (a Level Zero driver and an HSA runtime) instead of real ones");
   cmd->add_flag("-q,--quiet", o->quiet, "No closing line on stderr (GTAP_QUIET)");
   cmd->footer("Example: gtap run --sim -o run-%p.gtap -- ./app --size 1024");
   return [o] {

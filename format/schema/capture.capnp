@@ -165,6 +165,7 @@ enum ObjectKind {
   commandList @5;
   immediateCommandList @6;
   eventPool @7;
+  executable @8;          # HSA executable; its code objects are modules (parent = executable)
 }
 
 struct ObjectDef {
@@ -242,6 +243,11 @@ struct DeviceOp {
   stack @17 :UInt32;          # Stacks id of the appending call, 0 when none
   completedNs @18 :Int64;     # host time gtap saw the operation complete (an upper bound of its end)
   note @19 :Text;             # why it is untimed, when it is
+  # HSA packets (docs/format.md):
+  arguments @20 :Data;        # kernel dispatch: the kernarg segment as the packet pointed at it
+  packetHeader @21 :UInt16;   # the AQL header as written (type, barrier bit, fence scopes)
+  queueIndex @22 :UInt64;     # the packet's index in the program's queue
+  gridSize @23 :List(UInt32); # kernel dispatch: work-items per dimension (groupCount rounds up)
 }
 
 struct DeviceOps {
@@ -255,6 +261,7 @@ enum MemoryKind {
   host @1;
   device @2;
   shared @3;
+  locked @4;                  # host memory locked (pinned) for device access
 }
 
 struct MemoryOp {

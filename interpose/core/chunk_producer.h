@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "gtap/format/hash.h"
 #include "gtap/format/schema/capture.capnp.h"
@@ -21,6 +22,12 @@ class ChunkSink {
   virtual format::Hash128 writeBlob(const void* data, size_t size) = 0;
   // Converts Clock::nowTicks() values to host ns (the file's clock domain).
   virtual int64_t toHostNs(uint64_t ticks) const = 0;
+  // The file's CPU stacks, shared by every front end so ids are unique in the
+  // file: the id of `frames` (0 for an empty stack). writeNewStacks() writes
+  // the stacks interned since its last call, and the host modules they need,
+  // before the records that refer to them.
+  virtual uint32_t internStack(const std::vector<uint64_t>& frames) = 0;
+  virtual void writeNewStacks() = 0;
 };
 
 // `final` is true on the last flush before the file closes.

@@ -24,6 +24,7 @@
 #include "gtap/format/writer.h"
 #include "log.h"
 #include "output_path.h"
+#include "stack_table.h"
 
 namespace gtap::core {
 
@@ -154,6 +155,7 @@ struct Session {
   uint64_t eventsWritten = 0;
   uint64_t eventsDropped = 0;
   uint32_t threadsSeen = 0;
+  StackTable stacks;  // this file's
 
   struct Sink : ChunkSink {
     Session& s;
@@ -163,6 +165,8 @@ struct Session {
     }
     format::Hash128 writeBlob(const void* data, size_t size) override { return s.file->writeBlob(data, size); }
     int64_t toHostNs(uint64_t t) const override { return s.ticks.toNs(t); }
+    uint32_t internStack(const std::vector<uint64_t>& frames) override { return s.stacks.intern(frames); }
+    void writeNewStacks() override { s.stacks.writeNew(*this); }
   };
 
   void kick() {

@@ -1,5 +1,7 @@
 #include "stack_table.h"
 
+#include <libunwind.h>
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -145,6 +147,21 @@ void StackTable::writeNew(ChunkSink& sink) {
   sink.write(schema::ChunkKind::STACKS, m);
   new_.clear();
   newModules_.clear();
+}
+
+std::vector<uint64_t> captureStack(uint32_t depth) {
+  void* frames[256];
+  int got = unw_backtrace(frames, static_cast<int>(std::min<uint32_t>(depth + 8, 256)));
+  std::vector<uint64_t> out;
+  out.reserve(static_cast<size_t>(got));
+  for (int i = 0; i < got; ++i) {
+    auto pc = reinterpret_cast<uint64_t>(frames[i]);
+    // gtap's own frames (this function, the hook, the wrapper) are not the program's.
+    if (out.empty() && isGtapAddress(pc)) continue;
+    out.push_back(pc);
+    if (out.size() == depth) break;
+  }
+  return out;
 }
 
 }  // namespace gtap::core

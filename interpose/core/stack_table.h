@@ -16,6 +16,10 @@ namespace gtap::core {
 // True for addresses inside libgtap.so itself.
 bool isGtapAddress(uint64_t pc);
 
+// The calling thread's return addresses, innermost first, at most `depth`,
+// starting at the first frame outside libgtap.so. Any thread, any time.
+std::vector<uint64_t> captureStack(uint32_t depth);
+
 class StackTable {
  public:
   // 0 for an empty stack.

@@ -1,7 +1,6 @@
 #include "profiler.h"
 
 #include <fnmatch.h>
-#include <libunwind.h>
 
 #include <algorithm>
 #include <map>
@@ -11,6 +10,7 @@
 #include "functions.h"
 #include "real.h"
 #include "session.h"
+#include "profile_records.h"
 #include "stack_table.h"
 
 namespace gtap::ze {
@@ -70,50 +70,15 @@ struct Allocation {
   uint32_t device = kNoDevice;
 };
 
-// Records waiting for the writer.
-struct CreatedRecord {
-  uint64_t id;
-  schema::ObjectKind kind;
-  uint64_t handle;
-  uint32_t device;
-  uint64_t parent;
-  std::string name;
-  uint64_t ticks;
-  uint32_t thread;
-  std::vector<uint8_t> binary;
-  std::string binaryFormat, buildFlags;
-  uint32_t flags, ordinal, index;
-  std::vector<std::pair<std::string, std::string>> properties;
-};
-
-struct OpRecord {
-  Op op;
-  uint64_t queue;
-  uint64_t submitTicks;
-  uint32_t submitThread;
-  bool timed;
-  uint64_t start, end;
-  int64_t completedNs;
-  std::string note;
-};
-
-struct MemoryRecord {
-  bool isFree;
-  schema::MemoryKind kind;
-  uint32_t device;
-  uint64_t address, size, alignment, ticks;
-  uint32_t thread;
-  std::vector<uint64_t> stack;
-};
-
-struct Outbox {
-  std::vector<DeviceInfo> devices;
-  std::vector<std::tuple<uint32_t, int64_t, uint64_t>> samples;
-  std::vector<CreatedRecord> created;
-  std::vector<std::pair<uint64_t, uint64_t>> destroyed;  // id, ticks
-  std::vector<OpRecord> ops;
-  std::vector<MemoryRecord> memory;
-};
+schema::DeviceOpKind opKind(OpKind k) {
+  switch (k) {
+    case OpKind::kernel: return schema::DeviceOpKind::KERNEL;
+    case OpKind::copy: return schema::DeviceOpKind::COPY;
+    case OpKind::fill: return schema::DeviceOpKind::FILL;
+    case OpKind::barrier: return schema::DeviceOpKind::BARRIER;
+    default: return schema::DeviceOpKind::OTHER;
+  }
+}
 
 uint32_t threadIdOf(const core::CallScope& scope) {
   return scope.thread() ? scope.thread()->id : core::currentThreadId();
@@ -132,7 +97,7 @@ struct Profiler::Impl {
   std::vector<Instance> pending;
   std::map<uint64_t, Allocation> allocations;
   uint64_t nextObjectId = 1;
-  Outbox out;
+  core::profile::Outbox out;
   std::string kernelFilter;
   uint32_t stackDepth = 32;
 
@@ -185,7 +150,18 @@ uint32_t Profiler::Impl::deviceIdLocked(ze_device_handle_t device) {
   deviceIds[device] = d.id;
   sampleClockLocked(d);
   devices.push_back(d);
-  out.devices.push_back(d);
+  core::profile::DeviceRecord r;
+  r.id = d.id;
+  r.api = schema::Api::LEVEL_ZERO;
+  r.handle = reinterpret_cast<uint64_t>(d.handle);
+  r.name = d.name;
+  r.vendorId = d.vendorId;
+  r.deviceId = d.deviceId;
+  r.uuid.assign(d.uuid.begin(), d.uuid.end());
+  r.frequency = d.frequency;
+  r.kernelBits = d.kernelBits;
+  r.globalBits = d.globalBits;
+  out.devices.push_back(std::move(r));
   return d.id;
 }
 
@@ -209,7 +185,7 @@ void Profiler::Impl::sampleClockLocked(DeviceInfo& d) {
     }
   }
   d.lastSampleNs = bestNs;
-  out.samples.emplace_back(d.id, bestNs, bestTicks);
+  out.samples.push_back({d.id, bestNs, bestTicks});
 }
 
 void Profiler::devicesSeen(ze_driver_handle_t, uint32_t count, ze_device_handle_t* devices) {
@@ -238,10 +214,23 @@ uint64_t Profiler::objectCreated(uint8_t kind, void* handle, void* parentHandle,
     if (o.device == kNoDevice) o.device = it->second.device;  // a kernel runs where its module was built
   }
   if (o.kind == schema::ObjectKind::CONTEXT) o.context = handle;
-  impl_->out.created.push_back({o.id, o.kind, reinterpret_cast<uint64_t>(handle), o.device, parent,
-                                std::move(extras.name), ticks, thread, std::move(extras.binary),
-                                std::move(extras.binaryFormat), std::move(extras.buildFlags), flags, ordinal, index,
-                                std::move(extras.properties)});
+  core::profile::ObjectRecord r;
+  r.id = o.id;
+  r.kind = o.kind;
+  r.handle = reinterpret_cast<uint64_t>(handle);
+  r.device = o.device;
+  r.parent = parent;
+  r.name = std::move(extras.name);
+  r.ticks = ticks;
+  r.thread = thread;
+  r.binary = std::move(extras.binary);
+  r.binaryFormat = std::move(extras.binaryFormat);
+  r.buildFlags = std::move(extras.buildFlags);
+  r.flags = flags;
+  r.ordinal = ordinal;
+  r.index = index;
+  r.properties = std::move(extras.properties);
+  impl_->out.created.push_back(std::move(r));
   uint64_t id = o.id;
   impl_->objects[handle] = std::move(o);
   return id;
@@ -497,10 +486,29 @@ void Profiler::appendFailed(ze_command_list_handle_t, ze_event_handle_t event, b
 }
 
 void Profiler::Impl::emitLocked(const Instance& inst, bool timed, uint64_t start, uint64_t end, std::string note) {
-  out.ops.push_back({*inst.op, inst.queue, inst.submitTicks, inst.submitThread, timed, start, end,
-                     core::monotonicNs(), std::move(note)});
-  out.ops.back().op.stack.clear();
-  if (recordStacks()) out.ops.back().op.stack = inst.op->stack;
+  const Op& op = *inst.op;
+  core::profile::OpRecord r;
+  r.kind = opKind(op.kind);
+  r.device = op.device;
+  r.queue = inst.queue;
+  r.list = op.list;
+  r.kernel = op.kernel;
+  r.groupCount = op.groupCount;
+  r.groupSize = op.groupSize;
+  r.bytes = op.bytes;
+  r.direction = static_cast<schema::CopyDirection>(op.direction);
+  r.thread = op.thread;
+  r.appendIndex = op.appendIndex;
+  r.appendTicks = op.appendTicks;
+  r.submitTicks = inst.submitTicks;
+  r.submitThread = inst.submitThread;
+  r.timed = timed;
+  r.start = start;
+  r.end = end;
+  r.completedNs = core::monotonicNs();
+  r.note = std::move(note);
+  if (recordStacks()) r.stack = op.stack;
+  out.ops.push_back(std::move(r));
 }
 
 bool Profiler::Impl::tryReadLocked(const Instance& inst) {
@@ -657,20 +665,7 @@ Direction Profiler::directionOf(const void* dst, const void* src) {
 
 // --- stacks ----------------------------------------------------------------------------
 
-std::vector<uint64_t> Profiler::captureStack() {
-  void* frames[256];
-  int depth = unw_backtrace(frames, static_cast<int>(std::min<uint32_t>(impl_->stackDepth + 8, 256)));
-  std::vector<uint64_t> out;
-  out.reserve(static_cast<size_t>(depth));
-  for (int i = 0; i < depth; ++i) {
-    auto pc = reinterpret_cast<uint64_t>(frames[i]);
-    // gtap's own frames (this function, the hook, the wrapper) are not the program's.
-    if (out.empty() && core::isGtapAddress(pc)) continue;
-    out.push_back(pc);
-    if (out.size() == impl_->stackDepth) break;
-  }
-  return out;
-}
+std::vector<uint64_t> Profiler::captureStack() { return core::captureStack(impl_->stackDepth); }
 
 // --- the writer's side -------------------------------------------------------------------
 
@@ -679,18 +674,6 @@ namespace {
 void exitWork() {
   if (recordKernels()) Profiler::get().resolve();
 }
-
-schema::DeviceOpKind opKind(OpKind k) {
-  switch (k) {
-    case OpKind::kernel: return schema::DeviceOpKind::KERNEL;
-    case OpKind::copy: return schema::DeviceOpKind::COPY;
-    case OpKind::fill: return schema::DeviceOpKind::FILL;
-    case OpKind::barrier: return schema::DeviceOpKind::BARRIER;
-    default: return schema::DeviceOpKind::OTHER;
-  }
-}
-
-core::StackTable g_stacks;  // writer thread only
 
 void produceChunks(core::ChunkSink& sink, bool final) { Profiler::get().produce(sink, final); }
 
@@ -702,132 +685,12 @@ __attribute__((constructor(103))) void registerProfiler() {
 }  // namespace
 
 void Profiler::produce(core::ChunkSink& sink, bool) {
-  Outbox out;
+  core::profile::Outbox out;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     std::swap(out, impl_->out);
   }
-  if (!out.devices.empty() || !out.samples.empty()) {
-    capnp::MallocMessageBuilder m;
-    auto root = m.initRoot<schema::Devices>();
-    auto defs = root.initDevices(static_cast<unsigned>(out.devices.size()));
-    for (unsigned i = 0; i < out.devices.size(); ++i) {
-      const DeviceInfo& d = out.devices[i];
-      defs[i].setId(d.id);
-      defs[i].setApi(schema::Api::LEVEL_ZERO);
-      defs[i].setHandle(reinterpret_cast<uint64_t>(d.handle));
-      defs[i].setName(d.name);
-      defs[i].setVendorId(d.vendorId);
-      defs[i].setDeviceId(d.deviceId);
-      defs[i].setUuid(capnp::Data::Reader(d.uuid.data(), d.uuid.size()));
-      defs[i].setTimerFrequencyHz(d.frequency);
-      defs[i].setKernelTimestampBits(d.kernelBits);
-      defs[i].setGlobalTimestampBits(d.globalBits);
-    }
-    auto samples = root.initSamples(static_cast<unsigned>(out.samples.size()));
-    for (unsigned i = 0; i < out.samples.size(); ++i) {
-      samples[i].setDevice(std::get<0>(out.samples[i]));
-      samples[i].setHostNs(std::get<1>(out.samples[i]));
-      samples[i].setDeviceTicks(std::get<2>(out.samples[i]));
-    }
-    sink.write(schema::ChunkKind::DEVICES, m);
-  }
-  if (!out.created.empty() || !out.destroyed.empty()) {
-    capnp::MallocMessageBuilder m;
-    auto root = m.initRoot<schema::Objects>();
-    auto created = root.initCreated(static_cast<unsigned>(out.created.size()));
-    for (unsigned i = 0; i < out.created.size(); ++i) {
-      const CreatedRecord& r = out.created[i];
-      auto o = created[i];
-      o.setId(r.id);
-      o.setKind(r.kind);
-      o.setHandle(r.handle);
-      o.setDevice(r.device);
-      o.setParent(r.parent);
-      o.setName(r.name);
-      o.setCreatedNs(sink.toHostNs(r.ticks));
-      o.setThread(r.thread);
-      if (!r.binary.empty()) {
-        format::Hash128 h = sink.writeBlob(r.binary.data(), r.binary.size());
-        auto b = o.initBinary();
-        b.setHashLow(h.low);
-        b.setHashHigh(h.high);
-        b.setSize(r.binary.size());
-      }
-      o.setBinaryFormat(r.binaryFormat);
-      o.setBuildFlags(r.buildFlags);
-      o.setFlags(r.flags);
-      o.setOrdinal(r.ordinal);
-      o.setIndex(r.index);
-      auto props = o.initProperties(static_cast<unsigned>(r.properties.size()));
-      for (unsigned j = 0; j < r.properties.size(); ++j) {
-        props[j].setKey(r.properties[j].first);
-        props[j].setValue(r.properties[j].second);
-      }
-    }
-    auto destroyed = root.initDestroyed(static_cast<unsigned>(out.destroyed.size()));
-    for (unsigned i = 0; i < out.destroyed.size(); ++i) {
-      destroyed[i].setId(out.destroyed[i].first);
-      destroyed[i].setDestroyedNs(sink.toHostNs(out.destroyed[i].second));
-    }
-    sink.write(schema::ChunkKind::OBJECTS, m);
-  }
-  // Stack ids first, so the records below can refer to them.
-  std::vector<uint32_t> opStacks(out.ops.size()), memStacks(out.memory.size());
-  for (size_t i = 0; i < out.ops.size(); ++i) opStacks[i] = g_stacks.intern(out.ops[i].op.stack);
-  for (size_t i = 0; i < out.memory.size(); ++i) memStacks[i] = g_stacks.intern(out.memory[i].stack);
-  g_stacks.writeNew(sink);
-  if (!out.ops.empty()) {
-    capnp::MallocMessageBuilder m;
-    auto list = m.initRoot<schema::DeviceOps>().initOps(static_cast<unsigned>(out.ops.size()));
-    for (unsigned i = 0; i < out.ops.size(); ++i) {
-      const OpRecord& r = out.ops[i];
-      auto o = list[i];
-      o.setKind(opKind(r.op.kind));
-      o.setDevice(r.op.device);
-      o.setQueue(r.queue);
-      o.setCommandList(r.op.list);
-      o.setKernel(r.op.kernel);
-      auto gc = o.initGroupCount(3);
-      auto gs = o.initGroupSize(3);
-      for (unsigned j = 0; j < 3; ++j) {
-        gc.set(j, r.op.groupCount[j]);
-        gs.set(j, r.op.groupSize[j]);
-      }
-      o.setBytes(r.op.bytes);
-      o.setDirection(static_cast<schema::CopyDirection>(r.op.direction));
-      o.setThread(r.op.thread);
-      o.setAppendIndex(r.op.appendIndex);
-      o.setAppendNs(sink.toHostNs(r.op.appendTicks));
-      o.setSubmitNs(sink.toHostNs(r.submitTicks));
-      o.setSubmitThread(r.submitThread);
-      o.setTimed(r.timed);
-      o.setStartTicks(r.start);
-      o.setEndTicks(r.end);
-      o.setStack(opStacks[i]);
-      o.setCompletedNs(r.completedNs);
-      o.setNote(r.note);
-    }
-    sink.write(schema::ChunkKind::DEVICE_OPS, m);
-  }
-  if (!out.memory.empty()) {
-    capnp::MallocMessageBuilder m;
-    auto list = m.initRoot<schema::MemoryOps>().initOps(static_cast<unsigned>(out.memory.size()));
-    for (unsigned i = 0; i < out.memory.size(); ++i) {
-      const MemoryRecord& r = out.memory[i];
-      auto o = list[i];
-      o.setIsFree(r.isFree);
-      o.setKind(r.kind);
-      o.setDevice(r.device);
-      o.setAddress(r.address);
-      o.setSize(r.size);
-      o.setAlignment(r.alignment);
-      o.setHostNs(sink.toHostNs(r.ticks));
-      o.setThread(r.thread);
-      o.setStack(memStacks[i]);
-    }
-    sink.write(schema::ChunkKind::MEMORY_OPS, m);
-  }
+  core::profile::writeProfileRecords(sink, out);
 }
 
 }  // namespace gtap::ze

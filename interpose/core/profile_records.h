@@ -1,0 +1,96 @@
+// The profile records front ends gather between flushes (devices and clock
+// samples, runtime objects, device operations, memory operations), and the one
+// place that writes them as chunks. Each front end keeps its own Outbox under
+// its own lock and hands it to writeProfileRecords from its chunk producer.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "chunk_producer.h"
+#include "gtap/format/schema/capture.capnp.h"
+
+namespace gtap::core::profile {
+
+inline constexpr uint32_t kNoDevice = ~0u;
+
+struct DeviceRecord {
+  uint32_t id = 0;
+  schema::Api api = schema::Api::UNKNOWN;
+  uint64_t handle = 0;
+  std::string name;
+  uint32_t vendorId = 0, deviceId = 0;
+  std::vector<uint8_t> uuid;
+  uint64_t frequency = 0;  // ticks per second
+  uint8_t kernelBits = 0, globalBits = 0;
+};
+
+struct ClockSampleRecord {
+  uint32_t device = 0;
+  int64_t hostNs = 0;
+  uint64_t ticks = 0;
+};
+
+struct ObjectRecord {
+  uint64_t id = 0;
+  schema::ObjectKind kind = schema::ObjectKind::UNKNOWN;
+  uint64_t handle = 0;
+  uint32_t device = kNoDevice;
+  uint64_t parent = 0;
+  std::string name;
+  uint64_t ticks = 0;  // Clock::nowTicks() at creation
+  uint32_t thread = 0;
+  std::vector<uint8_t> binary;
+  std::string binaryFormat, buildFlags;
+  uint32_t flags = 0, ordinal = 0, index = 0;
+  std::vector<std::pair<std::string, std::string>> properties;
+};
+
+struct OpRecord {
+  schema::DeviceOpKind kind = schema::DeviceOpKind::KERNEL;
+  uint32_t device = kNoDevice;
+  uint64_t queue = 0, list = 0, kernel = 0;  // gtap object ids
+  std::array<uint32_t, 3> groupCount{}, groupSize{};
+  std::vector<uint32_t> gridSize;  // HSA dispatches: work-items per dimension
+  uint64_t bytes = 0;
+  schema::CopyDirection direction = schema::CopyDirection::UNKNOWN;
+  uint32_t thread = ~0u;
+  uint64_t appendIndex = ~uint64_t{0};
+  uint64_t appendTicks = 0, submitTicks = 0;  // Clock::nowTicks()
+  uint32_t submitThread = ~0u;
+  bool timed = false;
+  uint64_t start = 0, end = 0;  // device ticks
+  int64_t completedNs = 0;
+  std::string note;
+  std::vector<uint64_t> stack;
+  std::vector<uint8_t> arguments;  // HSA: kernarg bytes
+  uint16_t packetHeader = 0;
+  uint64_t queueIndex = 0;
+};
+
+struct MemoryRecord {
+  bool isFree = false;
+  schema::MemoryKind kind = schema::MemoryKind::UNKNOWN;
+  uint32_t device = kNoDevice;
+  uint64_t address = 0, size = 0, alignment = 0, ticks = 0;
+  uint32_t thread = 0;
+  std::vector<uint64_t> stack;
+};
+
+struct Outbox {
+  std::vector<DeviceRecord> devices;
+  std::vector<ClockSampleRecord> samples;
+  std::vector<ObjectRecord> created;
+  std::vector<std::pair<uint64_t, uint64_t>> destroyed;  // id, ticks
+  std::vector<OpRecord> ops;
+  std::vector<MemoryRecord> memory;
+};
+
+// Writes the records as devices, objects, stacks, device-ops and memory-ops
+// chunks (only those with something in them), stacks before their users.
+void writeProfileRecords(ChunkSink& sink, const Outbox& out);
+
+}  // namespace gtap::core::profile

@@ -1,0 +1,80 @@
+// The HSA runtime's API tables as gtap sees them. ROCr (and any runtime that
+// follows its tool contract) hands a tool the live tables in OnLoad; gtap
+// saves each entry and puts a wrapper in its place. Every exported hsa_*
+// function calls through these tables, so a program that linked the runtime
+// and one that dlsym'd it are both seen, each call once.
+//
+// The entries come from the installed hsa_api_trace.h (generate_entries.py):
+// one function id per entry, a generic recording wrapper for each, and a
+// hand-written hook (hooks.cpp) for the entries listed in hooked_functions.txt.
+#pragma once
+
+#include <hsa/hsa.h>
+#include <hsa/hsa_api_trace.h>
+#include <hsa/hsa_ext_amd.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "call_scope.h"
+#include "functions.h"
+
+namespace gtap::hsa {
+
+enum Fn : uint16_t {
+#define GTAP_HSA_ENTRY(Table, name, id, hooked) fn_##name = id,
+#include "hsa_entries.inc"
+#undef GTAP_HSA_ENTRY
+  kFunctionCount
+};
+
+// An API call's result as recorded: the status for functions that return
+// one, 0 for the others (signal values, queue indices, void).
+template <typename R>
+int32_t resultCode(R r) {
+  if constexpr (std::is_same_v<R, hsa_status_t>)
+    return static_cast<int32_t>(r);
+  else
+    return 0;
+}
+
+// One table entry: the runtime's function saved at OnLoad, and the wrapper
+// that records a call and calls it.
+template <uint16_t Id, typename F>
+struct Entry;
+template <uint16_t Id, typename R, typename... A>
+struct Entry<Id, R (*)(A...)> {
+  static inline R (*real)(A...) = nullptr;
+  static R wrapper(A... a) {
+    core::CallScope scope(core::kGuardHsa, static_cast<uint16_t>(core::kHsaFunctionBase + Id));
+    if constexpr (std::is_void_v<R>) {
+      real(a...);
+      scope.end(0);
+    } else {
+      R r = real(a...);
+      scope.end(resultCode(r));
+      return r;
+    }
+  }
+};
+
+// The runtime's own entry for `name` (as saved at OnLoad; null before).
+#define GTAP_HSA_REAL(name) (::gtap::hsa::Entry<::gtap::hsa::fn_##name, decltype(&::name)>::real)
+// The call's id for a CallScope in a hook.
+#define GTAP_HSA_ID(name) static_cast<uint16_t>(::gtap::core::kHsaFunctionBase + ::gtap::hsa::fn_##name)
+
+// Hooks: same signature as the function they replace.
+namespace hooks {
+#define GTAP_HSA_ENTRY(Table, name, id, hooked) GTAP_HSA_HOOK_##hooked(name)
+#define GTAP_HSA_HOOK_0(name)
+#define GTAP_HSA_HOOK_1(name) extern decltype(::name) name;
+#include "hsa_entries.inc"
+#undef GTAP_HSA_HOOK_1
+#undef GTAP_HSA_HOOK_0
+#undef GTAP_HSA_ENTRY
+}  // namespace hooks
+
+// Whether the runtime's tables are in gtap's hands (between OnLoad and OnUnload).
+bool tablesInstalled();
+
+}  // namespace gtap::hsa
