@@ -36,7 +36,7 @@ int kernels(const KernelsOptions& o) {
   std::vector<std::string> columns;
   if (o.perProcess) columns.push_back("process");
   if (by == readers::KernelGrouping::shape) {
-    for (const char* c : {"kernel", "groups", "group_size"}) columns.push_back(c);
+    for (const char* c : {"kernel", "groups", "group_size", "grid"}) columns.push_back(c);
   } else {
     columns.push_back(o.by == "name" ? "kernel" : o.by);
   }
@@ -52,6 +52,10 @@ int kernels(const KernelsOptions& o) {
       row.push_back(readers::Cell::str(r.name));
       row.push_back(readers::Cell::str(triple(r.groupCount)));
       row.push_back(readers::Cell::str(triple(r.groupSize)));
+      // HSA dispatches give the grid in work-items (it need not fill the groups).
+      std::string grid;
+      for (uint32_t g : r.gridSize) grid += (grid.empty() ? "" : ",") + std::to_string(g);
+      row.push_back(readers::Cell::str(grid.empty() ? "-" : grid));
     } else {
       row.push_back(readers::Cell::str(r.key));
     }
@@ -80,7 +84,7 @@ Action addKernelsCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("kernels", "Device time per kernel: count, total, mean, min, max, p50, p99, share");
   cmd->add_option("files", o->files, "Capture files (several merge)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--format", o->format, "text, csv or jsonl");
-  cmd->add_option("--by", o->by, "name, module, queue or shape (name with group count and size)");
+  cmd->add_option("--by", o->by, "name, module, queue or shape (name with group count and size, and the grid for HSA)");
   cmd->add_flag("--per-process", o->perProcess, "One row per process (rank) and key");
   return [o] { return kernels(*o); };
 }

@@ -60,6 +60,13 @@ struct Entry<Id, R (*)(A...)> {
 
 // The runtime's own entry for `name` (as saved at OnLoad; null before).
 #define GTAP_HSA_REAL(name) (::gtap::hsa::Entry<::gtap::hsa::fn_##name, decltype(&::name)>::real)
+// Calls the runtime's entry for `name` when the runtime has one (a table
+// older than gtap's headers may lack it); HSA_STATUS_ERROR otherwise.
+template <typename F, typename... A>
+hsa_status_t callIfThere(F f, A... a) {
+  return f ? f(a...) : HSA_STATUS_ERROR;
+}
+#define GTAP_HSA_CALL(name, ...) ::gtap::hsa::callIfThere(GTAP_HSA_REAL(name), __VA_ARGS__)
 // The call's id for a CallScope in a hook.
 #define GTAP_HSA_ID(name) static_cast<uint16_t>(::gtap::core::kHsaFunctionBase + ::gtap::hsa::fn_##name)
 

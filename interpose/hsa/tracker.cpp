@@ -110,6 +110,20 @@ struct ProgramTimes {
 
 hsa_signal_value_t signalValue(hsa_signal_t s) { return GTAP_HSA_REAL(hsa_signal_load_relaxed)(s); }
 
+// The program's stack at a doorbell. The packet handler runs inside the
+// runtime, inside gtap's wrapper of the doorbell store: the frames up to that
+// wrapper (the runtime's queue machinery) are not the program's.
+std::vector<uint64_t> doorbellStack(uint32_t depth) {
+  std::vector<uint64_t> frames = core::captureStack(depth + 24);
+  size_t i = 0;
+  while (i < frames.size() && !core::isGtapAddress(frames[i])) ++i;
+  if (i == frames.size()) i = 0;  // no wrapper below: keep what there is
+  while (i < frames.size() && core::isGtapAddress(frames[i])) ++i;
+  frames.erase(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(i));
+  if (frames.size() > depth) frames.resize(depth);
+  return frames;
+}
+
 }  // namespace
 
 bool recordKernels() { return core::config().mode & format::kModeKernels; }
@@ -134,6 +148,7 @@ struct Tracker::Impl {
   uint64_t nextObjectId = 1;
   uint64_t timestampFrequency = 1'000'000'000;
   bool loaded = false;
+  bool canTime = false;  // the runtime has every entry timing needs
   bool warnedIntercept = false;
   uint32_t stackDepth = 32;
   core::profile::Outbox out;
@@ -176,7 +191,7 @@ void Tracker::Impl::sampleClockLocked(DeviceInfo& d) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     uint64_t ts = 0;
     int64_t before = core::monotonicNs();
-    if (GTAP_HSA_REAL(hsa_system_get_info)(HSA_SYSTEM_INFO_TIMESTAMP, &ts) != HSA_STATUS_SUCCESS) return;
+    if (GTAP_HSA_CALL(hsa_system_get_info, HSA_SYSTEM_INFO_TIMESTAMP, &ts) != HSA_STATUS_SUCCESS) return;
     int64_t after = core::monotonicNs();
     if (after - before < bestWidth) {
       bestWidth = after - before;
@@ -192,7 +207,7 @@ namespace {
 
 std::string agentString(hsa_agent_t agent, hsa_agent_info_t attribute, size_t size) {
   std::vector<char> buf(size + 1, '\0');
-  if (GTAP_HSA_REAL(hsa_agent_get_info)(agent, attribute, buf.data()) != HSA_STATUS_SUCCESS) return {};
+  if (GTAP_HSA_CALL(hsa_agent_get_info, agent, attribute, buf.data()) != HSA_STATUS_SUCCESS) return {};
   return std::string(buf.data());
 }
 
@@ -202,14 +217,23 @@ void Tracker::runtimeLoaded() {
   Impl& m = *impl_;
   std::lock_guard<std::mutex> lock(m.mu);
   m.loaded = true;
+  m.canTime = GTAP_HSA_REAL(hsa_amd_queue_intercept_create) && GTAP_HSA_REAL(hsa_amd_queue_intercept_register) &&
+              GTAP_HSA_REAL(hsa_signal_create) && GTAP_HSA_REAL(hsa_amd_signal_async_handler) &&
+              GTAP_HSA_REAL(hsa_signal_load_relaxed) && GTAP_HSA_REAL(hsa_signal_store_relaxed) &&
+              GTAP_HSA_REAL(hsa_signal_store_screlease) && GTAP_HSA_REAL(hsa_signal_subtract_screlease) &&
+              GTAP_HSA_REAL(hsa_amd_profiling_get_dispatch_time) &&
+              GTAP_HSA_REAL(hsa_amd_profiling_get_async_copy_time) &&
+              GTAP_HSA_REAL(hsa_amd_profiling_set_profiler_enabled);
+  if (!m.canTime && recordKernels())
+    core::logLine("the HSA runtime lacks entries gtap needs to see packets and time them; HSA device work is not recorded");
   uint64_t frequency = 0;
-  if (GTAP_HSA_REAL(hsa_system_get_info)(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &frequency) == HSA_STATUS_SUCCESS &&
+  if (GTAP_HSA_CALL(hsa_system_get_info, HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &frequency) == HSA_STATUS_SUCCESS &&
       frequency)
     m.timestampFrequency = frequency;
   if (m.devices.empty()) {
     // Agents in the runtime's order; GPUs become devices (ids per file).
     std::vector<hsa_agent_t> agents;
-    GTAP_HSA_REAL(hsa_iterate_agents)(
+    GTAP_HSA_CALL(hsa_iterate_agents, 
         [](hsa_agent_t a, void* v) {
           static_cast<std::vector<hsa_agent_t>*>(v)->push_back(a);
           return HSA_STATUS_SUCCESS;
@@ -217,7 +241,7 @@ void Tracker::runtimeLoaded() {
         &agents);
     for (hsa_agent_t agent : agents) {
       hsa_device_type_t type{};
-      GTAP_HSA_REAL(hsa_agent_get_info)(agent, HSA_AGENT_INFO_DEVICE, &type);
+      GTAP_HSA_CALL(hsa_agent_get_info, agent, HSA_AGENT_INFO_DEVICE, &type);
       DeviceInfo d;
       d.agent = agent;
       d.gpu = type == HSA_DEVICE_TYPE_GPU;
@@ -232,7 +256,7 @@ void Tracker::runtimeLoaded() {
       std::string vendor = agentString(agent, HSA_AGENT_INFO_VENDOR_NAME, 64);
       r.vendorId = vendor == "AMD" ? 0x1002 : 0;
       uint32_t chip = 0;
-      if (GTAP_HSA_REAL(hsa_agent_get_info)(agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_CHIP_ID), &chip) ==
+      if (GTAP_HSA_CALL(hsa_agent_get_info, agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_CHIP_ID), &chip) ==
           HSA_STATUS_SUCCESS)
         r.deviceId = chip;
       std::string uuid = agentString(agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_UUID), 21);
@@ -254,7 +278,7 @@ void Tracker::runtimeLoaded() {
     };
     for (const DeviceInfo& d : m.devices) {
       Owner owner{&m, {d.gpu ? schema::MemoryKind::DEVICE : schema::MemoryKind::HOST, d.gpu ? d.id : kNoDevice}};
-      GTAP_HSA_REAL(hsa_amd_agent_iterate_memory_pools)(
+      GTAP_HSA_CALL(hsa_amd_agent_iterate_memory_pools, 
           d.agent,
           [](hsa_amd_memory_pool_t p, void* v) {
             auto* o = static_cast<Owner*>(v);
@@ -262,7 +286,7 @@ void Tracker::runtimeLoaded() {
             return HSA_STATUS_SUCCESS;
           },
           &owner);
-      GTAP_HSA_REAL(hsa_agent_iterate_regions)(
+      GTAP_HSA_CALL(hsa_agent_iterate_regions, 
           d.agent,
           [](hsa_region_t r, void* v) {
             auto* o = static_cast<Owner*>(v);
@@ -275,7 +299,7 @@ void Tracker::runtimeLoaded() {
     for (DeviceInfo& d : m.devices)
       if (d.gpu) m.sampleClockLocked(d);
   }
-  if (recordKernels()) GTAP_HSA_REAL(hsa_amd_profiling_async_copy_enable)(true);
+  if (recordKernels()) GTAP_HSA_CALL(hsa_amd_profiling_async_copy_enable, true);
   if (core::replay::enabled()) {
     core::replay::Record r;
     r.seq = core::replay::nextSeq();
@@ -304,6 +328,7 @@ void Tracker::drain() {
 // Work whose signal the device has reached but whose handler has not run yet
 // is read now; at shut-down, work that never completed is written untimed.
 void Tracker::Impl::drainLocked(bool runtimeEnding) {
+  if (!canTime) return;
   std::vector<Pending*> done;
   for (Pending* p : outstanding)
     if (signalValue(p->mine) == 0 || runtimeEnding) done.push_back(p);
@@ -347,8 +372,11 @@ hsa_status_t Tracker::createQueue(hsa_agent_t agent, uint32_t size, hsa_queue_ty
                                   uint32_t privateSegmentSize, uint32_t groupSegmentSize, hsa_queue_t** queue,
                                   const core::CallScope& scope) {
   Impl& m = *impl_;
-  bool intercept = recordKernels() && GTAP_HSA_REAL(hsa_amd_queue_intercept_create) &&
-                   GTAP_HSA_REAL(hsa_amd_queue_intercept_register) && scope.thread();
+  bool intercept;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    intercept = recordKernels() && m.canTime && m.loaded && scope.thread();
+  }
   hsa_status_t status = HSA_STATUS_ERROR;
   if (intercept) {
     status = GTAP_HSA_REAL(hsa_amd_queue_intercept_create)(agent, size, type, callback, data, privateSegmentSize,
@@ -534,7 +562,7 @@ void Tracker::Impl::interceptHandler(const void* packets, uint64_t count, uint64
     if (type != HSA_PACKET_TYPE_KERNEL_DISPATCH && type != HSA_PACKET_TYPE_BARRIER_AND &&
         type != HSA_PACKET_TYPE_BARRIER_OR)
       continue;  // vendor-specific and agent packets pass as written
-    if (wantStack && stack.empty()) stack = core::captureStack(m.stackDepth);
+    if (wantStack && stack.empty()) stack = doorbellStack(m.stackDepth);
     core::profile::OpRecord rec;
     rec.device = queue->device;
     rec.queue = queue->id;
@@ -681,11 +709,11 @@ uint64_t moduleFor(const ExecutableInfo& e, hsa_agent_t agent, const std::string
 
 void Tracker::executableFrozen(hsa_executable_t executable, const core::CallScope& scope) {
   SymbolWalk walk;
-  GTAP_HSA_REAL(hsa_executable_iterate_symbols)(
+  GTAP_HSA_CALL(hsa_executable_iterate_symbols, 
       executable,
       [](hsa_executable_t, hsa_executable_symbol_t s, void* v) {
         hsa_symbol_kind_t kind{};
-        if (GTAP_HSA_REAL(hsa_executable_symbol_get_info)(s, HSA_EXECUTABLE_SYMBOL_INFO_TYPE, &kind) ==
+        if (GTAP_HSA_CALL(hsa_executable_symbol_get_info, s, HSA_EXECUTABLE_SYMBOL_INFO_TYPE, &kind) ==
                 HSA_STATUS_SUCCESS &&
             kind == HSA_SYMBOL_KIND_KERNEL)
           static_cast<SymbolWalk*>(v)->kernels.push_back(s);
@@ -698,7 +726,7 @@ void Tracker::executableFrozen(hsa_executable_t executable, const core::CallScop
   if (e == impl_->executables.end()) return;
   for (hsa_executable_symbol_t s : walk.kernels) {
     auto info = [&](hsa_executable_symbol_info_t attribute, auto& value) {
-      return GTAP_HSA_REAL(hsa_executable_symbol_get_info)(s, attribute, &value) == HSA_STATUS_SUCCESS;
+      return GTAP_HSA_CALL(hsa_executable_symbol_get_info, s, attribute, &value) == HSA_STATUS_SUCCESS;
     };
     uint32_t nameLength = 0, kernarg = 0, group = 0, priv = 0;
     uint64_t object = 0;
@@ -707,7 +735,7 @@ void Tracker::executableFrozen(hsa_executable_t executable, const core::CallScop
         !info(HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, object))
       continue;
     std::string name(nameLength, '\0');
-    if (GTAP_HSA_REAL(hsa_executable_symbol_get_info)(s, HSA_EXECUTABLE_SYMBOL_INFO_NAME, name.data()) !=
+    if (GTAP_HSA_CALL(hsa_executable_symbol_get_info, s, HSA_EXECUTABLE_SYMBOL_INFO_NAME, name.data()) !=
         HSA_STATUS_SUCCESS)
       continue;
     name.resize(std::strlen(name.c_str()));
@@ -825,7 +853,7 @@ hsa_signal_t Tracker::asyncCopyStarting(hsa_signal_t program, const void* dst, h
                                         const void* src, hsa_agent_t srcAgent, size_t size,
                                         const core::CallScope& scope, void*& token) {
   token = nullptr;
-  if (!recordKernels()) return program;
+  if (!recordKernels() || !impl_->canTime) return program;
   std::vector<uint64_t> stack;
   if (recordStacks()) stack = core::captureStack(impl_->stackDepth);
   uint64_t ticks = core::nowTicks();

@@ -36,6 +36,7 @@ std::string memoryKindName(schema::MemoryKind k) {
     case schema::MemoryKind::HOST: return "host";
     case schema::MemoryKind::DEVICE: return "device";
     case schema::MemoryKind::SHARED: return "shared";
+    case schema::MemoryKind::LOCKED: return "locked";
     default: return "unknown";
   }
 }
@@ -80,6 +81,7 @@ std::string DeviceWork::queueName(uint64_t queue) const {
   if (auto d = devices.find(o.device); d != devices.end()) dev = d->second.name;
   if (o.kind == schema::ObjectKind::IMMEDIATE_COMMAND_LIST)
     return dev + " immediate list " + std::to_string(queue);
+  if (!o.name.empty()) return dev + " " + o.name + " " + std::to_string(queue);
   return dev + " queue " + std::to_string(queue);
 }
 
@@ -157,6 +159,11 @@ DeviceWork loadDeviceWork(const Capture& capture) {
           x.timed = o.getTimed();
           x.stack = o.getStack();
           x.note = o.getNote();
+          for (auto g : o.getGridSize()) x.gridSize.push_back(g);
+          x.packetHeader = o.getPacketHeader();
+          x.queueIndex = o.getQueueIndex();
+          auto args = o.getArguments();
+          x.arguments.assign(args.begin(), args.end());
           r.start = o.getStartTicks();
           r.end = o.getEndTicks();
           raw.push_back(std::move(r));

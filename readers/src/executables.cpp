@@ -74,9 +74,12 @@ std::vector<ExecutableKernelRow> executableRows(const std::vector<LoadedCapture>
         ExecutableKernelRow r = base;
         r.kernel = k.name;
         r.source = "runtime";
+        // Level Zero kernel properties, or HSA kernel symbol attributes.
         r.args = number(property(k, "numKernelArgs"));
-        r.ldsBytes = number(property(k, "localMemSize"));
-        r.scratchBytes = number(property(k, "privateMemSize"));
+        r.kernargBytes = number(property(k, "kernargSegmentSize"));
+        r.ldsBytes = number(property(k, property(k, "localMemSize").empty() ? "groupSegmentSize" : "localMemSize"));
+        r.scratchBytes =
+            number(property(k, property(k, "privateMemSize").empty() ? "privateSegmentSize" : "privateMemSize"));
         r.requiredGroupSize = property(k, "requiredGroupSize");
         rows.push_back(std::move(r));
         any = true;

@@ -36,7 +36,10 @@ std::vector<KernelRow> kernelRows(const std::vector<LoadedCapture>& captures, Ke
         case KernelGrouping::name: key = op.name; break;
         case KernelGrouping::module: key = op.module.empty() ? "(unknown module)" : op.module; break;
         case KernelGrouping::queue: key = lc.work.queueName(op.queue); break;
-        case KernelGrouping::shape: key = op.name + " " + triple(op.groupCount) + " " + triple(op.groupSize); break;
+        case KernelGrouping::shape:
+          key = op.name + " " + triple(op.groupCount) + " " + triple(op.groupSize);
+          for (uint32_t g : op.gridSize) key += " " + std::to_string(g);
+          break;
       }
       Acc& acc = groups[{process, key}];
       acc.row.key = key;
@@ -44,6 +47,7 @@ std::vector<KernelRow> kernelRows(const std::vector<LoadedCapture>& captures, Ke
       acc.row.name = op.name;
       acc.row.groupCount = op.groupCount;
       acc.row.groupSize = op.groupSize;
+      acc.row.gridSize = op.gridSize;
       if (op.timed) {
         acc.durations.push_back(op.durationNs());
         all += op.durationNs();

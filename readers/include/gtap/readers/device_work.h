@@ -57,6 +57,7 @@ struct DeviceOp {
   std::string module;       // "module#ID" of the kernel, when known
   std::array<uint32_t, 3> groupCount{};
   std::array<uint32_t, 3> groupSize{};
+  std::vector<uint32_t> gridSize;  // HSA dispatches: work-items per dimension (empty otherwise)
   uint64_t bytes = 0;
   schema::CopyDirection direction = schema::CopyDirection::UNKNOWN;
   uint32_t thread = ~0u;
@@ -69,6 +70,11 @@ struct DeviceOp {
   int64_t endNs = 0;
   uint32_t stack = 0;
   std::string note;
+  // HSA packets: the AQL header, the index in the program's queue, and the
+  // kernarg bytes of a kernel dispatch.
+  uint16_t packetHeader = 0;
+  uint64_t queueIndex = 0;
+  std::vector<uint8_t> arguments;
   int64_t durationNs() const { return endNs - startNs; }
 };
 

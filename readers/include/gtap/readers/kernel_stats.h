@@ -19,6 +19,7 @@ struct KernelRow {
   std::string name;       // kernel name (shape grouping)
   std::array<uint32_t, 3> groupCount{};
   std::array<uint32_t, 3> groupSize{};
+  std::vector<uint32_t> gridSize;  // HSA: work-items per dimension
   Distribution time;      // timed executions
   uint64_t untimed = 0;   // executions without device times
   double share = 0;       // of all kernels' device time
