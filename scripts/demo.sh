@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up, builds, captures a Level Zero workload on the simulated
 # device with `gtap run --sim`, reports on the capture, then replays its device
-# work without the program, verifies it and benchmarks it.
+# work without the program, verifies it and benchmarks it; then captures an
+# HSA workload on the simulated HSA runtime and reports on both captures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -18,3 +19,7 @@ echo "Timeline: $out/demo.json (open it in ui.perfetto.dev or speedscope)"
 run build/bin/gtap dump "$out/demo.gtap" | tail -12
 run build/bin/gtap replay --sim --verify "$out/demo.gtap"
 run build/bin/gtap bench --sim --iterations 5 "$out/demo.gtap"
+run build/bin/gtap run --sim -m api,kernels,memory,stacks -o "$out/hsa.gtap" -- build/tests/workloads/hsa_pipeline
+run build/bin/gtap summary "$out/hsa.gtap"
+run build/bin/gtap kernels --by=shape "$out/hsa.gtap" "$out/demo.gtap"
+run build/bin/gtap executables "$out/hsa.gtap"
