@@ -32,6 +32,8 @@ if [ "$fuzz_seconds" -gt 0 ]; then
   done
   build/bin/gtap run --sim -q -m api,kernels,memory,stacks -o "$seeds/profile.gtap" -- \
     build/tests/workloads/ze_vector_add 2 1024 >/dev/null
+  build/bin/gtap run --sim -q -m api,kernels,memory,stacks -o "$seeds/hsa.gtap" -- \
+    build/tests/workloads/hsa_pipeline 1 1024 >/dev/null
   echo "fuzzing the capture reader for ${fuzz_seconds}s on $(ls "$seeds" | wc -l) seed captures"
   build-fuzz/bin/capture_reader_fuzzer -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 \
     -print_final_stats=1 build-fuzz/corpus "$seeds" 2>&1 | tail -n 12
