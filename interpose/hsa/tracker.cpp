@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -55,12 +56,7 @@ struct KernelInfo {
   uint32_t kernargSize = 0;
 };
 
-struct QueueInfo {
-  uint64_t id = 0;
-  uint32_t device = kNoDevice;
-  hsa_agent_t agent{};
-  hsa_queue_t* queue = nullptr;
-};
+struct Timed;
 
 struct ModuleInfo {
   uint64_t id = 0;
@@ -95,6 +91,14 @@ struct Timed {
   hsa_agent_t agent{};
   bool copy = false;
 };
+struct QueueInfo {
+  uint64_t id = 0;
+  uint32_t device = kNoDevice;
+  hsa_agent_t agent{};
+  hsa_queue_t* queue = nullptr;
+  std::deque<Timed> inFlight;  // packets gtap times, in queue order (under the tracker's lock)
+};
+
 // Whoever sets `finished` first (the completion handler, or a drain at exit
 // or shut-down) reads it; the handler alone recycles the entry.
 struct Pending : Timed {
@@ -143,7 +147,8 @@ struct Tracker::Impl {
   std::unordered_map<hsa_queue_t*, QueueInfo*> queues;
   std::unordered_set<Pending*> outstanding;
   std::vector<Pending*> freePending;
-  std::vector<hsa_signal_t> freeSignals;
+  std::vector<hsa_signal_t> freeSignals;        // interrupt signals (async copies)
+  std::vector<hsa_signal_t> freePacketSignals;  // signals only the device waits on (packets)
   std::unordered_map<uint64_t, ProgramTimes> programTimes;  // by the program's signal handle
   uint64_t nextObjectId = 1;
   uint64_t timestampFrequency = 1'000'000'000;
@@ -161,6 +166,13 @@ struct Tracker::Impl {
   uint64_t objectLocked(schema::ObjectKind kind, uint64_t handle, uint32_t device, uint64_t parent,
                         std::string name, uint32_t thread, core::profile::ObjectRecord extras = {});
   hsa_signal_t acquireSignalLocked();
+  hsa_signal_t acquirePacketSignalLocked();
+  // Reads the packets of `q` that have completed, in order, up to the first
+  // that has not (the device signals gtap's signal; nothing waits for it).
+  void collectLocked(QueueInfo& q);
+  void collectAllLocked() {
+    for (auto& [handle, q] : queues) collectLocked(*q);
+  }
   Pending* acquirePendingLocked();
   // Starts timing `rec`: gtap's signal with a completion handler. False when
   // the runtime would not take the handler (then nothing is swapped).
@@ -317,6 +329,7 @@ void Tracker::runtimeUnloading() {
   impl_->loaded = false;
   // Signals die with the runtime; the next hsa_init starts afresh.
   impl_->freeSignals.clear();
+  impl_->freePacketSignals.clear();
   impl_->programTimes.clear();
 }
 
@@ -325,10 +338,28 @@ void Tracker::drain() {
   if (impl_->loaded) impl_->drainLocked(false);
 }
 
+void Tracker::processExiting() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (!impl_->loaded) return;
+  impl_->drainLocked(false);
+  // The runtime may be torn down from here on (its own exit handlers): gtap
+  // stops touching its signals, and packets still to come pass untimed.
+  impl_->loaded = false;
+}
+
 // Work whose signal the device has reached but whose handler has not run yet
 // is read now; at shut-down, work that never completed is written untimed.
 void Tracker::Impl::drainLocked(bool runtimeEnding) {
   if (!canTime) return;
+  collectAllLocked();
+  if (runtimeEnding)
+    for (auto& [handle, q] : queues) {
+      for (Timed& t : q->inFlight) {
+        t.rec.note = "the runtime shut down before it completed";
+        out.ops.push_back(std::move(t.rec));
+      }
+      q->inFlight.clear();
+    }
   std::vector<Pending*> done;
   for (Pending* p : outstanding)
     if (signalValue(p->mine) == 0 || runtimeEnding) done.push_back(p);
@@ -419,11 +450,61 @@ hsa_status_t Tracker::createQueue(hsa_agent_t agent, uint32_t size, hsa_queue_ty
 }
 
 void Tracker::queueDestroying(hsa_queue_t* queue) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto it = impl_->queues.find(queue);
-  if (it == impl_->queues.end()) return;
-  impl_->out.destroyed.emplace_back(it->second->id, core::nowTicks());
-  impl_->queues.erase(it);
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mu);
+  auto it = m.queues.find(queue);
+  if (it == m.queues.end()) return;
+  QueueInfo& q = *it->second;
+  if (m.loaded) m.collectLocked(q);
+  for (Timed& t : q.inFlight) {
+    t.rec.note = "its queue was destroyed before it completed";
+    m.out.ops.push_back(std::move(t.rec));
+  }
+  q.inFlight.clear();
+  m.out.destroyed.emplace_back(q.id, core::nowTicks());
+  m.queues.erase(it);
+}
+
+hsa_signal_t Tracker::Impl::acquirePacketSignalLocked() {
+  if (!freePacketSignals.empty()) {
+    hsa_signal_t s = freePacketSignals.back();
+    freePacketSignals.pop_back();
+    return s;
+  }
+  // Only the device waits on it (the host just loads it): no interrupt, which
+  // on ROCr would take one of the process's limited kernel events.
+  hsa_signal_t s{};
+  if (GTAP_HSA_CALL(hsa_amd_signal_create, 1, 0, nullptr, HSA_AMD_SIGNAL_AMD_GPU_ONLY, &s) == HSA_STATUS_SUCCESS)
+    return s;
+  if (GTAP_HSA_REAL(hsa_signal_create)(1, 0, nullptr, &s) != HSA_STATUS_SUCCESS) return hsa_signal_t{0};
+  return s;
+}
+
+void Tracker::Impl::collectLocked(QueueInfo& q) {
+  while (!q.inFlight.empty()) {
+    Timed& t = q.inFlight.front();
+    if (signalValue(t.mine) != 0) break;
+    core::profile::OpRecord& rec = t.rec;
+    rec.completedNs = core::monotonicNs();
+    hsa_amd_profiling_dispatch_time_t time{};
+    if (GTAP_HSA_REAL(hsa_amd_profiling_get_dispatch_time)(t.agent, t.mine, &time) == HSA_STATUS_SUCCESS) {
+      rec.timed = true;
+      rec.start = time.start;
+      rec.end = time.end;
+      if (t.program.handle) programTimes[t.program.handle] = {false, time.start, time.end};
+    } else {
+      rec.note = "the runtime gave no dispatch time";
+      if (t.program.handle) programTimes.erase(t.program.handle);
+    }
+    GTAP_HSA_REAL(hsa_signal_store_relaxed)(t.mine, 1);
+    freePacketSignals.push_back(t.mine);
+    if (uint32_t dev = rec.device; dev < devices.size()) {
+      DeviceInfo& d = devices[dev];
+      if (rec.completedNs - d.lastSampleNs > kClockSampleIntervalNs) sampleClockLocked(d);
+    }
+    out.ops.push_back(std::move(rec));
+    q.inFlight.pop_front();
+  }
 }
 
 hsa_signal_t Tracker::Impl::acquireSignalLocked() {
@@ -533,37 +614,46 @@ void Tracker::Impl::complete(Timed& work) {
 }
 
 // Called by the runtime on the thread that rang the program's doorbell, for
-// the packets that doorbell published. Each packet goes on to the device as
-// written, but for its completion signal: gtap's, whose handler reads the
-// device times and then signals the program's.
+// the packets that doorbell published. Each kernel dispatch and barrier packet
+// goes on to the device as written, but for its completion signal: gtap's,
+// which the device decrements when the packet is done (with its start and end
+// times, profiling being on). When the program gave a signal of its own, a
+// barrier-AND packet that waits for gtap's follows and completes the
+// program's: the device hands over the completion, so the program sees it as
+// soon as it would have, with no host thread in between. gtap reads the times
+// later, off the program's path (collectLocked).
 void Tracker::Impl::interceptHandler(const void* packets, uint64_t count, uint64_t userIndex, void* data,
                                      hsa_amd_queue_intercept_packet_writer writer) {
   auto* queue = static_cast<QueueInfo*>(data);
   Impl& m = *Tracker::get().impl_;
-  constexpr size_t kLocal = 16;
+  constexpr size_t kLocal = 32;
   hsa_kernel_dispatch_packet_t local[kLocal];
   std::vector<hsa_kernel_dispatch_packet_t> heap;
-  hsa_kernel_dispatch_packet_t* copies = local;
-  if (count > kLocal) {
-    heap.resize(count);
-    copies = heap.data();
+  hsa_kernel_dispatch_packet_t* outPackets = local;
+  if (2 * count > kLocal) {
+    heap.resize(2 * count);
+    outPackets = heap.data();
   }
-  std::memcpy(copies, packets, count * sizeof(hsa_kernel_dispatch_packet_t));
+  const auto* in = static_cast<const hsa_kernel_dispatch_packet_t*>(packets);
   uint64_t ticks = core::nowTicks();
   uint32_t thread = core::currentThreadId();
   core::ThreadState* state = core::t_state;
   uint64_t appendIndex = state && core::g_recordApi && state->produced ? state->produced - 1 : ~uint64_t{0};
   std::vector<uint64_t> stack;
-  bool wantStack = recordStacks();
+  if (recordStacks()) stack = doorbellStack(m.stackDepth);
+  size_t n = 0;
+  std::lock_guard<std::mutex> lock(m.mu);
+  if (m.loaded) m.collectLocked(*queue);
   for (uint64_t i = 0; i < count; ++i) {
-    hsa_kernel_dispatch_packet_t& pkt = copies[i];
+    hsa_kernel_dispatch_packet_t& pkt = outPackets[n++];
+    pkt = in[i];
     uint16_t header = pkt.header;
     uint16_t type = packetType(header);
     if (type != HSA_PACKET_TYPE_KERNEL_DISPATCH && type != HSA_PACKET_TYPE_BARRIER_AND &&
         type != HSA_PACKET_TYPE_BARRIER_OR)
       continue;  // vendor-specific and agent packets pass as written
-    if (wantStack && stack.empty()) stack = doorbellStack(m.stackDepth);
-    core::profile::OpRecord rec;
+    Timed t;
+    core::profile::OpRecord& rec = t.rec;
     rec.device = queue->device;
     rec.queue = queue->id;
     rec.thread = rec.submitThread = thread;
@@ -582,12 +672,6 @@ void Tracker::Impl::interceptHandler(const void* packets, uint64_t count, uint64
         rec.groupCount[d] = wg[d] ? (rec.gridSize[d] + wg[d] - 1) / wg[d] : 0;
       }
       completion = &pkt.completion_signal;
-    } else {
-      rec.kind = schema::DeviceOpKind::BARRIER;
-      completion = &reinterpret_cast<hsa_barrier_and_packet_t*>(&pkt)->completion_signal;
-    }
-    std::lock_guard<std::mutex> lock(m.mu);
-    if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
       auto k = m.kernels.find(pkt.kernel_object);
       if (k != m.kernels.end()) {
         rec.kernel = k->second.id;
@@ -602,22 +686,35 @@ void Tracker::Impl::interceptHandler(const void* packets, uint64_t count, uint64
                       static_cast<unsigned long long>(pkt.kernel_object));
         rec.note = note;
       }
-    }
-    Pending* p = m.acquirePendingLocked();
-    p->rec = std::move(rec);
-    p->program = *completion;
-    p->agent = queue->agent;
-    p->copy = false;
-    if (m.loaded && m.armLocked(p)) {
-      *completion = p->mine;
     } else {
-      p->rec.note = "gtap could not time it";
-      m.out.ops.push_back(std::move(p->rec));
-      p->rec = core::profile::OpRecord{};
-      m.freePending.push_back(p);
+      rec.kind = schema::DeviceOpKind::BARRIER;
+      completion = &reinterpret_cast<hsa_barrier_and_packet_t*>(&pkt)->completion_signal;
     }
+    t.program = *completion;
+    t.agent = queue->agent;
+    t.mine = m.loaded && m.canTime ? m.acquirePacketSignalLocked() : hsa_signal_t{0};
+    if (!t.mine.handle) {
+      if (rec.note.empty()) rec.note = "gtap could not time it";
+      m.out.ops.push_back(std::move(rec));
+      continue;
+    }
+    *completion = t.mine;
+    if (t.program.handle) {
+      hsa_barrier_and_packet_t forward{};
+      uint16_t releaseScope = (header >> HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE) &
+                              ((1u << HSA_PACKET_HEADER_WIDTH_SCRELEASE_FENCE_SCOPE) - 1);
+      forward.header = static_cast<uint16_t>(
+          (HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) |
+          (HSA_FENCE_SCOPE_NONE << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+          (releaseScope << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE));
+      forward.dep_signal[0] = t.mine;
+      forward.completion_signal = t.program;
+      static_assert(sizeof forward == sizeof outPackets[0]);
+      std::memcpy(&outPackets[n++], &forward, sizeof forward);
+    }
+    queue->inFlight.push_back(std::move(t));
   }
-  writer(copies, count);
+  writer(outPackets, n);
 }
 
 // --- code objects and executables ------------------------------------------------------
@@ -947,6 +1044,8 @@ void Tracker::synchronousOp(bool fill, const void* dst, const void* src, size_t 
 
 bool Tracker::programTimes(hsa_signal_t signal, bool copy, uint64_t& start, uint64_t& end) {
   std::lock_guard<std::mutex> lock(impl_->mu);
+  // The program has seen its signal complete: gtap's packet before it is done.
+  if (impl_->loaded && !copy) impl_->collectAllLocked();
   auto it = impl_->programTimes.find(signal.handle);
   if (it == impl_->programTimes.end() || it->second.copy != copy) return false;
   start = it->second.start;
@@ -963,12 +1062,13 @@ void Tracker::programSignalDestroyed(hsa_signal_t signal) {
 
 void Tracker::takeRecords(core::profile::Outbox& out) {
   std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->loaded) impl_->collectAllLocked();
   std::swap(out, impl_->out);
 }
 
 namespace {
 
-void exitWork() { Tracker::get().drain(); }
+void exitWork() { Tracker::get().processExiting(); }
 
 void produceChunks(core::ChunkSink& sink, bool) {
   core::profile::Outbox out;
