@@ -157,6 +157,7 @@ struct Tracker::Impl {
   bool warnedIntercept = false;
   uint32_t stackDepth = 32;
   core::profile::Outbox out;
+  core::profile::Outbox spare;  // emptied by the writer, swapped in at the next flush
 
   uint32_t deviceOf(hsa_agent_t agent) {
     auto it = deviceOfAgent.find(agent.handle);
@@ -1064,6 +1065,20 @@ void Tracker::takeRecords(core::profile::Outbox& out) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (impl_->loaded) impl_->collectAllLocked();
   std::swap(out, impl_->out);
+  // The writer's emptied vectors from the last flush: their capacity (and
+  // pages) are reused, so a busy queue does not regrow them every flush.
+  std::swap(impl_->out, impl_->spare);
+}
+
+void Tracker::returnRecords(core::profile::Outbox& out) {
+  out.devices.clear();
+  out.samples.clear();
+  out.created.clear();
+  out.destroyed.clear();
+  out.ops.clear();
+  out.memory.clear();
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::swap(impl_->spare, out);
 }
 
 namespace {
@@ -1074,6 +1089,7 @@ void produceChunks(core::ChunkSink& sink, bool) {
   core::profile::Outbox out;
   Tracker::get().takeRecords(out);
   core::profile::writeProfileRecords(sink, out);
+  Tracker::get().returnRecords(out);
 }
 
 __attribute__((constructor(103))) void registerTracker() {

@@ -81,6 +81,8 @@ class Tracker {
   void processExiting();
   // On the writer thread: what was gathered since the last call.
   void takeRecords(core::profile::Outbox& out);
+  // Hands the written records' storage back for reuse.
+  void returnRecords(core::profile::Outbox& out);
 
   struct Impl;
 

@@ -120,6 +120,7 @@ class InterceptQueue final : public Queue, public DoorbellListener {
       readIndex(abi()).store(next_, std::memory_order_release);
     } while (rescan_);
     t_processing.pop_back();
+    ringDeferred();
   }
 
   static void writer(const void* packets, uint64_t count) {
@@ -195,9 +196,25 @@ class InterceptQueue final : public Queue, public DoorbellListener {
       }
       writeIndex(q).store(write + n, std::memory_order_release);
       overflow_.erase(overflow_.begin(), overflow_.begin() + n);
-      storeValue(lower_->doorbell(), int64_t(write + n - 1), std::memory_order_release);
+      // While one ring of the program's doorbell is being processed, the
+      // private queue's doorbell is rung once, at the end (ringDeferred), as
+      // a hardware queue takes one doorbell write for what it was handed;
+      // otherwise (the processor draining the overflow) at once.
+      if (std::find(t_processing.begin(), t_processing.end(), this) != t_processing.end()) {
+        deferred_ring_ = int64_t(write + n - 1);
+        ring_pending_ = true;
+      } else {
+        storeValue(lower_->doorbell(), int64_t(write + n - 1), std::memory_order_release);
+      }
     }
     has_overflow_.store(!overflow_.empty(), std::memory_order_release);
+  }
+
+  void ringDeferred() {
+    std::lock_guard<std::mutex> lock(overflow_lock_);
+    if (!ring_pending_) return;
+    ring_pending_ = false;
+    storeValue(lower_->doorbell(), deferred_ring_, std::memory_order_release);
   }
 
   std::shared_ptr<AqlQueue> lower_;
@@ -210,6 +227,8 @@ class InterceptQueue final : public Queue, public DoorbellListener {
   std::mutex overflow_lock_;
   std::deque<AqlPacket> overflow_;
   std::atomic<bool> has_overflow_{false};
+  bool ring_pending_ = false;  // under overflow_lock_
+  int64_t deferred_ring_ = 0;
 };
 
 }  // namespace
