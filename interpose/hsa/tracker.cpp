@@ -88,8 +88,7 @@ struct Timed {
   core::profile::OpRecord rec;
   hsa_signal_t mine{};
   hsa_signal_t program{};
-  hsa_agent_t agent{};
-  bool copy = false;
+  hsa_agent_t agent{};  // packets: the queue's agent, for the dispatch time
 };
 struct QueueInfo {
   uint64_t id = 0;
@@ -99,8 +98,9 @@ struct QueueInfo {
   std::deque<Timed> inFlight;  // packets gtap times, in queue order (under the tracker's lock)
 };
 
-// Whoever sets `finished` first (the completion handler, or a drain at exit
-// or shut-down) reads it; the handler alone recycles the entry.
+// An async copy gtap times through a completion handler. Whoever sets
+// `finished` first (the handler, or a drain at exit or shut-down) reads it;
+// the handler alone recycles the entry.
 struct Pending : Timed {
   std::atomic<bool> finished{false};
 };
@@ -178,8 +178,8 @@ struct Tracker::Impl {
   // Starts timing `rec`: gtap's signal with a completion handler. False when
   // the runtime would not take the handler (then nothing is swapped).
   bool armLocked(Pending* p);
-  // Reads the times of finished work and hands its completion to the program.
-  void complete(Timed& t);
+  // Reads the times of a finished copy and hands its completion to the program.
+  void completeCopy(Timed& t);
   schema::CopyDirection directionOf(const void* dst, const void* src);
   static void interceptHandler(const void* packets, uint64_t count, uint64_t userIndex, void* data,
                                hsa_amd_queue_intercept_packet_writer writer);
@@ -334,11 +334,6 @@ void Tracker::runtimeUnloading() {
   impl_->programTimes.clear();
 }
 
-void Tracker::drain() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  if (impl_->loaded) impl_->drainLocked(false);
-}
-
 void Tracker::processExiting() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (!impl_->loaded) return;
@@ -370,7 +365,7 @@ void Tracker::Impl::drainLocked(bool runtimeEnding) {
     if (signalValue(p->mine) == 0) {
       Timed copy = *p;  // the handler may recycle `p` as soon as it runs
       mu.unlock();
-      complete(copy);
+      completeCopy(copy);
       mu.lock();
     } else {
       p->rec.note = "the runtime shut down before it completed";
@@ -552,7 +547,7 @@ bool Tracker::Impl::onSignalled(hsa_signal_value_t, void* arg) {
       std::lock_guard<std::mutex> lock(m.mu);
       m.outstanding.erase(p);
     }
-    m.complete(*p);
+    m.completeCopy(*p);
   }
   // Read (here or by a drain): the signal and the entry can be used again.
   GTAP_HSA_REAL(hsa_signal_store_relaxed)(p->mine, 1);
@@ -566,28 +561,17 @@ bool Tracker::Impl::onSignalled(hsa_signal_value_t, void* arg) {
   return false;  // once
 }
 
-void Tracker::Impl::complete(Timed& work) {
+void Tracker::Impl::completeCopy(Timed& work) {
   Timed* p = &work;
   core::profile::OpRecord& rec = p->rec;
   rec.completedNs = core::monotonicNs();
-  if (p->copy) {
-    hsa_amd_profiling_async_copy_time_t t{};
-    if (GTAP_HSA_REAL(hsa_amd_profiling_get_async_copy_time)(p->mine, &t) == HSA_STATUS_SUCCESS) {
-      rec.timed = true;
-      rec.start = t.start;
-      rec.end = t.end;
-    } else {
-      rec.note = "the runtime gave no copy time";
-    }
+  hsa_amd_profiling_async_copy_time_t t{};
+  if (GTAP_HSA_REAL(hsa_amd_profiling_get_async_copy_time)(p->mine, &t) == HSA_STATUS_SUCCESS) {
+    rec.timed = true;
+    rec.start = t.start;
+    rec.end = t.end;
   } else {
-    hsa_amd_profiling_dispatch_time_t t{};
-    if (GTAP_HSA_REAL(hsa_amd_profiling_get_dispatch_time)(p->agent, p->mine, &t) == HSA_STATUS_SUCCESS) {
-      rec.timed = true;
-      rec.start = t.start;
-      rec.end = t.end;
-    } else {
-      rec.note = "the runtime gave no dispatch time";
-    }
+    rec.note = "the runtime gave no copy time";
   }
   if (p->program.handle) {
     // The program's signal completes as it would have: after the work, by

@@ -75,8 +75,6 @@ class Tracker {
   bool programTimes(hsa_signal_t signal, bool copy, uint64_t& start, uint64_t& end);
   void programSignalDestroyed(hsa_signal_t signal);
 
-  // Reads what has completed.
-  void drain();
   // The exit work: reads what has completed, then leaves the runtime alone.
   void processExiting();
   // On the writer thread: what was gathered since the last call.
