@@ -584,7 +584,7 @@ void Tracker::Impl::completeCopy(Timed& work) {
     {
       std::lock_guard<std::mutex> lock(mu);
       if (rec.timed)
-        programTimes[p->program.handle] = {p->copy, rec.start, rec.end};
+        programTimes[p->program.handle] = {true, rec.start, rec.end};
       else
         programTimes.erase(p->program.handle);
     }
@@ -915,18 +915,9 @@ void Tracker::unlocking(void* host, const core::CallScope& scope) {
 }
 
 schema::CopyDirection Tracker::Impl::directionOf(const void* dst, const void* src) {
-  auto onDevice = [&](const void* p) {
-    auto a = reinterpret_cast<uint64_t>(p);
-    auto it = allocations.upper_bound(a);
-    if (it == allocations.begin()) return false;
-    --it;
-    return a < it->first + it->second.size && it->second.kind == schema::MemoryKind::DEVICE;
-  };
-  bool d = onDevice(dst), s = onDevice(src);
-  if (d && s) return schema::CopyDirection::DEVICE_TO_DEVICE;
-  if (d) return schema::CopyDirection::HOST_TO_DEVICE;
-  if (s) return schema::CopyDirection::DEVICE_TO_HOST;
-  return schema::CopyDirection::HOST_TO_HOST;
+  // Only the GPU's pools are device memory; system pools are host memory.
+  return core::profile::copyDirection(allocations, dst, src,
+                                      [](schema::MemoryKind k) { return k == schema::MemoryKind::DEVICE; });
 }
 
 // --- copies --------------------------------------------------------------------------------
@@ -979,8 +970,6 @@ hsa_signal_t Tracker::asyncCopyStarting(hsa_signal_t program, const void* dst, h
   rec.appendTicks = rec.submitTicks = ticks;
   rec.stack = std::move(stack);
   p->program = program;
-  p->copy = true;
-  p->agent = dev < m.devices.size() ? m.devices[dev].agent : dstAgent;
   if (!m.armLocked(p)) {
     p->rec = core::profile::OpRecord{};
     m.freePending.push_back(p);

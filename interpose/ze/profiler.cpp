@@ -649,18 +649,9 @@ void Profiler::freeing(void* address, const core::CallScope& scope) {
 
 Direction Profiler::directionOf(const void* dst, const void* src) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto onDevice = [&](const void* p) {
-    auto a = reinterpret_cast<uint64_t>(p);
-    auto it = impl_->allocations.upper_bound(a);
-    if (it == impl_->allocations.begin()) return false;
-    --it;
-    return a < it->first + it->second.size && it->second.kind != schema::MemoryKind::HOST;
-  };
-  bool d = onDevice(dst), s = onDevice(src);
-  if (d && s) return Direction::deviceToDevice;
-  if (d) return Direction::hostToDevice;
-  if (s) return Direction::deviceToHost;
-  return Direction::hostToHost;
+  // Device and shared allocations are device memory.
+  return static_cast<Direction>(core::profile::copyDirection(
+      impl_->allocations, dst, src, [](schema::MemoryKind k) { return k != schema::MemoryKind::HOST; }));
 }
 
 // --- stacks ----------------------------------------------------------------------------
