@@ -28,11 +28,20 @@ bool cpuHasInvariantTsc() {
 }
 
 void pair(uint64_t& ticks, int64_t& ns) {
-  // Bracket the clock read between two tick reads to keep the pair tight.
-  uint64_t a = nowTicks();
-  ns = monotonicNs();
-  uint64_t b = nowTicks();
-  ticks = a + (b - a) / 2;
+  // Bracket the clock read between two tick reads and keep the tightest of a
+  // few brackets: a thread preempted inside one would put the pair off by the
+  // preemption, and the rate taken over a few milliseconds with it.
+  uint64_t best = UINT64_MAX;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    uint64_t a = nowTicks();
+    int64_t n = monotonicNs();
+    uint64_t b = nowTicks();
+    if (b - a < best) {
+      best = b - a;
+      ticks = a + (b - a) / 2;
+      ns = n;
+    }
+  }
 }
 
 // Anchors closer together than this would give a noisy rate.
