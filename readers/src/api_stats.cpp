@@ -11,45 +11,56 @@ ApiSummary summarizeApi(const std::vector<const Capture*>& captures) {
   struct Acc {
     std::string api;
     schema::Api apiKind = schema::Api::UNKNOWN;
-    std::vector<int64_t> durations;
+    DurationHistogram durations;
     uint64_t unfinished = 0;
     uint64_t failed = 0;
   };
   std::map<std::string, Acc> byName;
   ApiSummary summary;
   for (const Capture* capture : captures) {
-    // Function ids are per file; names join files.
-    std::map<uint32_t, Acc*> byId;
+    // Function ids are per file (small, dense); names join files.
+    // A damaged file may hold any id: those past the id ranges go to a map.
+    constexpr uint32_t kDenseIds = 1u << 16;
+    std::vector<Acc*> byId;
+    std::map<uint32_t, Acc*> sparse;
     auto accFor = [&](uint32_t id) -> Acc& {
-      auto it = byId.find(id);
-      if (it != byId.end()) return *it->second;
+      Acc** slot = nullptr;
+      if (id < kDenseIds) {
+        if (id >= byId.size()) byId.resize(size_t{id} + 1, nullptr);
+        slot = &byId[id];
+      } else {
+        slot = &sparse[id];
+      }
+      if (*slot != nullptr) return **slot;
       Acc& acc = byName[capture->functionName(id)];
       auto f = capture->functions().find(id);
       if (f != capture->functions().end()) {
         acc.api = apiName(f->second.api);
         acc.apiKind = f->second.api;
       }
-      byId[id] = &acc;
+      *slot = &acc;
       return acc;
     };
-    summary.events += capture->forEachCall([&](const ApiCall& call) {
-      Acc& acc = accFor(call.function);
-      if (!call.finished) {
-        ++acc.unfinished;
-        return;
+    summary.events += capture->forEachCallBatch([&](std::span<const ApiCall> calls) {
+      for (const ApiCall& call : calls) {
+        Acc& acc = accFor(call.function);
+        if (!call.finished) {
+          ++acc.unfinished;
+          continue;
+        }
+        acc.durations.add(call.endNs - call.beginNs);
+        if (isErrorResult(acc.apiKind, call.result)) ++acc.failed;
       }
-      acc.durations.push_back(call.endNs - call.beginNs);
-      if (isErrorResult(acc.apiKind, call.result)) ++acc.failed;
     });
   }
   for (auto& [name, acc] : byName) {
     FunctionStats s;
     s.name = name;
     s.api = acc.api;
-    s.count = acc.durations.size();
+    s.count = acc.durations.count();
     s.unfinished = acc.unfinished;
     s.failed = acc.failed;
-    Distribution d = distributionOf(acc.durations);
+    Distribution d = acc.durations.distribution();
     s.totalNs = d.total;
     s.minNs = d.min;
     s.maxNs = d.max;

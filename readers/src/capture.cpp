@@ -159,6 +159,12 @@ std::optional<std::vector<uint8_t>> Capture::blob(uint64_t hashLow, uint64_t has
 }
 
 uint64_t Capture::forEachCall(const std::function<void(const ApiCall&)>& visit) const {
+  return forEachCallBatch([&](std::span<const ApiCall> calls) {
+    for (const ApiCall& call : calls) visit(call);
+  });
+}
+
+uint64_t Capture::forEachCallBatch(const std::function<void(std::span<const ApiCall>)>& visit) const {
   struct Open {
     uint32_t function;
     int64_t beginNs;
@@ -170,50 +176,57 @@ uint64_t Capture::forEachCall(const std::function<void(const ApiCall&)>& visit) 
     bool seen = false;
   };
   std::map<uint32_t, ThreadCursor> cursors;
+  std::vector<ApiCall> batch;
   uint64_t events = 0;
   for (const auto& c : reader_->chunks()) {
     if (c.kind != static_cast<uint16_t>(schema::ChunkKind::API_EVENTS)) continue;
     try {
       auto decoded = reader_->decode(c);
       auto ev = decoded.root<schema::ApiEvents>();
-      uint32_t n = ev.getCount();
+      const uint32_t n = ev.getCount();
+      const uint32_t thread = ev.getThread();
+      const uint64_t firstIndex = ev.getFirstIndex();
       auto encoded = ev.getEncoded();
-      ThreadCursor& cur = cursors[ev.getThread()];
-      if (cur.seen && ev.getFirstIndex() != cur.nextIndex)
-        notes_.push_back(path() + ": " + at(c) + ": thread " + std::to_string(ev.getThread()) +
-                         " events " + std::to_string(cur.nextIndex) + ".." +
-                         std::to_string(ev.getFirstIndex()) + " are missing");
+      ThreadCursor& cur = cursors[thread];
+      if (cur.seen && firstIndex != cur.nextIndex)
+        notes_.push_back(path() + ": " + at(c) + ": thread " + std::to_string(thread) + " events " +
+                         std::to_string(cur.nextIndex) + ".." + std::to_string(firstIndex) + " are missing");
       cur.seen = true;
-      cur.nextIndex = ev.getFirstIndex() + n;
+      cur.nextIndex = firstIndex + n;
+      batch.clear();
+      batch.reserve(n / 2 + 1);
       uint32_t index = 0;
       std::string problem = format::decodeApiEvents(
           encoded.begin(), encoded.size(), n, ev.getBaseHostNs(), [&](const format::ApiEvent& e) {
             if (e.kind == format::ApiEventKind::callBegin) {
-              cur.open.push_back({e.function, e.timeNs, ev.getFirstIndex() + index});
+              cur.open.push_back({e.function, e.timeNs, firstIndex + index});
             } else if (cur.open.empty() || cur.open.back().function != e.function) {
               notes_.push_back(path() + ": " + at(c) + ": event " + std::to_string(index) + ": end of " +
                                functionName(e.function) + " without its begin");
             } else {
-              Open o = cur.open.back();
+              const Open& o = cur.open.back();
+              batch.push_back({thread, o.function, o.beginNs, e.timeNs, e.result, true,
+                               static_cast<uint32_t>(cur.open.size() - 1), o.index});
               cur.open.pop_back();
-              visit({ev.getThread(), o.function, o.beginNs, e.timeNs, e.result, true,
-                     static_cast<uint32_t>(cur.open.size()), o.index});
             }
             ++index;
           });
       if (!problem.empty()) notes_.push_back(path() + ": " + at(c) + ": apiEvents: " + problem);
       events += n;
+      if (!batch.empty()) visit(batch);
     } catch (const format::FormatError& e) {
       notes_.push_back(e.what());
     } catch (const kj::Exception& e) {
       notes_.push_back(path() + ": " + at(c) + ": malformed apiEvents: " + e.getDescription().cStr());
     }
   }
+  batch.clear();
   for (auto& [thread, cur] : cursors) {
     for (size_t d = 0; d < cur.open.size(); ++d)
-      visit({thread, cur.open[d].function, cur.open[d].beginNs, 0, 0, false, static_cast<uint32_t>(d),
-             cur.open[d].index});
+      batch.push_back({thread, cur.open[d].function, cur.open[d].beginNs, 0, 0, false, static_cast<uint32_t>(d),
+                       cur.open[d].index});
   }
+  if (!batch.empty()) visit(batch);
   return events;
 }
 

@@ -27,4 +27,53 @@ Distribution distributionOf(std::vector<int64_t>& values) {
   return d;
 }
 
+uint64_t DurationHistogram::lowest(size_t index) {
+  if (index < kExactBelow) return index;
+  size_t shift = (index - kExactBelow) / 128 + 1;
+  return (uint64_t{128} + (index - kExactBelow) % 128) << shift;
+}
+
+uint64_t DurationHistogram::highest(size_t index) {
+  if (index < kExactBelow) return index;
+  size_t shift = (index - kExactBelow) / 128 + 1;
+  return lowest(index) + (uint64_t{1} << shift) - 1;
+}
+
+void DurationHistogram::merge(const DurationHistogram& other) {
+  if (other.count_ == 0) return;
+  if (other.counts_.size() > counts_.size()) counts_.resize(other.counts_.size());
+  for (size_t i = 0; i < other.counts_.size(); ++i) counts_[i] += other.counts_[i];
+  min_ = count_ == 0 ? other.min_ : std::min(min_, other.min_);
+  max_ = count_ == 0 ? other.max_ : std::max(max_, other.max_);
+  count_ += other.count_;
+  total_ += other.total_;
+}
+
+Distribution DurationHistogram::distribution() const {
+  Distribution d;
+  d.count = count_;
+  if (count_ == 0) return d;
+  d.total = total_;
+  d.min = min_;
+  d.max = max_;
+  d.mean = static_cast<double>(total_) / static_cast<double>(count_);
+  auto at = [&](double p) {
+    uint64_t rank = static_cast<uint64_t>(p / 100.0 * static_cast<double>(count_) + 0.999999);
+    rank = std::clamp<uint64_t>(rank, 1, count_);
+    uint64_t seen = 0;
+    for (size_t i = 0; i < counts_.size(); ++i) {
+      seen += counts_[i];
+      if (seen >= rank) {
+        uint64_t lo = lowest(i), hi = highest(i);
+        int64_t mid = static_cast<int64_t>(lo + (hi - lo) / 2);
+        return std::clamp(mid, min_, max_);
+      }
+    }
+    return max_;
+  };
+  d.p50 = at(50);
+  d.p99 = at(99);
+  return d;
+}
+
 }  // namespace gtap::readers

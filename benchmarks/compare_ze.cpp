@@ -1,0 +1,169 @@
+// The Level Zero loads of benchmarks/compare. Each runs a fixed amount of work
+// on the simulated device and prints two lines on stdout:
+//
+//   ns_per_op NS        host time of the measured loop over its operation count
+//   checksum HEX        the results, equal with and without any tracer
+//
+//   compare_ze calls N
+//       N calls of zeDriverGetApiVersion: the cheapest call a driver answers.
+//   compare_ze launch-regular N BATCH
+//       N launches of a one-work-item kernel appended to a regular command
+//       list, BATCH per list: reset, append BATCH, close, execute, synchronise.
+//   compare_ze launch-immediate N BATCH
+//       N launches on an asynchronous immediate list; every BATCH, a barrier
+//       with an event the host waits for.
+//   compare_ze upload N MIB distinct|repeat
+//       N copies of MIB MiB from ordinary host memory to the device on a
+//       synchronous immediate list; "distinct" changes every page before each
+//       copy, "repeat" copies the same bytes every time.
+#include <chrono>
+
+#include "ze_workload.h"
+
+using namespace workload;
+
+namespace {
+
+const char* kUsage =
+    "calls N | launch-regular N BATCH | launch-immediate N BATCH | upload N MIB distinct|repeat";
+
+using SteadyClock = std::chrono::steady_clock;
+
+void report(SteadyClock::time_point start, uint64_t ops, const Checksum& sum) {
+  double ns = std::chrono::duration<double, std::nano>(SteadyClock::now() - start).count();
+  std::printf("ns_per_op %.3f\nchecksum %016llx\n", ns / double(ops), static_cast<unsigned long long>(sum.value()));
+}
+
+int calls(uint32_t n) {
+  ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
+  uint32_t count = 1;
+  ze_driver_handle_t driver = nullptr;
+  ZE_CHECK(zeDriverGet(&count, &driver));
+  ze_api_version_t version{};
+  uint64_t ok = 0;
+  auto start = SteadyClock::now();
+  for (uint32_t i = 0; i < n; ++i) ok += zeDriverGetApiVersion(driver, &version) == ZE_RESULT_SUCCESS;
+  Checksum sum;
+  sum.add(&ok, sizeof ok);
+  sum.add(&version, sizeof version);
+  report(start, n, sum);
+  return ok == n ? 0 : kExitZeFailure;
+}
+
+// The kernel adds 1 to one counter per launch; the counter is the result.
+struct Counter {
+  Report silent = Report::held();
+  Runtime rt = Runtime::open();
+  Memory mem{rt.context, rt.device, silent};
+  uint32_t* value = mem.shared<uint32_t>(1);
+  Kernel add = rt.kernel("add_u32");
+
+  Counter() {
+    *value = 0;
+    add.setGroupSize(1);
+    add.setArg(0, value);
+    add.setArg(1, 1u);
+    add.setArg(2, 1u);
+  }
+  int finish(SteadyClock::time_point start, uint32_t launches) {
+    Checksum sum;
+    sum.add(value, sizeof *value);
+    report(start, launches, sum);
+    if (*value != launches) wrongResult("the counter is %u after %u launches", *value, launches);
+    mem.free(value);
+    ZE_CHECK(zeKernelDestroy(add.handle));
+    rt.close();
+    return 0;
+  }
+};
+
+int launchRegular(uint32_t n, uint32_t batch) {
+  Counter c;
+  ze_command_queue_handle_t queue = c.rt.queue();
+  ze_command_list_handle_t list = c.rt.list();
+  const ze_group_count_t one{1, 1, 1};
+  auto start = SteadyClock::now();
+  for (uint32_t done = 0; done < n;) {
+    uint32_t count = std::min(batch, n - done);
+    ZE_CHECK(zeCommandListReset(list));
+    for (uint32_t i = 0; i < count; ++i)
+      ZE_CHECK(zeCommandListAppendLaunchKernel(list, c.add.handle, &one, nullptr, 0, nullptr));
+    ZE_CHECK(zeCommandListClose(list));
+    ZE_CHECK(zeCommandQueueExecuteCommandLists(queue, 1, &list, nullptr));
+    ZE_CHECK(zeCommandQueueSynchronize(queue, kForever));
+    done += count;
+  }
+  int rc = c.finish(start, n);
+  ZE_CHECK(zeCommandListDestroy(list));
+  ZE_CHECK(zeCommandQueueDestroy(queue));
+  return rc;
+}
+
+int launchImmediate(uint32_t n, uint32_t batch) {
+  Counter c;
+  ze_command_list_handle_t list = c.rt.immediateList(ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  ze_event_pool_handle_t pool = c.rt.eventPool(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE);
+  ze_event_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+  ze_event_handle_t done = nullptr;
+  ZE_CHECK(zeEventCreate(pool, &desc, &done));
+  const ze_group_count_t one{1, 1, 1};
+  auto start = SteadyClock::now();
+  for (uint32_t i = 1; i <= n; ++i) {
+    ZE_CHECK(zeCommandListAppendLaunchKernel(list, c.add.handle, &one, nullptr, 0, nullptr));
+    if (i % batch == 0 || i == n) {
+      ZE_CHECK(zeCommandListAppendBarrier(list, done, 0, nullptr));
+      ZE_CHECK(zeEventHostSynchronize(done, kForever));
+      ZE_CHECK(zeEventHostReset(done));
+    }
+  }
+  int rc = c.finish(start, n);
+  ZE_CHECK(zeEventDestroy(done));
+  ZE_CHECK(zeEventPoolDestroy(pool));
+  ZE_CHECK(zeCommandListDestroy(list));
+  return rc;
+}
+
+int upload(uint32_t n, uint32_t mib, bool distinct) {
+  const size_t bytes = size_t(mib) << 20;
+  Report silent = Report::held();
+  Runtime rt = Runtime::open();
+  Memory mem(rt.context, rt.device, silent);
+  auto* device = mem.device<uint32_t>(bytes / 4);
+  std::vector<uint32_t> host(bytes / 4), back(bytes / 4);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<uint32_t>(i * 2654435761u);
+  ze_command_list_handle_t list = rt.immediateList(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+  auto start = SteadyClock::now();
+  for (uint32_t s = 0; s < n; ++s) {
+    if (distinct)
+      for (size_t i = 0; i < host.size(); i += 1024) host[i] = s + 1;  // one word in every page
+    ZE_CHECK(zeCommandListAppendMemoryCopy(list, device, host.data(), bytes, nullptr, 0, nullptr));
+  }
+  double ns = std::chrono::duration<double, std::nano>(SteadyClock::now() - start).count();
+  ZE_CHECK(zeCommandListAppendMemoryCopy(list, back.data(), device, bytes, nullptr, 0, nullptr));
+  if (back != host) wrongResult("the device copy differs from the last upload");
+  Checksum sum;
+  sum.add(back.data(), bytes);
+  std::printf("ns_per_op %.3f\nchecksum %016llx\n", ns / n, static_cast<unsigned long long>(sum.value()));
+  ZE_CHECK(zeCommandListDestroy(list));
+  mem.free(device);
+  rt.close();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s %s\n", argv[0], kUsage);
+    return kExitUsage;
+  }
+  const std::string what = argv[1];
+  const uint32_t n = countArgument(argc, argv, 2, 1, kUsage);
+  if (what == "calls" && argc == 3) return calls(n);
+  if (what == "launch-regular" && argc == 4) return launchRegular(n, countArgument(argc, argv, 3, 1, kUsage));
+  if (what == "launch-immediate" && argc == 4) return launchImmediate(n, countArgument(argc, argv, 3, 1, kUsage));
+  if (what == "upload" && argc == 5 && (std::strcmp(argv[4], "distinct") == 0 || std::strcmp(argv[4], "repeat") == 0))
+    return upload(n, countArgument(argc, argv, 3, 1, kUsage), std::strcmp(argv[4], "distinct") == 0);
+  std::fprintf(stderr, "usage: %s %s\n", argv[0], kUsage);
+  return kExitUsage;
+}
