@@ -12,6 +12,10 @@
 //   compare_ze launch-immediate N BATCH
 //       N launches on an asynchronous immediate list; every BATCH, a barrier
 //       with an event the host waits for.
+//   compare_ze mixed CALLS LAUNCHES
+//       A long run: CALLS calls of zeDriverGetApiVersion with LAUNCHES launches
+//       spread evenly among them on an asynchronous immediate list (a barrier
+//       and a host wait every 64 launches). ns_per_op is per call.
 //   compare_ze upload N MIB distinct|repeat
 //       N copies of MIB MiB from ordinary host memory to the device on a
 //       synchronous immediate list; "distinct" changes every page before each
@@ -25,9 +29,21 @@ using namespace workload;
 namespace {
 
 const char* kUsage =
-    "calls N | launch-regular N BATCH | launch-immediate N BATCH | upload N MIB distinct|repeat";
+    "calls N | launch-regular N BATCH | launch-immediate N BATCH | mixed CALLS LAUNCHES | upload N MIB "
+    "distinct|repeat";
 
 using SteadyClock = std::chrono::steady_clock;
+
+// argv[index] as a count from 1 to 2^31 (`zero_ok`: from 0); else the usage.
+uint32_t count(int argc, char** argv, int index, bool zero_ok = false) {
+  char* end = nullptr;
+  unsigned long long v = index < argc ? std::strtoull(argv[index], &end, 10) : 0;
+  if (index >= argc || *argv[index] == '\0' || *end != '\0' || (v == 0 && !zero_ok) || v > (1ull << 31)) {
+    std::fprintf(stderr, "usage: %s %s\n", argv[0], kUsage);
+    std::exit(kExitUsage);
+  }
+  return static_cast<uint32_t>(v);
+}
 
 void report(SteadyClock::time_point start, uint64_t ops, const Checksum& sum) {
   double ns = std::chrono::duration<double, std::nano>(SteadyClock::now() - start).count();
@@ -65,10 +81,11 @@ struct Counter {
     add.setArg(1, 1u);
     add.setArg(2, 1u);
   }
-  int finish(SteadyClock::time_point start, uint32_t launches) {
+  // `ops` is what the time is divided by: the launches unless given.
+  int finish(SteadyClock::time_point start, uint32_t launches, uint64_t ops = 0) {
     Checksum sum;
     sum.add(value, sizeof *value);
-    report(start, launches, sum);
+    report(start, ops ? ops : launches, sum);
     if (*value != launches) wrongResult("the counter is %u after %u launches", *value, launches);
     mem.free(value);
     ZE_CHECK(zeKernelDestroy(add.handle));
@@ -99,28 +116,70 @@ int launchRegular(uint32_t n, uint32_t batch) {
   return rc;
 }
 
-int launchImmediate(uint32_t n, uint32_t batch) {
-  Counter c;
+// Launches on an asynchronous immediate list, waited for every `batch`.
+struct ImmediateLauncher {
+  Counter& c;
+  uint32_t batch;
   ze_command_list_handle_t list = c.rt.immediateList(ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
   ze_event_pool_handle_t pool = c.rt.eventPool(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE);
-  ze_event_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
   ze_event_handle_t done = nullptr;
-  ZE_CHECK(zeEventCreate(pool, &desc, &done));
-  const ze_group_count_t one{1, 1, 1};
-  auto start = SteadyClock::now();
-  for (uint32_t i = 1; i <= n; ++i) {
+  uint32_t pending = 0;
+
+  ImmediateLauncher(Counter& counter, uint32_t b) : c(counter), batch(b) {
+    ze_event_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST,
+                         ZE_EVENT_SCOPE_FLAG_HOST};
+    ZE_CHECK(zeEventCreate(pool, &desc, &done));
+  }
+  void launch() {
+    const ze_group_count_t one{1, 1, 1};
     ZE_CHECK(zeCommandListAppendLaunchKernel(list, c.add.handle, &one, nullptr, 0, nullptr));
-    if (i % batch == 0 || i == n) {
-      ZE_CHECK(zeCommandListAppendBarrier(list, done, 0, nullptr));
-      ZE_CHECK(zeEventHostSynchronize(done, kForever));
-      ZE_CHECK(zeEventHostReset(done));
+    if (++pending == batch) wait();
+  }
+  void wait() {
+    if (pending == 0) return;
+    ZE_CHECK(zeCommandListAppendBarrier(list, done, 0, nullptr));
+    ZE_CHECK(zeEventHostSynchronize(done, kForever));
+    ZE_CHECK(zeEventHostReset(done));
+    pending = 0;
+  }
+  ~ImmediateLauncher() {
+    ZE_CHECK(zeEventDestroy(done));
+    ZE_CHECK(zeEventPoolDestroy(pool));
+    ZE_CHECK(zeCommandListDestroy(list));
+  }
+};
+
+int launchImmediate(uint32_t n, uint32_t batch) {
+  Counter c;
+  ImmediateLauncher launcher(c, batch);
+  auto start = SteadyClock::now();
+  for (uint32_t i = 0; i < n; ++i) launcher.launch();
+  launcher.wait();
+  return c.finish(start, n);
+}
+
+int mixed(uint32_t calls, uint32_t launches) {
+  Counter c;
+  ImmediateLauncher launcher(c, 64);
+  ze_api_version_t version{};
+  uint64_t ok = 0;
+  const uint64_t every = launches == 0 ? UINT64_MAX : std::max<uint64_t>(1, calls / launches);
+  uint32_t launched = 0;
+  auto start = SteadyClock::now();
+  for (uint32_t i = 0; i < calls; ++i) {
+    ok += zeDriverGetApiVersion(c.rt.driver, &version) == ZE_RESULT_SUCCESS;
+    if (launched < launches && (i + 1) % every == 0) {
+      launcher.launch();
+      ++launched;
     }
   }
-  int rc = c.finish(start, n);
-  ZE_CHECK(zeEventDestroy(done));
-  ZE_CHECK(zeEventPoolDestroy(pool));
-  ZE_CHECK(zeCommandListDestroy(list));
-  return rc;
+  while (launched < launches) {
+    launcher.launch();
+    ++launched;
+  }
+  launcher.wait();
+  if (ok != calls) wrongResult("%llu of %u calls succeeded", static_cast<unsigned long long>(ok), calls);
+  return c.finish(start, launches, calls);
 }
 
 int upload(uint32_t n, uint32_t mib, bool distinct) {
@@ -158,12 +217,13 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   const std::string what = argv[1];
-  const uint32_t n = countArgument(argc, argv, 2, 1, kUsage);
+  const uint32_t n = count(argc, argv, 2);
   if (what == "calls" && argc == 3) return calls(n);
-  if (what == "launch-regular" && argc == 4) return launchRegular(n, countArgument(argc, argv, 3, 1, kUsage));
-  if (what == "launch-immediate" && argc == 4) return launchImmediate(n, countArgument(argc, argv, 3, 1, kUsage));
+  if (what == "launch-regular" && argc == 4) return launchRegular(n, count(argc, argv, 3));
+  if (what == "launch-immediate" && argc == 4) return launchImmediate(n, count(argc, argv, 3));
+  if (what == "mixed" && argc == 4) return mixed(n, count(argc, argv, 3, true));
   if (what == "upload" && argc == 5 && (std::strcmp(argv[4], "distinct") == 0 || std::strcmp(argv[4], "repeat") == 0))
-    return upload(n, countArgument(argc, argv, 3, 1, kUsage), std::strcmp(argv[4], "distinct") == 0);
+    return upload(n, count(argc, argv, 3), std::strcmp(argv[4], "distinct") == 0);
   std::fprintf(stderr, "usage: %s %s\n", argv[0], kUsage);
   return kExitUsage;
 }
