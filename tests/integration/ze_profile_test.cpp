@@ -3,10 +3,12 @@
 // they did, and the reports and exports built from their captures.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -225,6 +227,120 @@ TEST(ZeProfile, ExportsLoad) {
                                GTAP_TEST_PERFETTO_PROTO_DIR + " " + GTAP_TEST_PERFETTO_PROTO + " < " + trace});
   EXPECT_EQ(shell.exitCode, 0) << shell.err;
   EXPECT_NE(shell.out.find("vector_add"), std::string::npos);
+}
+
+using Counts = std::map<std::string, int64_t>;
+
+// Rows of (text, integer) a query yields, in order; a failed query fails the test.
+std::vector<std::pair<std::string, int64_t>> queryPairs(sqlite3* db, const std::string& sql) {
+  std::vector<std::pair<std::string, int64_t>> rows;
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql << ": " << sqlite3_errmsg(db);
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    auto* text = sqlite3_column_text(stmt, 0);
+    rows.emplace_back(text ? reinterpret_cast<const char*>(text) : "", sqlite3_column_int64(stmt, 1));
+  }
+  EXPECT_EQ(rc, SQLITE_DONE) << sql << ": " << sqlite3_errmsg(db);
+  sqlite3_finalize(stmt);
+  return rows;
+}
+
+// A query's (text, count) rows as a map; a text seen twice fails the test.
+Counts queryCounts(sqlite3* db, const std::string& sql) {
+  Counts counts;
+  for (const auto& [text, n] : queryPairs(db, sql)) EXPECT_TRUE(counts.emplace(text, n).second) << text;
+  return counts;
+}
+
+int64_t queryInt(sqlite3* db, const std::string& sql) {
+  auto rows = queryPairs(db, "SELECT '', (" + sql + ")");
+  return rows.empty() ? -1 : rows.front().second;
+}
+
+std::string fileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The SQLite export holds every call and device operation the readers see,
+// with names through the strings table; an existing output is kept unless
+// --force, and kept too when writing the replacement fails.
+TEST(ZeProfile, SqliteExportAnswersQueries) {
+  auto run = profile("ze_multithread");
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  std::string db = run.file + ".db";
+  auto exported = runProcess({gtapBinary(), "export", "--format=sqlite", "-o", db, run.file});
+  ASSERT_EQ(exported.exitCode, 0) << exported.err;
+
+  readers::Capture capture(run.file);
+  auto work = readers::loadDeviceWork(capture);
+  uint64_t calls = 0, unfinished = 0;
+  Counts perFunction;
+  capture.forEachCall([&](const readers::ApiCall& c) {
+    ++calls;
+    unfinished += !c.finished;
+    ++perFunction[capture.functionName(c.function)];
+  });
+  Counts kinds;
+  uint64_t timed = 0;
+  for (const auto& op : work.ops) {
+    ++kinds[readers::opKindName(op.kind)];
+    timed += op.timed;
+  }
+  ASSERT_GT(kinds["kernel"], 0);
+
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  std::unique_ptr<sqlite3, decltype(&sqlite3_close)> conn(raw, &sqlite3_close);
+  EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM api_calls"), static_cast<int64_t>(calls));
+  EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM api_calls WHERE end_ns IS NULL"), static_cast<int64_t>(unfinished));
+  EXPECT_EQ(queryCounts(raw, "SELECT s.string, COUNT(*) FROM api_calls a JOIN strings s ON s.id = a.function_id "
+                             "GROUP BY a.function_id"),
+            perFunction);
+  EXPECT_EQ(queryCounts(raw, "SELECT function, count FROM api_summary"), perFunction);
+  EXPECT_EQ(queryCounts(raw, "SELECT kind, COUNT(*) FROM device_ops GROUP BY kind"), kinds);
+  EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM device_ops WHERE start_ns IS NOT NULL"), static_cast<int64_t>(timed));
+  // Kernels by name, through the strings table.
+  Counts kernels;
+  for (const auto& op : work.ops)
+    if (op.kind == schema::DeviceOpKind::KERNEL) ++kernels[op.name];
+  EXPECT_EQ(queryCounts(raw, "SELECT s.string, COUNT(*) FROM device_ops d JOIN strings s ON s.id = d.name_id "
+                             "WHERE d.kind = 'kernel' GROUP BY s.string"),
+            kernels);
+  EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM processes WHERE pid = " + std::to_string(capture.process().pid)), 1);
+  EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM threads"), static_cast<int64_t>(capture.threads().size()));
+  EXPECT_GT(capture.threads().size(), 1u);
+  // Every call's thread is one of the process's threads.
+  EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM api_calls a LEFT JOIN threads t ON t.process_id = a.process_id "
+                          "AND t.thread = a.thread WHERE t.id IS NULL"),
+            0);
+  conn.reset();
+
+  // Refused without --force: exit 2, the file untouched.
+  std::string before = fileBytes(db);
+  ASSERT_FALSE(before.empty());
+  auto refused = runProcess({gtapBinary(), "export", "--format=sqlite", "-o", db, run.file});
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("--force"), std::string::npos) << refused.err;
+  EXPECT_EQ(fileBytes(db), before);
+
+  // A replacement that cannot be written (files limited to 16 blocks, less
+  // than the empty tables take) fails naming the file and SQLite's reason,
+  // and leaves the previous output and no partial file.
+  auto failed = runProcess({"sh", "-c",
+                            "trap '' XFSZ; ulimit -f 16; exec " + gtapBinary() + " export --force --format=sqlite -o " +
+                                db + " " + run.file});
+  EXPECT_EQ(failed.exitCode, 1) << failed.err;
+  EXPECT_NE(failed.err.find(db), std::string::npos) << failed.err;
+  EXPECT_NE(failed.err.find("SQLite: "), std::string::npos) << failed.err;
+  EXPECT_EQ(fileBytes(db), before);
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(db).parent_path()))
+    EXPECT_EQ(entry.path().string().find(".partial-"), std::string::npos) << entry.path();
+
+  // With --force a good export replaces it.
+  auto forced = runProcess({gtapBinary(), "export", "--force", "--format=sqlite", "-o", db, run.file});
+  EXPECT_EQ(forced.exitCode, 0) << forced.err;
 }
 
 // The module the workload built is stored once and listed with its kernel.
