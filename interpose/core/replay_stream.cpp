@@ -185,11 +185,19 @@ bool retract(uint64_t seq) {
 format::Hash128 keepBlob(const void* data, size_t size) {
   format::Hash128 hash = format::contentHash(data, size);
   Stream& s = stream();
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (s.known.insert(hash).second) {
-    auto* bytes = static_cast<const uint8_t*>(data);
-    s.blobs.emplace_back(hash, std::vector<uint8_t>(bytes, bytes + size));
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.known.count(hash)) return hash;  // bytes the file holds (or will) under that hash
   }
+  // New bytes: copy them, then hash the copy. The device or another thread may
+  // be writing this memory now (shared allocations under asynchronous work);
+  // the record must name the bytes the file holds, and the file names a blob by
+  // the hash of what it wrote.
+  auto* bytes = static_cast<const uint8_t*>(data);
+  std::vector<uint8_t> copy(bytes, bytes + size);
+  hash = format::contentHash(copy.data(), copy.size());
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.known.insert(hash).second) s.blobs.emplace_back(hash, std::move(copy));
   return hash;
 }
 

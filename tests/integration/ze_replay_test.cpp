@@ -229,6 +229,25 @@ TEST(ZeReplay, SharedMemoryWritesAreStoredByChangedPage) {
   EXPECT_EQ(verified(r.out + r.err).second, 0);
 }
 
+// The device keeps writing a shared allocation (a counter each launch adds to)
+// while gtap stores the host's view of it before later launches: every stored
+// view is in the file under the hash its record names, and the capture replays.
+TEST(ZeReplay, SharedMemoryTheDeviceWritesMeanwhileIsStoredWhole) {
+  std::string dir = freshDirectory("replay-device-writes");
+  auto run = runProcess({gtapBinary(), "run", "--sim", "-q", "-m", "replay", "-o", dir + "/cap.gtap", "--",
+                         GTAP_TEST_COMPARE_ZE, "launch-immediate", "3000", "64"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  size_t views = 0;
+  for (const auto& rec : dumpRecords(dir + "/cap.gtap")) {
+    if (rec["op"] != "hostData") continue;
+    ++views;
+    EXPECT_FALSE(rec["payload"]["chunks"].empty()) << rec.dump();
+  }
+  EXPECT_GT(views, 10u);
+  auto r = gtap({"replay", "--sim", dir + "/cap.gtap"});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+}
+
 // A replacement module with the same kernels runs instead of the captured
 // one: unchanged kernels give the same read-backs, a changed one different
 // read-backs; one whose kernel takes other arguments is refused before any
