@@ -56,7 +56,8 @@ struct Instance {
 struct GtapEvents {
   std::vector<ze_event_pool_handle_t> pools;
   std::vector<ze_event_handle_t> all;
-  std::vector<ze_event_handle_t> free;
+  std::vector<ze_event_handle_t> free;   // reset, ready for any list
+  std::vector<ze_event_handle_t> dirty;  // maybe signaled: reset when an immediate list takes one
   // Host memory for copied timestamps: slabs of slots, never reused (an
   // operation keeps its slot for the life of its list).
   std::vector<void*> slabs;
@@ -103,8 +104,11 @@ struct Profiler::Impl {
 
   uint32_t deviceIdLocked(ze_device_handle_t device);
   void sampleClockLocked(DeviceInfo& d);
-  ze_event_handle_t acquireEventLocked(void* context);
-  void releaseEventLocked(ze_event_handle_t event);
+  // `regularList`: the event goes into a regular list, whose executions reset
+  // it first (executing()); any other use gets a reset event.
+  ze_event_handle_t acquireEventLocked(void* context, bool regularList = false);
+  // `reset`: reset it now; else it is kept apart until a use that needs it reset.
+  void releaseEventLocked(ze_event_handle_t event, bool reset = true);
   ze_kernel_timestamp_result_t* acquireSlotLocked(void* context);
   void emitLocked(const Instance& inst, bool timed, uint64_t start, uint64_t end, std::string note);
   // Reads `inst` if its event has signalled; returns whether it was read.
@@ -309,9 +313,15 @@ void Profiler::eventDestroyed(ze_event_handle_t event) {
 
 // --- gtap's own timestamp events -------------------------------------------------
 
-ze_event_handle_t Profiler::Impl::acquireEventLocked(void* context) {
+ze_event_handle_t Profiler::Impl::acquireEventLocked(void* context, bool regularList) {
   if (!context) return nullptr;
   GtapEvents& set = gtapEvents[context];
+  if (!set.dirty.empty() && (regularList || set.free.empty())) {
+    ze_event_handle_t e = set.dirty.back();
+    set.dirty.pop_back();
+    if (!regularList) GTAP_ZE_REAL(zeEventHostReset)(e);
+    return e;
+  }
   if (set.free.empty()) {
     ze_event_pool_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr,
                               ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP,
@@ -337,11 +347,16 @@ ze_event_handle_t Profiler::Impl::acquireEventLocked(void* context) {
   return e;
 }
 
-void Profiler::Impl::releaseEventLocked(ze_event_handle_t event) {
+void Profiler::Impl::releaseEventLocked(ze_event_handle_t event, bool reset) {
   auto it = gtapEventContext.find(event);
   if (it == gtapEventContext.end()) return;
-  GTAP_ZE_REAL(zeEventHostReset)(event);
-  gtapEvents[it->second].free.push_back(event);
+  GtapEvents& set = gtapEvents[it->second];
+  if (reset) {
+    GTAP_ZE_REAL(zeEventHostReset)(event);
+    set.free.push_back(event);
+  } else {
+    set.dirty.push_back(event);
+  }
 }
 
 ze_kernel_timestamp_result_t* Profiler::Impl::acquireSlotLocked(void* context) {
@@ -444,7 +459,7 @@ ze_event_handle_t Profiler::eventForAppend(ze_command_list_handle_t list, ze_eve
       if (p != impl_->objects.end() && p->second.timestamps) return programEvent;
     }
   }
-  ze_event_handle_t ours = impl_->acquireEventLocked(l->second.context);
+  ze_event_handle_t ours = impl_->acquireEventLocked(l->second.context, !l->second.immediate);
   if (!ours) return programEvent;
   signalAfter = programEvent != nullptr;
   return ours;
@@ -519,12 +534,18 @@ bool Profiler::Impl::tryReadLocked(const Instance& inst) {
     return true;
   }
   ze_event_handle_t e = inst.op->event;
-  if (!e || GTAP_ZE_REAL(zeEventQueryStatus)(e) != ZE_RESULT_SUCCESS) return false;
+  if (!e) return false;
+  // One call while the work runs: the timestamp query answers NOT_READY for
+  // an event not yet signaled. Only another answer needs the status asked.
   ze_kernel_timestamp_result_t ts{};
-  if (GTAP_ZE_REAL(zeEventQueryKernelTimestamp)(e, &ts) == ZE_RESULT_SUCCESS)
+  ze_result_t read = GTAP_ZE_REAL(zeEventQueryKernelTimestamp)(e, &ts);
+  if (read == ZE_RESULT_NOT_READY) return false;
+  if (read == ZE_RESULT_SUCCESS) {
     emitLocked(inst, true, ts.global.kernelStart, ts.global.kernelEnd, {});
-  else
+  } else {
+    if (GTAP_ZE_REAL(zeEventQueryStatus)(e) != ZE_RESULT_SUCCESS) return false;
     emitLocked(inst, false, 0, 0, "the driver gave no kernel timestamp for its event");
+  }
   if (inst.op->device != kNoDevice && inst.op->device < devices.size()) {
     DeviceInfo& d = devices[inst.op->device];
     if (core::monotonicNs() - d.lastSampleNs > kClockSampleIntervalNs) sampleClockLocked(d);
@@ -599,8 +620,10 @@ void Profiler::listReset(ze_command_list_handle_t list) {
       impl_->emitLocked(*it, false, 0, 0, "its list was reset or destroyed before gtap saw it complete");
       impl_->pending.erase(it);
     }
-    if (op->ownEvent) impl_->releaseEventLocked(op->event);
-    if (op->capturedDone) impl_->releaseEventLocked(op->capturedDone);
+    // Not reset here: a regular list resets its events before each execution,
+    // and an immediate list's use resets one when it takes it.
+    if (op->ownEvent) impl_->releaseEventLocked(op->event, false);
+    if (op->capturedDone) impl_->releaseEventLocked(op->capturedDone, false);
   }
   l->second.ops.clear();
 }
