@@ -88,12 +88,12 @@ std::string DeviceWork::queueName(uint64_t queue) const {
 DeviceWork loadDeviceWork(const Capture& capture) {
   DeviceWork w;
   const auto& reader = capture.reader();
-  // Raw device ops first; times are converted once every clock sample is known.
-  struct Raw {
-    DeviceOp op;
+  // Device ops are read with their raw ticks beside them; times are converted
+  // once every clock sample is known.
+  struct Ticks {
     uint64_t start, end;
   };
-  std::vector<Raw> raw;
+  std::vector<Ticks> ticks;
   for (const auto& c : reader.chunks()) {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
     if (kind != schema::ChunkKind::DEVICES && kind != schema::ChunkKind::OBJECTS &&
@@ -137,9 +137,13 @@ DeviceWork loadDeviceWork(const Capture& capture) {
         for (auto e : root.getDestroyed())
           if (auto it = w.objects.find(e.getId()); it != w.objects.end()) it->second.destroyedNs = e.getDestroyedNs();
       } else if (kind == schema::ChunkKind::DEVICE_OPS) {
-        for (auto o : d.root<schema::DeviceOps>().getOps()) {
-          Raw r;
-          DeviceOp& x = r.op;
+        auto ops = d.root<schema::DeviceOps>().getOps();
+        if (w.ops.capacity() < w.ops.size() + ops.size()) {
+          w.ops.reserve(std::max(w.ops.size() + ops.size(), 2 * w.ops.capacity()));
+          ticks.reserve(w.ops.capacity());
+        }
+        for (auto o : ops) {
+          DeviceOp& x = w.ops.emplace_back();
           x.kind = o.getKind();
           x.device = o.getDevice();
           x.queue = o.getQueue();
@@ -158,15 +162,16 @@ DeviceWork loadDeviceWork(const Capture& capture) {
           x.completedNs = o.getCompletedNs();
           x.timed = o.getTimed();
           x.stack = o.getStack();
-          x.note = o.getNote();
-          for (auto g : o.getGridSize()) x.gridSize.push_back(g);
+          if (o.hasNote()) x.note = o.getNote();
+          if (o.hasGridSize())
+            for (auto g : o.getGridSize()) x.gridSize.push_back(g);
           x.packetHeader = o.getPacketHeader();
           x.queueIndex = o.getQueueIndex();
-          auto args = o.getArguments();
-          x.arguments.assign(args.begin(), args.end());
-          r.start = o.getStartTicks();
-          r.end = o.getEndTicks();
-          raw.push_back(std::move(r));
+          if (o.hasArguments()) {
+            auto args = o.getArguments();
+            x.arguments.assign(args.begin(), args.end());
+          }
+          ticks.push_back({o.getStartTicks(), o.getEndTicks()});
         }
       } else if (kind == schema::ChunkKind::MEMORY_OPS) {
         for (auto o : d.root<schema::MemoryOps>().getOps())
@@ -193,13 +198,22 @@ DeviceWork loadDeviceWork(const Capture& capture) {
   }
   for (auto& [id, dev] : w.devices)
     std::sort(dev.samples.begin(), dev.samples.end(), [](const auto& a, const auto& b) { return a.hostNs < b.hostNs; });
-  w.ops.reserve(raw.size());
-  for (auto& r : raw) {
-    DeviceOp& x = r.op;
+  // Kernel and module names, made once per kernel.
+  std::map<uint64_t, std::pair<std::string, std::string>> kernelNames;
+  for (size_t i = 0; i < w.ops.size(); ++i) {
+    DeviceOp& x = w.ops[i];
+    const Ticks& r = ticks[i];
     if (x.kind == schema::DeviceOpKind::KERNEL) {
-      auto k = w.objects.find(x.kernel);
-      x.name = k != w.objects.end() ? k->second.name : "kernel#" + std::to_string(x.kernel);
-      if (k != w.objects.end() && k->second.parent) x.module = "module#" + std::to_string(k->second.parent);
+      auto named = kernelNames.find(x.kernel);
+      if (named == kernelNames.end()) {
+        auto k = w.objects.find(x.kernel);
+        std::string name = k != w.objects.end() ? k->second.name : "kernel#" + std::to_string(x.kernel);
+        std::string module;
+        if (k != w.objects.end() && k->second.parent) module = "module#" + std::to_string(k->second.parent);
+        named = kernelNames.emplace(x.kernel, std::make_pair(std::move(name), std::move(module))).first;
+      }
+      x.name = named->second.first;
+      x.module = named->second.second;
     } else {
       x.name = opKindName(x.kind);
     }
@@ -214,7 +228,6 @@ DeviceWork loadDeviceWork(const Capture& capture) {
         x.note = "device end before start";
       }
     }
-    w.ops.push_back(std::move(x));
   }
   return w;
 }
