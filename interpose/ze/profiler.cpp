@@ -433,11 +433,6 @@ void Profiler::contextDestroying(ze_context_handle_t context) {
 
 // --- device work -----------------------------------------------------------------
 
-bool Profiler::knownList(ze_command_list_handle_t list) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->objects.count(list) != 0;
-}
-
 bool Profiler::shouldTimeKernel(ze_kernel_handle_t kernel) {
   if (!recordKernels()) return false;
   if (impl_->kernelFilter.empty()) return true;
@@ -447,11 +442,12 @@ bool Profiler::shouldTimeKernel(ze_kernel_handle_t kernel) {
 }
 
 ze_event_handle_t Profiler::eventForAppend(ze_command_list_handle_t list, ze_event_handle_t programEvent,
-                                           bool& signalAfter) {
+                                           bool& signalAfter, bool& known) {
   signalAfter = false;
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto l = impl_->objects.find(list);
-  if (l == impl_->objects.end()) return programEvent;
+  known = l != impl_->objects.end();
+  if (!known) return programEvent;
   if (programEvent) {
     auto e = impl_->programEvents.find(programEvent);
     if (e != impl_->programEvents.end()) {

@@ -88,11 +88,11 @@ class Profiler {
   // --- device work ---
   // The event to pass to the real append, or `programEvent` unchanged when
   // gtap does not time this operation. `signalAfter` is set when the
-  // program's event cannot carry timestamps and must be signalled after ours.
+  // program's event cannot carry timestamps and must be signalled after ours;
+  // `known` is false for a list gtap has not seen created (then nothing is timed).
   ze_event_handle_t eventForAppend(ze_command_list_handle_t list, ze_event_handle_t programEvent,
-                                   bool& signalAfter);
+                                   bool& signalAfter, bool& known);
   bool shouldTimeKernel(ze_kernel_handle_t kernel);
-  bool knownList(ze_command_list_handle_t list);
   // `op.appendTicks` is taken by the caller before the real append.
   void appended(ze_command_list_handle_t list, Op op, ze_event_handle_t event, bool ownEvent,
                 const core::CallScope& scope);

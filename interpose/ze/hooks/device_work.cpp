@@ -14,9 +14,10 @@ Profiler& P() { return Profiler::get(); }
 template <typename Append>
 ze_result_t timedAppend(core::CallScope& scope, ze_command_list_handle_t list, ze_event_handle_t programEvent,
                         Op op, bool wanted, Append&& append) {
-  if (!wanted || scope.nested() || !recordKernels() || !P().knownList(list)) return append(programEvent);
-  bool signalAfter = false;
-  ze_event_handle_t event = P().eventForAppend(list, programEvent, signalAfter);
+  if (!wanted || scope.nested() || !recordKernels()) return append(programEvent);
+  bool signalAfter = false, known = false;
+  ze_event_handle_t event = P().eventForAppend(list, programEvent, signalAfter, known);
+  if (!known) return append(programEvent);
   bool own = event != programEvent;
   // Taken before the call: on an immediate list the work may run inside it.
   op.appendTicks = core::nowTicks();

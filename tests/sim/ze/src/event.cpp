@@ -10,6 +10,18 @@ namespace sim {
 
 namespace events {
 
+namespace {
+// A device writes an event's memory and wakes no host thread unless one waits
+// on that event: a signal wakes the waiters only when the event has some (a
+// host synchronising on it, a queue waiting on it before a command).
+// Guarded by sync::mutex().
+struct EventWaiter {
+  explicit EventWaiter(Event& e) : event(e) { ++event.waiters; }
+  ~EventWaiter() { --event.waiters; }
+  Event& event;
+};
+}  // namespace
+
 void signal(Event& e, uint64_t startTicks, uint64_t endTicks) {
   std::lock_guard lock(sync::mutex());
   if (e.pool->timestamps()) {
@@ -20,7 +32,7 @@ void signal(Event& e, uint64_t startTicks, uint64_t endTicks) {
     e.hasTimestamp = true;
   }
   e.signaled = true;
-  sync::notifyAll();
+  if (e.waiters != 0) sync::notifyAll();
 }
 
 void reset(Event& e) {
@@ -33,6 +45,7 @@ void reset(Event& e) {
 void waitAll(const std::vector<std::shared_ptr<Event>>& list, const bool* abandon) {
   if (list.empty()) return;
   std::unique_lock lock(sync::mutex());
+  for (const auto& e : list) ++e->waiters;
   sync::cv().wait(lock, [&] {
     if (abandon != nullptr && *abandon) return true;
     for (const auto& e : list) {
@@ -40,6 +53,7 @@ void waitAll(const std::vector<std::shared_ptr<Event>>& list, const bool* abando
     }
     return true;
   });
+  for (const auto& e : list) --e->waiters;
 }
 
 bool readTimestamp(Event& e, ze_kernel_timestamp_result_t* out) {
@@ -110,6 +124,7 @@ ze_result_t zeEventHostSignal(ze_event_handle_t hEvent) {
 ze_result_t zeEventHostSynchronize(ze_event_handle_t hEvent, uint64_t timeout) {
   SIM_LOOKUP(event, Event, hEvent);
   std::unique_lock lock(sync::mutex());
+  events::EventWaiter waiting(*event);
   return sync::waitFor(lock, timeout, [&] { return event->signaled; });
 }
 

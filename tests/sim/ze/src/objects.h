@@ -73,6 +73,7 @@ struct Event : Object {
   bool signaled = false;
   bool hasTimestamp = false;
   ze_kernel_timestamp_result_t timestamp{};
+  uint32_t waiters = 0;  // threads waiting for this event: a signal wakes them only if any
 };
 
 struct Fence : Object {
