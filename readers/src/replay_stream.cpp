@@ -191,9 +191,11 @@ ReplayStream loadReplayStream(const Capture& capture) {
   }
   if (stream.records.empty())
     throw ReplayStreamError(capture.path() + " holds no replay stream: capture with --mode=replay");
-  // Threads race to the lock, so chunks hold records out of order.
-  std::stable_sort(stream.records.begin(), stream.records.end(),
-                   [](const ReplayRecord& a, const ReplayRecord& b) { return a.seq < b.seq; });
+  // Threads race to the lock, so chunks may hold records out of order (a
+  // single-threaded program's never do: no sort then).
+  auto bySeq = [](const ReplayRecord& a, const ReplayRecord& b) { return a.seq < b.seq; };
+  if (!std::is_sorted(stream.records.begin(), stream.records.end(), bySeq))
+    std::stable_sort(stream.records.begin(), stream.records.end(), bySeq);
   const auto& rec = capture.recovery();
   if (!rec.closedCleanly || !stream.notes.empty()) {
     stream.complete = false;

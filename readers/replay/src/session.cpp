@@ -499,7 +499,12 @@ void Session::performAppend(const ReplayRecord& r, size_t index) {
       }
       buffers.replayDestination = dst;
       uint8_t* src = translate(r, r.addresses[1], srcBytes, "source");
-      if (!src) {
+      const Bytes& whole = setup_.payloads.of(index);
+      if (!src && !region && whole.data && whole.size >= srcBytes) {
+        // Ordinary host memory the payload holds whole: the device reads the
+        // payload itself, which lives as long as the replay (no staging copy).
+        src = const_cast<uint8_t*>(whole.data);
+      } else if (!src) {
         buffers.source.assign(srcBytes, 0);
         // The payload holds the bytes from where the copy starts reading: a
         // region's first byte (origin z, y, x) rather than its base address.
