@@ -108,7 +108,10 @@ bool CaptureWriter::writeMessage(schema::ChunkKind kind, capnp::MessageBuilder& 
 }
 
 Hash128 CaptureWriter::writeBlob(const void* data, size_t size) {
-  Hash128 hash = contentHash(data, size);
+  return writeBlob(data, size, contentHash(data, size));
+}
+
+Hash128 CaptureWriter::writeBlob(const void* data, size_t size, const Hash128& hash) {
   if (!ok() || blobs_.count(hash)) return hash;
   auto* bytes = static_cast<const uint8_t*>(data);
   size_t offset = 0;

@@ -20,6 +20,8 @@ class ChunkSink {
   virtual bool write(schema::ChunkKind kind, capnp::MessageBuilder& message) = 0;
   // Stores bytes once per file; returns their hash.
   virtual format::Hash128 writeBlob(const void* data, size_t size) = 0;
+  // The same when the caller has the hash of exactly these bytes (contentHash).
+  virtual format::Hash128 writeBlob(const void* data, size_t size, const format::Hash128& hash) = 0;
   // Converts Clock::nowTicks() values to host ns (the file's clock domain).
   virtual int64_t toHostNs(uint64_t ticks) const = 0;
   // The file's CPU stacks, shared by every front end so ids are unique in the

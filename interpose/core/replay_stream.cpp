@@ -88,7 +88,8 @@ void produce(ChunkSink& sink, bool) {
     sink.write(schema::ChunkKind::DEFINITIONS, defsMessage);
   }
   // Blobs first: a reader meets the bytes before the records that use them.
-  for (auto& [hash, bytes] : blobs) sink.writeBlob(bytes.data(), bytes.size());
+  // Kept bytes were hashed as copied (keepBlob): not hashed again here.
+  for (auto& [hash, bytes] : blobs) sink.writeBlob(bytes.data(), bytes.size(), hash);
   blobs.clear();
   // Bounded chunks: a chunk of a few thousand records compresses well and a
   // damaged one loses little.

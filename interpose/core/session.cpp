@@ -164,6 +164,9 @@ struct Session {
       return s.file->ok() && s.file->writeMessage(kind, message);
     }
     format::Hash128 writeBlob(const void* data, size_t size) override { return s.file->writeBlob(data, size); }
+    format::Hash128 writeBlob(const void* data, size_t size, const format::Hash128& hash) override {
+      return s.file->writeBlob(data, size, hash);
+    }
     int64_t toHostNs(uint64_t t) const override { return s.ticks.toNs(t); }
     uint32_t internStack(const std::vector<uint64_t>& frames) override { return s.stacks.intern(frames); }
     void writeNewStacks() override { s.stacks.writeNew(*this); }

@@ -43,6 +43,8 @@ class CaptureWriter {
   // Stores `data` once per file under its XXH3-128 hash; repeated contents
   // cost nothing. Returns the hash.
   Hash128 writeBlob(const void* data, size_t size);
+  // The same when the caller has the hash of exactly these bytes already.
+  Hash128 writeBlob(const void* data, size_t size, const Hash128& hash);
   // Writes the trailer (chunk index and totals) and the footer, then closes.
   bool close(uint64_t eventsWritten, uint64_t eventsDropped, int64_t endHostNs,
              const std::string& closeReason);
