@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 namespace gtap::format {
 
@@ -175,7 +176,14 @@ DecodedChunk CaptureReader::decode(const ChunkInfo& c) const {
       throw FormatError(at(name_, c.offset) + "compressed frame declares " +
                         std::to_string(declared) + " bytes, chunk header says " +
                         std::to_string(c.rawSize));
-    size_t n = ZSTD_decompress(out, c.rawSize, stored.data(), stored.size());
+    // One decompression context per thread, reused: a context costs more to
+    // set up than a small chunk costs to decompress.
+    struct FreeDCtx {
+      void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+    };
+    thread_local std::unique_ptr<ZSTD_DCtx, FreeDCtx> dctx(ZSTD_createDCtx());
+    size_t n = dctx ? ZSTD_decompressDCtx(dctx.get(), out, c.rawSize, stored.data(), stored.size())
+                    : ZSTD_decompress(out, c.rawSize, stored.data(), stored.size());
     if (ZSTD_isError(n) || n != c.rawSize)
       throw FormatError(at(name_, c.offset) + "cannot decompress chunk: " +
                         (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short output"));
