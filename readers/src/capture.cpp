@@ -36,6 +36,8 @@ bool isErrorResult(schema::Api api, int64_t result) {
     case schema::Api::LEVEL_ZERO_TOOLS:
     case schema::Api::LEVEL_ZERO_SYSMAN:
       return static_cast<uint32_t>(result) >= 0x70000000u;
+    case schema::Api::IREE_HAL:
+      return result != 0;  // an iree_status_t's code; 0 is OK
     default:
       return static_cast<uint32_t>(result) >= 0x1000u;
   }

@@ -119,7 +119,8 @@ class Capture {
 
 // Whether a call's result is an error of its API: Level Zero's errors are
 // 0x70000000 and up (ZE_RESULT_NOT_READY, 1, is not one); HSA's are 0x1000 and
-// up (HSA_STATUS_INFO_BREAK, 1, is not one).
+// up (HSA_STATUS_INFO_BREAK, 1, is not one); an IREE HAL call's result is the
+// code of the iree_status_t it returned, and any code but 0 (OK) is an error.
 bool isErrorResult(schema::Api api, int64_t result);
 
 std::string kindName(uint16_t kind);

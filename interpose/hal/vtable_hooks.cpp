@@ -1,0 +1,375 @@
+#include "vtable_hooks.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <new>
+#include <unordered_map>
+
+#include "clock.h"
+#include "config.h"
+#include "functions.h"
+#include "log.h"
+#include "session.h"
+
+namespace gtap::hal {
+
+// One hooked slot: what its thunk hands the enter stub.
+struct Slot {
+  void* original;
+  uint16_t function;
+  bool returnsStatus;
+};
+
+}  // namespace gtap::hal
+
+extern "C" {
+void gtap_hal_enter_stub();
+void gtap_hal_exit_stub();
+}
+
+namespace gtap::hal {
+
+namespace {
+
+// --- function ids ------------------------------------------------------------------
+
+constexpr size_t kMaxFunctions = 4096;
+core::FunctionInfo g_functions[kMaxFunctions];
+size_t g_functionCount = 0;
+
+uint16_t functionId(const std::string& name) {
+  // Built once, at load, before any thread; never freed (records name them).
+  static auto* names = new std::deque<std::string>();
+  static auto* ids = new std::unordered_map<std::string, uint16_t>();
+  auto it = ids->find(name);
+  if (it != ids->end()) return it->second;
+  if (g_functionCount == kMaxFunctions) return 0xffff;
+  names->push_back(name);
+  g_functions[g_functionCount] = {names->back().c_str(), core::ApiKind::ireeHal};
+  uint16_t id = static_cast<uint16_t>(core::kHalFunctionBase + g_functionCount++);
+  ids->emplace(name, id);
+  return id;
+}
+
+// --- the per-thread stack of return addresses ----------------------------------------
+
+struct ShadowEntry {
+  void* returnAddress;
+  Slot* slot;
+  core::ThreadState* thread;
+};
+constexpr uint32_t kShadowDepth = 128;
+struct Shadow {
+  ShadowEntry entries[kShadowDepth];
+  uint32_t depth = 0;
+};
+// A pointer only: the stack itself is allocated at a thread's first hooked
+// call, so the library's static TLS stays small.
+__thread Shadow* t_shadow __attribute__((tls_model("initial-exec"))) = nullptr;
+
+// --- thunks ------------------------------------------------------------------------
+
+// movabs $slot, %r11; jmp *0(%rip); .quad gtap_hal_enter_stub
+constexpr size_t kThunkBytes = 32;
+
+// The thunks of one vtable: written into fresh anonymous pages, which are
+// made executable (and no longer writable) before any slot points at them.
+class Thunks {
+ public:
+  explicit Thunks(size_t count) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    bytes_ = (count * kThunkBytes + page - 1) / page * page;
+    if (bytes_ == 0) return;
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) base_ = static_cast<uint8_t*>(p);
+  }
+  bool ok() const { return base_ != nullptr; }
+  void* make(size_t index, Slot* slot) {
+    uint8_t* t = base_ + index * kThunkBytes;
+    uint64_t slotValue = reinterpret_cast<uint64_t>(slot);
+    uint64_t stub = reinterpret_cast<uint64_t>(&gtap_hal_enter_stub);
+    t[0] = 0x49;  // movabs imm64, %r11
+    t[1] = 0xbb;
+    std::memcpy(t + 2, &slotValue, 8);
+    t[10] = 0xff;  // jmp *0(%rip)
+    t[11] = 0x25;
+    std::memset(t + 12, 0, 4);
+    std::memcpy(t + 16, &stub, 8);
+    std::memset(t + 24, 0xcc, kThunkBytes - 24);
+    return t;
+  }
+  bool seal() { return mprotect(base_, bytes_, PROT_READ | PROT_EXEC) == 0; }
+  // Not sealed: nothing points at these pages yet.
+  void discard() {
+    if (base_) munmap(base_, bytes_);
+    base_ = nullptr;
+  }
+
+ private:
+  uint8_t* base_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// --- writing read-only vtables -----------------------------------------------------------
+
+// The protection of the mapping holding `address` (from /proc/self/maps), or -1.
+int protectionOf(uintptr_t address) {
+  FILE* f = std::fopen("/proc/self/maps", "re");
+  if (!f) return -1;
+  char line[512];
+  int prot = -1;
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long start = 0, end = 0;
+    char perms[5] = {};
+    if (std::sscanf(line, "%lx-%lx %4s", &start, &end, perms) != 3) continue;
+    if (address < start || address >= end) continue;
+    prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | (perms[2] == 'x' ? PROT_EXEC : 0);
+    break;
+  }
+  std::fclose(f);
+  return prot;
+}
+
+// Stores the thunks into the vtable's slots: the pages made writable, one
+// aligned pointer store per slot, the protection put back.
+bool writeSlots(void** table, const std::vector<std::pair<size_t, void*>>& values, std::string& why) {
+  const uintptr_t pageSize = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t first = reinterpret_cast<uintptr_t>(table);
+  uintptr_t last = first;
+  for (const auto& [index, value] : values) last = std::max(last, first + index * sizeof(void*));
+  uintptr_t pageStart = first & ~(pageSize - 1);
+  uintptr_t pageEnd = (last + sizeof(void*) + pageSize - 1) & ~(pageSize - 1);
+  int prot = protectionOf(first);
+  if (prot < 0 || protectionOf(last) != prot) {
+    why = "its pages are not one mapping gtap can find in /proc/self/maps";
+    return false;
+  }
+  if (!(prot & PROT_WRITE) &&
+      mprotect(reinterpret_cast<void*>(pageStart), pageEnd - pageStart, prot | PROT_WRITE) != 0) {
+    why = std::string("mprotect failed: ") + std::strerror(errno);
+    return false;
+  }
+  for (const auto& [index, value] : values) __atomic_store_n(&table[index], value, __ATOMIC_RELEASE);
+  if (!(prot & PROT_WRITE)) mprotect(reinterpret_cast<void*>(pageStart), pageEnd - pageStart, prot);
+  return true;
+}
+
+// --- images ------------------------------------------------------------------------------
+
+struct Image {
+  std::string path;
+  uintptr_t bias;
+};
+
+int collectImage(dl_phdr_info* info, size_t, void* data) {
+  auto* images = static_cast<std::vector<Image>*>(data);
+  std::string path = info->dlpi_name ? info->dlpi_name : "";
+  if (path.empty()) {
+    // The executable.
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return 0;
+    path.assign(exe, static_cast<size_t>(n));
+  }
+  if (path.find("linux-vdso") != std::string::npos) return 0;
+  images->push_back({path, static_cast<uintptr_t>(info->dlpi_addr)});
+  return 0;
+}
+
+bool isSystemImage(const std::string& path) {
+  for (const char* dir : {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"})
+    if (path.compare(0, std::strlen(dir), dir) == 0) return true;
+  return false;
+}
+
+std::string ownPath() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&ownPath), &info) && info.dli_fname) return info.dli_fname;
+  return {};
+}
+
+}  // namespace
+
+// --- the calls -------------------------------------------------------------------------------
+
+extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot, void** returnSlot) {
+  if (!core::g_recordApi) return slot->original;
+  core::ThreadState* thread = core::enterCall(0);
+  if (!thread) return slot->original;
+  Shadow* shadow = t_shadow;
+  if (!shadow) {
+    shadow = new (std::nothrow) Shadow();
+    if (!shadow) return slot->original;
+    t_shadow = shadow;
+  }
+  if (shadow->depth == kShadowDepth) return slot->original;  // too deep: this call goes unrecorded
+  shadow->entries[shadow->depth++] = {*returnSlot, slot, thread};
+  *returnSlot = reinterpret_cast<void*>(&gtap_hal_exit_stub);
+  thread->append({core::nowTicks(), 0, slot->function, core::RecordKind::callBegin, 0});
+  return slot->original;
+}
+
+extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_exit(uint64_t result) {
+  Shadow* shadow = t_shadow;
+  ShadowEntry e = shadow->entries[--shadow->depth];
+  // iree_status_t: 0 is OK, otherwise its low 5 bits are the status code.
+  int32_t value = e.slot->returnsStatus ? static_cast<int32_t>(result & 0x1f) : 0;
+  e.thread->append({core::nowTicks(), value, e.slot->function, core::RecordKind::callEnd, 0});
+  return e.returnAddress;
+}
+
+const SlotLayout* matchLayout(const std::vector<std::vector<std::string>>& methods, std::string& versions,
+                              std::string& why) {
+  size_t count = 0;
+  const SlotLayout* layouts = slotLayouts(count);
+  const SlotLayout* match = nullptr;
+  const SlotLayout* closest = nullptr;
+  size_t closestAgree = 0;
+  auto agrees = [](const std::vector<std::string>& names, const char* method) {
+    for (const std::string& n : names)
+      if (n == method) return true;
+    return false;
+  };
+  for (size_t l = 0; l < count; ++l) {
+    const SlotLayout& layout = layouts[l];
+    size_t agree = 0, disagree = 0;
+    for (size_t i = 0; i < methods.size() && i < layout.count; ++i) {
+      if (methods[i].empty()) continue;
+      (agrees(methods[i], layout.methods[i].name) ? agree : disagree)++;
+    }
+    if (agree > closestAgree || (agree == closestAgree && closest && layout.count == methods.size() &&
+                                 closest->count != methods.size())) {
+      closestAgree = agree;
+      closest = &layout;
+    }
+    if (layout.count == methods.size() && disagree == 0 && agree * 2 >= methods.size() && agree > 0) {
+      if (!match) match = &layout;
+      if (std::strcmp(match->interface, layout.interface) == 0)
+        versions += std::string(versions.empty() ? "" : ", ") + layout.version;
+    }
+  }
+  if (match) return match;
+  if (!closest) {
+    why = "none of its " + std::to_string(methods.size()) + " slots points at a function named like a HAL method";
+    return nullptr;
+  }
+  why = "its " + std::to_string(methods.size()) + " slots match no known layout; the closest is IREE " +
+        closest->version + "'s " + closest->interface + " (" + std::to_string(closest->count) + " slots)";
+  for (size_t i = 0; i < methods.size(); ++i) {
+    if (methods[i].empty()) continue;
+    if (i >= closest->count) {
+      why += ": slot " + std::to_string(i) + " (" + methods[i][0] + ") is past its end";
+      break;
+    }
+    if (!agrees(methods[i], closest->methods[i].name)) {
+      why += ": slot " + std::to_string(i) + " is " + methods[i][0] + " where it has " + closest->methods[i].name;
+      break;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<VtableOutcome> installHooks() {
+  std::vector<VtableOutcome> outcomes;
+  std::vector<Image> images;
+  dl_iterate_phdr(&collectImage, &images);
+  const std::string self = ownPath();
+  for (const Image& image : images) {
+    if (!self.empty() && image.path == self) continue;
+    ImageSymbols symbols;
+    std::string why;
+    if (!readImageSymbols(image.path, isSystemImage(image.path), symbols, why)) continue;
+    if (symbols.vtables.empty()) {
+      if (symbols.strippedWithIree) {
+        VtableOutcome o;
+        o.image = image.path;
+        o.refused = "it holds IREE's HAL but has no symbol table, and no debug file with build-id " +
+                    (symbols.buildId.empty() ? std::string("(none)") : symbols.buildId) +
+                    " was found (GTAP_DEBUG_PATH, /usr/lib/debug)";
+        outcomes.push_back(std::move(o));
+      }
+      continue;
+    }
+    for (const VtableSymbol& v : symbols.vtables) {
+      VtableOutcome o;
+      o.image = image.path;
+      o.vtable = v.name;
+      std::string impl = v.name.substr(9, v.name.size() - 9 - 7);  // iree_hal_<impl>_vtable
+      std::string prefix = "iree_hal_" + impl + "_";
+      auto** table = reinterpret_cast<void**>(image.bias + v.value);
+      size_t slots = v.size / sizeof(void*);
+      std::vector<std::vector<std::string>> methods(slots);
+      for (size_t i = 0; i < slots; ++i) {
+        if (!table[i]) continue;
+        auto range = symbols.functions.equal_range(reinterpret_cast<uintptr_t>(table[i]) - image.bias);
+        for (auto f = range.first; f != range.second; ++f)
+          if (f->second.compare(0, prefix.size(), prefix) == 0) methods[i].push_back(f->second.substr(prefix.size()));
+      }
+      const SlotLayout* layout = matchLayout(methods, o.versions, why);
+      if (!layout) {
+        o.refused = why;
+        outcomes.push_back(std::move(o));
+        continue;
+      }
+      o.interface = layout->interface;
+      Thunks thunks(slots);
+      if (!thunks.ok()) {
+        o.refused = std::string("no memory for its thunks: ") + std::strerror(errno);
+        outcomes.push_back(std::move(o));
+        continue;
+      }
+      std::vector<std::pair<size_t, void*>> values;
+      for (size_t i = 0; i < slots; ++i) {
+        if (!table[i]) continue;
+        uint16_t id = functionId(prefix + layout->methods[i].name);
+        if (id == 0xffff) continue;
+        // Never freed: a thunk may be running on some thread whenever.
+        auto* slot = new Slot{table[i], id, layout->methods[i].returnsStatus};
+        values.emplace_back(i, thunks.make(i, slot));
+      }
+      why.clear();
+      if (!thunks.seal()) {
+        thunks.discard();
+        o.refused = std::string("its thunks could not be made executable: ") + std::strerror(errno);
+        outcomes.push_back(std::move(o));
+        continue;
+      }
+      if (!writeSlots(table, values, why)) {
+        o.refused = why;
+        outcomes.push_back(std::move(o));
+        continue;
+      }
+      o.slotsHooked = static_cast<uint32_t>(values.size());
+      outcomes.push_back(std::move(o));
+    }
+  }
+  if (g_functionCount) core::registerFunctions(core::kHalFunctionBase, g_functions, g_functionCount);
+  return outcomes;
+}
+
+namespace {
+struct Install {
+  Install() {
+    const core::Config& c = core::config();
+    if (!c.enabled || !(c.mode & format::kModeApi)) return;
+    for (const VtableOutcome& o : installHooks()) {
+      if (o.refused.empty() || c.quiet) continue;
+      if (o.vtable.empty())
+        core::logLine("IREE HAL: %s: %s; HAL calls are not recorded, HSA and Level Zero capture continue",
+                      o.image.c_str(), o.refused.c_str());
+      else
+        core::logLine("IREE HAL: not hooking %s in %s: %s", o.vtable.c_str(), o.image.c_str(), o.refused.c_str());
+    }
+  }
+} install;
+}  // namespace
+
+}  // namespace gtap::hal

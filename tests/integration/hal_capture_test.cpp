@@ -1,0 +1,127 @@
+// The IREE HAL front end on a program shaped like IREE (tests/workloads/hal):
+// vtables found through the symbol table (or a build-id debug file), slots
+// swapped for recording thunks, a layout no IREE version has refused, and a
+// stripped program with no debug file left alone with one line.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "process.h"
+
+namespace gtap::test {
+namespace {
+
+constexpr const char* kFill = "iree_hal_fake_command_buffer_fill_buffer";
+
+struct ApiRow {
+  uint64_t count = 0, failed = 0;
+};
+
+std::map<std::string, ApiRow> apiRows(const std::string& file) {
+  auto r = runProcess({gtapBinary(), "api", "--format=jsonl", file});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  std::map<std::string, ApiRow> rows;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    rows[j["function"]] = {j["count"].get<uint64_t>(), j["failed"].get<uint64_t>()};
+  }
+  return rows;
+}
+
+ProcessResult capture(const std::string& program, const std::string& file, const std::vector<std::string>& args,
+                      const EnvChanges& env = {}) {
+  std::vector<std::string> argv = {gtapBinary(), "run", "-m", "api", "-o", file, "--", program};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return runProcess(argv, env);
+}
+
+// The build-id of an ELF file, as readelf prints it.
+std::string buildId(const std::string& path) {
+  auto r = runProcess({"readelf", "-n", path});
+  std::smatch m;
+  if (r.exitCode != 0 || !std::regex_search(r.out, m, std::regex("Build ID: ([0-9a-f]+)"))) return {};
+  return m[1];
+}
+
+// Every slot call the program makes through the IREE-shaped vtable is recorded
+// once per call, with its result; the program's output is unchanged.
+void expectFixtureCalls(const std::string& file, uint32_t n, uint32_t threads) {
+  auto rows = apiRows(file);
+  EXPECT_EQ(rows[kFill].count, threads * (n + 1));
+  EXPECT_EQ(rows[kFill].failed, threads) << "the fill with a 3-byte pattern fails with INVALID_ARGUMENT";
+  EXPECT_EQ(rows["iree_hal_fake_command_buffer_copy_buffer"].count, threads * (n / 2));
+  EXPECT_EQ(rows["iree_hal_fake_command_buffer_copy_buffer"].failed, 0u);
+  for (const char* once : {"begin", "end", "update_buffer", "dispatch", "destroy"})
+    EXPECT_EQ(rows[std::string("iree_hal_fake_command_buffer_") + once].count, threads) << once;
+  for (const auto& [name, row] : rows)
+    EXPECT_EQ(name.find("iree_hal_odd_"), std::string::npos) << name << " belongs to the refused vtable";
+}
+
+TEST(HalCapture, VtableSlotsAreRecordedOncePerCall) {
+  std::string dir = freshDirectory("hal-symbols");
+  auto plain = runProcess({workload("hal_fixture"), "1000", "3"});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  auto run = capture(workload("hal_fixture"), dir + "/cap.gtap", {"1000", "3"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out, plain.out);
+  expectFixtureCalls(dir + "/cap.gtap", 1000, 3);
+}
+
+// A layout no IREE version has (two slots swapped) is refused by name, with
+// the slot that differs; the other vtable of the same image is still hooked.
+TEST(HalCapture, MismatchedLayoutIsRefusedAndSaysWhy) {
+  std::string dir = freshDirectory("hal-mismatch");
+  auto run = capture(workload("hal_fixture"), dir + "/cap.gtap", {"10"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.err.find("not hooking iree_hal_odd_command_buffer_vtable"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("slot 10 is copy_buffer where it has fill_buffer"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("iree_hal_fake_command_buffer_vtable"), std::string::npos) << run.err;
+  EXPECT_EQ(apiRows(dir + "/cap.gtap")[kFill].count, 11u);
+}
+
+// Stripped, with the symbols in a separate debug file found by build-id under
+// GTAP_DEBUG_PATH: the same calls are recorded.
+TEST(HalCapture, StrippedImageUsesTheBuildIdDebugFile) {
+  std::string dir = freshDirectory("hal-debug-file");
+  std::string stripped = dir + "/hal_fixture";
+  ASSERT_EQ(runProcess({"strip", "--strip-all", "-o", stripped, workload("hal_fixture")}).exitCode, 0);
+  std::string id = buildId(workload("hal_fixture"));
+  ASSERT_GT(id.size(), 2u) << "the fixture is linked with --build-id";
+  ASSERT_EQ(buildId(stripped), id);
+  std::string debugDir = dir + "/debug/.build-id/" + id.substr(0, 2);
+  std::filesystem::create_directories(debugDir);
+  ASSERT_EQ(runProcess({"objcopy", "--only-keep-debug", workload("hal_fixture"),
+                        debugDir + "/" + id.substr(2) + ".debug"})
+                .exitCode,
+            0);
+  auto plain = runProcess({stripped, "500", "2"});
+  auto run = capture(stripped, dir + "/cap.gtap", {"500", "2"}, {{"GTAP_DEBUG_PATH", dir + "/nothing:" + dir + "/debug"}});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out, plain.out);
+  expectFixtureCalls(dir + "/cap.gtap", 500, 2);
+}
+
+// Stripped and no debug file anywhere: one line says HAL calls are not
+// recorded, and the program runs as it would.
+TEST(HalCapture, StrippedWithoutDebugFileSaysSoOnce) {
+  std::string dir = freshDirectory("hal-stripped");
+  std::string stripped = dir + "/hal_fixture";
+  ASSERT_EQ(runProcess({"strip", "--strip-all", "-o", stripped, workload("hal_fixture")}).exitCode, 0);
+  auto plain = runProcess({stripped, "100"});
+  auto run = capture(stripped, dir + "/cap.gtap", {"100"}, {{"GTAP_DEBUG_PATH", dir + "/nothing"}});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out, plain.out);
+  std::regex line("IREE HAL: .*hal_fixture: it holds IREE's HAL but has no symbol table.*HAL calls are not recorded");
+  auto lines = std::distance(std::sregex_iterator(run.err.begin(), run.err.end(), line), std::sregex_iterator());
+  EXPECT_EQ(lines, 1) << run.err;
+  // Nothing else of the program is recorded either, so no capture is written.
+  EXPECT_FALSE(std::filesystem::exists(dir + "/cap.gtap"));
+}
+
+}  // namespace
+}  // namespace gtap::test

@@ -1,0 +1,257 @@
+/* A program shaped like IREE's HAL, for the HAL front end's tests: objects
+ * that start with a reference count and a pointer to a const vtable (offset 8),
+ * vtables that are local objects named iree_hal_<impl>_vtable, and slot
+ * functions named iree_hal_<impl>_<method>. The command buffer's layout is
+ * IREE's (3.7 and later): 15 slots, in this order. Calls go through the
+ * vtable, as IREE's public functions do.
+ *
+ * A second implementation, "odd_command_buffer", has fill_buffer and
+ * copy_buffer swapped: no IREE version has that layout, so it must be left
+ * alone (and say so).
+ *
+ *   hal_fixture [N=1000] [THREADS=1]
+ *
+ * Each thread records N fills (plus one that fails with INVALID_ARGUMENT),
+ * N/2 copies, one update and one dispatch into its own command buffer, then
+ * N fills through the odd one. Prints per-thread totals and a checksum;
+ * the output is the same with and without a tool watching. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uintptr_t status_t; /* as iree_status_t: 0 is OK, else the code is in the low 5 bits */
+enum { kOk = 0, kInvalidArgument = 3 };
+
+typedef struct {
+  intptr_t ref_count;
+  const void* const* vtable;
+} resource_t;
+
+/* As iree_hal_buffer_ref_t: 32 bytes, passed on the stack. */
+typedef struct {
+  uint32_t reserved;
+  uint32_t buffer_slot;
+  uint8_t* buffer;
+  uint64_t offset;
+  uint64_t length;
+} buffer_ref_t;
+
+typedef struct {
+  uint32_t workgroup_count[3];
+  uint32_t workgroup_size[3];
+  uint64_t dynamic_workgroup_size;
+} dispatch_config_t;
+
+typedef struct {
+  resource_t resource;
+  uint64_t fills, copies, updates, dispatches, bytes, sum;
+} command_buffer_t;
+
+/* A failed status: an allocated, 32-byte-aligned object whose low bits carry the code. */
+static status_t make_status(int code) {
+  void* p = aligned_alloc(32, 32);
+  return (status_t)p | (status_t)code;
+}
+static void free_status(status_t s) { free((void*)(s & ~(status_t)31)); }
+
+#define SLOT __attribute__((noinline, used)) static
+
+/* --- the command buffer ---------------------------------------------------- */
+SLOT void iree_hal_fake_command_buffer_destroy(command_buffer_t* cb) { free(cb); }
+SLOT status_t iree_hal_fake_command_buffer_begin(command_buffer_t* cb) { cb->sum = 17; return kOk; }
+SLOT status_t iree_hal_fake_command_buffer_end(command_buffer_t* cb) { cb->sum ^= cb->bytes; return kOk; }
+SLOT status_t iree_hal_fake_command_buffer_begin_debug_group(command_buffer_t* cb, const char* label, size_t length,
+                                                             uint32_t color, const void* location) {
+  (void)cb; (void)label; (void)length; (void)color; (void)location; return kOk;
+}
+SLOT status_t iree_hal_fake_command_buffer_end_debug_group(command_buffer_t* cb) { (void)cb; return kOk; }
+SLOT status_t iree_hal_fake_command_buffer_execution_barrier(command_buffer_t* cb, uint32_t source, uint32_t target,
+                                                             uint32_t flags, size_t memory_count, const void* memory,
+                                                             size_t buffer_count, const void* buffers) {
+  (void)cb; (void)source; (void)target; (void)flags; (void)memory_count; (void)memory; (void)buffer_count;
+  (void)buffers; return kOk;
+}
+SLOT status_t iree_hal_fake_command_buffer_signal_event(command_buffer_t* cb, void* e, uint32_t s) {
+  (void)cb; (void)e; (void)s; return kOk;
+}
+SLOT status_t iree_hal_fake_command_buffer_reset_event(command_buffer_t* cb, void* e, uint32_t s) {
+  (void)cb; (void)e; (void)s; return kOk;
+}
+SLOT status_t iree_hal_fake_command_buffer_wait_events(command_buffer_t* cb, size_t n, const void** e, uint32_t s,
+                                                       uint32_t t, size_t mn, const void* m, size_t bn,
+                                                       const void* b) {
+  (void)cb; (void)n; (void)e; (void)s; (void)t; (void)mn; (void)m; (void)bn; (void)b; return kOk;
+}
+SLOT status_t iree_hal_fake_command_buffer_advise_buffer(command_buffer_t* cb, buffer_ref_t ref, uint32_t flags,
+                                                         uint64_t a0, uint64_t a1) {
+  (void)cb; (void)ref; (void)flags; (void)a0; (void)a1; return kOk;
+}
+SLOT status_t iree_hal_fake_command_buffer_fill_buffer(command_buffer_t* cb, buffer_ref_t target, const void* pattern,
+                                                       size_t pattern_length, uint64_t flags) {
+  if (pattern_length != 1 && pattern_length != 2 && pattern_length != 4) return make_status(kInvalidArgument);
+  for (uint64_t i = 0; i + pattern_length <= target.length; i += pattern_length)
+    memcpy(target.buffer + target.offset + i, pattern, pattern_length);
+  cb->fills++;
+  cb->bytes += target.length;
+  cb->sum = cb->sum * 31 + target.length + flags + target.buffer_slot;
+  return kOk;
+}
+SLOT status_t iree_hal_fake_command_buffer_update_buffer(command_buffer_t* cb, const void* source, size_t source_offset,
+                                                         buffer_ref_t target, uint64_t flags) {
+  memcpy(target.buffer + target.offset, (const uint8_t*)source + source_offset, target.length);
+  cb->updates++;
+  cb->sum = cb->sum * 31 + target.length + flags;
+  return kOk;
+}
+SLOT status_t iree_hal_fake_command_buffer_copy_buffer(command_buffer_t* cb, buffer_ref_t source, buffer_ref_t target,
+                                                       uint64_t flags) {
+  memcpy(target.buffer + target.offset, source.buffer + source.offset, source.length);
+  cb->copies++;
+  cb->bytes += source.length;
+  cb->sum = cb->sum * 31 + source.length + target.offset + flags;
+  return kOk;
+}
+SLOT status_t iree_hal_fake_command_buffer_collective(command_buffer_t* cb, void* channel, uint32_t op, uint32_t param,
+                                                      buffer_ref_t send, buffer_ref_t recv, uint64_t count) {
+  (void)cb; (void)channel; (void)op; (void)param; (void)send; (void)recv; (void)count; return kOk;
+}
+SLOT status_t iree_hal_fake_command_buffer_dispatch(command_buffer_t* cb, void* executable, uint32_t function,
+                                                    const dispatch_config_t config, const void* constants,
+                                                    size_t constants_length, size_t binding_count,
+                                                    const buffer_ref_t* bindings, uint64_t flags) {
+  (void)executable;
+  cb->dispatches++;
+  uint64_t groups = (uint64_t)config.workgroup_count[0] * config.workgroup_count[1] * config.workgroup_count[2];
+  cb->sum = cb->sum * 31 + groups + function + constants_length + binding_count + flags +
+            (constants ? *(const uint32_t*)constants : 0) + bindings[binding_count - 1].length;
+  return kOk;
+}
+
+static const void* const iree_hal_fake_command_buffer_vtable[15] = {
+    (const void*)iree_hal_fake_command_buffer_destroy,       (const void*)iree_hal_fake_command_buffer_begin,
+    (const void*)iree_hal_fake_command_buffer_end,           (const void*)iree_hal_fake_command_buffer_begin_debug_group,
+    (const void*)iree_hal_fake_command_buffer_end_debug_group, (const void*)iree_hal_fake_command_buffer_execution_barrier,
+    (const void*)iree_hal_fake_command_buffer_signal_event,  (const void*)iree_hal_fake_command_buffer_reset_event,
+    (const void*)iree_hal_fake_command_buffer_wait_events,   (const void*)iree_hal_fake_command_buffer_advise_buffer,
+    (const void*)iree_hal_fake_command_buffer_fill_buffer,   (const void*)iree_hal_fake_command_buffer_update_buffer,
+    (const void*)iree_hal_fake_command_buffer_copy_buffer,   (const void*)iree_hal_fake_command_buffer_collective,
+    (const void*)iree_hal_fake_command_buffer_dispatch,
+};
+
+/* --- the odd one: fill_buffer and copy_buffer swapped ------------------------ */
+SLOT void iree_hal_odd_command_buffer_destroy(command_buffer_t* cb) { free(cb); }
+SLOT status_t iree_hal_odd_command_buffer_begin(command_buffer_t* cb) { cb->sum = 5; return kOk; }
+SLOT status_t iree_hal_odd_command_buffer_end(command_buffer_t* cb) { (void)cb; return kOk; }
+SLOT status_t iree_hal_odd_command_buffer_fill_buffer(command_buffer_t* cb, buffer_ref_t target, const void* pattern,
+                                                      size_t pattern_length, uint64_t flags) {
+  return iree_hal_fake_command_buffer_fill_buffer(cb, target, pattern, pattern_length, flags);
+}
+SLOT status_t iree_hal_odd_command_buffer_copy_buffer(command_buffer_t* cb, buffer_ref_t source, buffer_ref_t target,
+                                                      uint64_t flags) {
+  return iree_hal_fake_command_buffer_copy_buffer(cb, source, target, flags);
+}
+
+static const void* const iree_hal_odd_command_buffer_vtable[15] = {
+    (const void*)iree_hal_odd_command_buffer_destroy,  (const void*)iree_hal_odd_command_buffer_begin,
+    (const void*)iree_hal_odd_command_buffer_end,      NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    (const void*)iree_hal_odd_command_buffer_copy_buffer, NULL,
+    (const void*)iree_hal_odd_command_buffer_fill_buffer, NULL, NULL,
+};
+
+/* --- the program ----------------------------------------------------------- */
+typedef status_t (*begin_fn)(command_buffer_t*);
+typedef status_t (*fill_fn)(command_buffer_t*, buffer_ref_t, const void*, size_t, uint64_t);
+typedef status_t (*copy_fn)(command_buffer_t*, buffer_ref_t, buffer_ref_t, uint64_t);
+typedef status_t (*update_fn)(command_buffer_t*, const void*, size_t, buffer_ref_t, uint64_t);
+typedef status_t (*dispatch_fn)(command_buffer_t*, void*, uint32_t, const dispatch_config_t, const void*, size_t,
+                                size_t, const buffer_ref_t*, uint64_t);
+typedef void (*destroy_fn)(command_buffer_t*);
+
+__attribute__((noinline)) static command_buffer_t* create(const void* const* vtable) {
+  __asm__ volatile("" : "+r"(vtable)); /* the vtable is data, as in IREE: no call is resolved at compile time */
+  command_buffer_t* cb = calloc(1, sizeof *cb);
+  cb->resource.ref_count = 1;
+  cb->resource.vtable = vtable;
+  return cb;
+}
+
+#define CALL(cb, slot, type) ((type)((cb)->resource.vtable[slot]))
+
+static uint32_t g_n = 1000;
+static int g_failures = 0;
+
+typedef struct {
+  uint64_t fills, copies, updates, dispatches, bytes, sum, odd_fills;
+} result_t;
+
+static void* work(void* out) {
+  result_t* r = out;
+  static const char label[] = "iree_hal_fake";  /* keeps a HAL name in the read-only data */
+  uint8_t* memory = calloc(1, 1 << 16);
+  command_buffer_t* cb = create(iree_hal_fake_command_buffer_vtable);
+  CALL(cb, 1, begin_fn)(cb);
+  uint32_t pattern = 0xabcd0123u;
+  for (uint32_t i = 0; i < g_n; ++i) {
+    buffer_ref_t target = {0, i & 7, memory, (i * 64) % 60000, 64 + (i % 4) * 4};
+    CALL(cb, 10, fill_fn)(cb, target, &pattern, 4, i & 1);
+  }
+  buffer_ref_t bad = {0, 0, memory, 0, 16};
+  status_t failed = CALL(cb, 10, fill_fn)(cb, bad, &pattern, 3, 0);
+  if ((failed & 31) == kInvalidArgument) __atomic_add_fetch(&g_failures, 1, __ATOMIC_RELAXED);
+  if (failed) free_status(failed);
+  for (uint32_t i = 0; i < g_n / 2; ++i) {
+    buffer_ref_t source = {0, 1, memory, 0, 128};
+    buffer_ref_t target = {0, 2, memory, 4096 + (i % 16) * 128, 128};
+    CALL(cb, 12, copy_fn)(cb, source, target, 0);
+  }
+  buffer_ref_t update_target = {0, 3, memory, 8192, 32};
+  CALL(cb, 11, update_fn)(cb, label, 0, update_target, 0);
+  buffer_ref_t bindings[3] = {{0, 0, memory, 0, 256}, {0, 1, memory, 256, 256}, {0, 2, memory, 512, 512}};
+  dispatch_config_t config = {{4, 2, 1}, {64, 1, 1}, 0};
+  uint32_t constants[2] = {7, 9};
+  CALL(cb, 14, dispatch_fn)(cb, NULL, 3, config, constants, sizeof constants, 3, bindings, 0);
+  CALL(cb, 2, begin_fn)(cb);
+  r->fills = cb->fills;
+  r->copies = cb->copies;
+  r->updates = cb->updates;
+  r->dispatches = cb->dispatches;
+  r->bytes = cb->bytes;
+  r->sum = cb->sum;
+  CALL(cb, 0, destroy_fn)(cb);
+
+  command_buffer_t* odd = create(iree_hal_odd_command_buffer_vtable);
+  CALL(odd, 1, begin_fn)(odd);
+  for (uint32_t i = 0; i < g_n; ++i) {
+    buffer_ref_t target = {0, 0, memory, 0, 32};
+    CALL(odd, 12, fill_fn)(odd, target, &pattern, 4, 0); /* slot 12 holds fill_buffer here */
+  }
+  CALL(odd, 2, begin_fn)(odd);
+  r->odd_fills = odd->fills;
+  CALL(odd, 0, destroy_fn)(odd);
+  free(memory);
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1) g_n = (uint32_t)strtoul(argv[1], NULL, 10);
+  int threads = argc > 2 ? atoi(argv[2]) : 1;
+  if (g_n == 0 || threads < 1 || threads > 64) {
+    fprintf(stderr, "usage: %s [N>0] [THREADS 1..64]\n", argv[0]);
+    return 64;
+  }
+  pthread_t ids[64];
+  result_t results[64];
+  memset(results, 0, sizeof results);
+  for (int t = 0; t < threads; ++t) pthread_create(&ids[t], NULL, work, &results[t]);
+  for (int t = 0; t < threads; ++t) pthread_join(ids[t], NULL);
+  for (int t = 0; t < threads; ++t)
+    printf("thread %d fills %llu copies %llu updates %llu dispatches %llu bytes %llu sum %016llx odd_fills %llu\n", t,
+           (unsigned long long)results[t].fills, (unsigned long long)results[t].copies,
+           (unsigned long long)results[t].updates, (unsigned long long)results[t].dispatches,
+           (unsigned long long)results[t].bytes, (unsigned long long)results[t].sum,
+           (unsigned long long)results[t].odd_fills);
+  printf("failures %d\n", g_failures);
+  return 0;
+}
