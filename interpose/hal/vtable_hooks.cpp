@@ -238,19 +238,31 @@ const SlotLayout* matchLayout(const std::vector<std::vector<std::string>>& metho
       if (n == method) return true;
     return false;
   };
+  // A name the layout has at another slot: the slots are in another order.
+  auto misplaced = [](const std::vector<std::string>& names, const SlotLayout& layout, size_t at) {
+    for (size_t j = 0; j < layout.count; ++j)
+      if (j != at)
+        for (const std::string& n : names)
+          if (n == layout.methods[j].name) return true;
+    return false;
+  };
   for (size_t l = 0; l < count; ++l) {
     const SlotLayout& layout = layouts[l];
     size_t agree = 0, disagree = 0;
     for (size_t i = 0; i < methods.size() && i < layout.count; ++i) {
       if (methods[i].empty()) continue;
-      (agrees(methods[i], layout.methods[i].name) ? agree : disagree)++;
+      if (agrees(methods[i], layout.methods[i].name))
+        ++agree;
+      else if (misplaced(methods[i], layout, i))
+        ++disagree;
     }
     if (agree > closestAgree || (agree == closestAgree && closest && layout.count == methods.size() &&
                                  closest->count != methods.size())) {
       closestAgree = agree;
       closest = &layout;
     }
-    if (layout.count == methods.size() && disagree == 0 && agree * 2 >= methods.size() && agree > 0) {
+    if (layout.count == methods.size() && disagree == 0 && agree >= std::min<size_t>(2, methods.size()) &&
+        agree * 3 >= methods.size()) {
       if (!match) match = &layout;
       if (std::strcmp(match->interface, layout.interface) == 0)
         versions += std::string(versions.empty() ? "" : ", ") + layout.version;
@@ -269,7 +281,7 @@ const SlotLayout* matchLayout(const std::vector<std::vector<std::string>>& metho
       why += ": slot " + std::to_string(i) + " (" + methods[i][0] + ") is past its end";
       break;
     }
-    if (!agrees(methods[i], closest->methods[i].name)) {
+    if (!agrees(methods[i], closest->methods[i].name) && misplaced(methods[i], *closest, i)) {
       why += ": slot " + std::to_string(i) + " is " + methods[i][0] + " where it has " + closest->methods[i].name;
       break;
     }
@@ -329,7 +341,11 @@ std::vector<VtableOutcome> installHooks() {
       std::vector<std::pair<size_t, void*>> values;
       for (size_t i = 0; i < slots; ++i) {
         if (!table[i]) continue;
-        uint16_t id = functionId(prefix + layout->methods[i].name);
+        // Named by the function that runs (its own name when it has one of
+        // the implementation's, which may differ from the layout's method
+        // name: iree_hal_sync_device_allocator sits in device_allocator's slot).
+        bool own = !methods[i].empty() && !std::count(methods[i].begin(), methods[i].end(), layout->methods[i].name);
+        uint16_t id = functionId(prefix + (own ? methods[i][0] : std::string(layout->methods[i].name)));
         if (id == 0xffff) continue;
         // Never freed: a thunk may be running on some thread whenever.
         auto* slot = new Slot{table[i], id, layout->methods[i].returnsStatus};

@@ -25,8 +25,11 @@ struct VtableOutcome {
 // off slot i's function (its symbols named iree_hal_<impl>_<method>; several
 // when identical functions were folded into one; none for a null slot or a
 // function named otherwise). A slot agrees with a layout when one of its
-// names is the layout's method there. A layout matches when it has as many
-// slots, no named slot disagrees, and at least half the slots agree.
+// names is the layout's method there, and disagrees when one of its names is
+// the layout's method at another slot (implementations may name a function
+// otherwise than the vtable member it fills: neither). A layout matches when
+// it has as many slots, no slot disagrees, and at least two slots (one of a
+// one-slot vtable) and a third of them agree.
 // Returns the first matching layout (`versions`: every version with that
 // layout for that interface), or nullptr with `why` naming the closest
 // layout and the first slot that differs.

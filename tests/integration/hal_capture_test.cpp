@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "process.h"
@@ -122,6 +123,62 @@ TEST(HalCapture, StrippedWithoutDebugFileSaysSoOnce) {
   // Nothing else of the program is recorded either, so no capture is written.
   EXPECT_FALSE(std::filesystem::exists(dir + "/cap.gtap"));
 }
+
+// Against the real IREE runtime: enabled when GTAP_TEST_IREE_BUILD names a
+// runtime-only IREE build (its samples/hal/hello), skipped otherwise.
+class RealIree : public ::testing::TestWithParam<std::string> {};
+
+uint64_t countEndingWith(const std::map<std::string, ApiRow>& rows, const std::string& suffix) {
+  uint64_t n = 0;
+  for (const auto& [name, row] : rows)
+    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      n += row.count;
+  return n;
+}
+
+TEST_P(RealIree, HelloSampleIsCapturedOncePerCall) {
+  const char* root = std::getenv("GTAP_TEST_IREE_BUILD");
+  if (!root || !*root) GTEST_SKIP() << "GTAP_TEST_IREE_BUILD is not set (a runtime-only IREE build)";
+  std::string hello = std::string(root) + "/samples/hal/hello/hello";
+  ASSERT_TRUE(std::filesystem::exists(hello)) << hello << " is missing from GTAP_TEST_IREE_BUILD";
+  std::string dir = freshDirectory("hal-iree-" + GetParam());
+  std::string device = "--device=" + GetParam();
+  auto plain = runProcess({hello, device});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  auto run = capture(hello, dir + "/cap.gtap", {device});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out, plain.out);
+  EXPECT_EQ(run.err.find("IREE HAL"), std::string::npos) << "every vtable of this IREE is known: " << run.err;
+  auto rows = apiRows(dir + "/cap.gtap");
+  // What the sample asks of the HAL: two buffers, one command buffer with a
+  // fill, a barrier and a copy, one submission, one wait.
+  EXPECT_EQ(countEndingWith(rows, "_allocator_allocate_buffer"), 2u);
+  EXPECT_EQ(countEndingWith(rows, "_device_create_command_buffer"), 1u);
+  EXPECT_EQ(countEndingWith(rows, "_device_create_semaphore"), 1u);
+  EXPECT_EQ(countEndingWith(rows, "_device_queue_execute"), 1u);
+  EXPECT_EQ(countEndingWith(rows, "_semaphore_wait"), 1u);
+  // The command buffer the device made records each command once; a driver
+  // that replays it into another command buffer (local-sync: deferred into
+  // inline) shows that one's calls apart, under its own name.
+  std::set<std::string> commandBuffers;
+  for (const auto& [name, row] : rows)
+    if (name.size() > 12 && name.compare(name.size() - 12, 12, "_fill_buffer") == 0) {
+      commandBuffers.insert(name.substr(0, name.size() - 12));
+      EXPECT_EQ(row.count, 1u) << name;
+      EXPECT_EQ(row.failed, 0u) << name;
+    }
+  ASSERT_FALSE(commandBuffers.empty());
+  for (const std::string& cb : commandBuffers)
+    for (const char* method : {"_begin", "_execution_barrier", "_copy_buffer", "_end"})
+      EXPECT_EQ(rows[cb + method].count, 1u) << cb << method;
+  if (GetParam() == "local-sync") {
+    EXPECT_TRUE(commandBuffers.count("iree_hal_deferred_command_buffer"));
+    EXPECT_TRUE(commandBuffers.count("iree_hal_inline_command_buffer"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, RealIree, ::testing::Values("local-sync", "local-task"),
+                         [](const auto& info) { return info.param == "local-sync" ? "local_sync" : "local_task"; });
 
 }  // namespace
 }  // namespace gtap::test
