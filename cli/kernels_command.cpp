@@ -1,4 +1,5 @@
 // gtap kernels: device time per kernel, module, queue or launch shape.
+#include <algorithm>
 #include <iostream>
 
 #include "commands.h"
@@ -40,6 +41,10 @@ int kernels(const KernelsOptions& o) {
   } else {
     columns.push_back(o.by == "name" ? "kernel" : o.by);
   }
+  // IREE HAL dispatches (recorded into command buffers) and device work are
+  // two levels of the same work: shown apart when both are there.
+  bool levels = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.level == "hal"; });
+  if (levels) columns.push_back("level");
   for (const char* c : {"count", "total", "mean", "min", "max", "p50", "p99", "share", "untimed"}) columns.push_back(c);
   readers::Table table(columns);
   auto triple = [](const std::array<uint32_t, 3>& v) {
@@ -59,6 +64,7 @@ int kernels(const KernelsOptions& o) {
     } else {
       row.push_back(readers::Cell::str(r.key));
     }
+    if (levels) row.push_back(readers::Cell::str(r.level));
     row.push_back(readers::Cell::count(static_cast<int64_t>(r.time.count + r.untimed)));
     row.push_back(readers::Cell::nanoseconds(r.time.total));
     row.push_back(readers::Cell::nanoseconds(static_cast<int64_t>(r.time.mean + 0.5)));

@@ -165,7 +165,8 @@ enum ObjectKind {
   commandList @5;
   immediateCommandList @6;
   eventPool @7;
-  executable @8;          # HSA executable; its code objects are modules (parent = executable)
+  executable @8;          # HSA executable (its code objects are modules, parent = executable);
+                          # IREE HAL executable (its exports are kernels, parent = executable)
 }
 
 struct ObjectDef {
@@ -248,6 +249,19 @@ struct DeviceOp {
   packetHeader @21 :UInt16;   # the AQL header as written (type, barrier bit, fence scopes)
   queueIndex @22 :UInt64;     # the packet's index in the program's queue
   gridSize @23 :List(UInt32); # kernel dispatch: work-items per dimension (groupCount rounds up)
+  # The runtime level that recorded it: a HAL dispatch recorded into an IREE
+  # command buffer (ireeHal) and the HSA packet it later becomes (hsa) are
+  # two records of one piece of work. unknown in files from before the field.
+  recordedBy @24 :Api;
+  bindings @25 :List(BufferRef);  # IREE HAL dispatch: the buffers it binds, in order
+}
+
+# A range of a buffer a HAL dispatch binds.
+struct BufferRef {
+  buffer @0 :UInt64;          # the buffer object's address in the program (0 for a slot)
+  offset @1 :UInt64;
+  length @2 :UInt64;
+  slot @3 :UInt32;            # binding-table slot when buffer is 0
 }
 
 struct DeviceOps {

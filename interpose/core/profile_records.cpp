@@ -3,8 +3,15 @@
 #include <capnp/message.h>
 
 #include <algorithm>
+#include <atomic>
 
 namespace gtap::core::profile {
+
+uint64_t nextObjectId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 
 namespace {
 
@@ -119,6 +126,16 @@ void writeOps(ChunkSink& sink, const Outbox& out, const std::vector<uint32_t>& s
     if (!r.arguments.empty()) o.setArguments(capnp::Data::Reader(r.arguments.data(), r.arguments.size()));
     o.setPacketHeader(r.packetHeader);
     o.setQueueIndex(r.queueIndex);
+    o.setRecordedBy(r.recordedBy);
+    if (!r.bindings.empty()) {
+      auto b = o.initBindings(static_cast<unsigned>(r.bindings.size()));
+      for (unsigned j = 0; j < r.bindings.size(); ++j) {
+        b[j].setBuffer(r.bindings[j].buffer);
+        b[j].setOffset(r.bindings[j].offset);
+        b[j].setLength(r.bindings[j].length);
+        b[j].setSlot(r.bindings[j].slot);
+      }
+    }
   }
   sink.write(schema::ChunkKind::DEVICE_OPS, m);
 }

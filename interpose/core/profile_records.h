@@ -69,6 +69,12 @@ struct OpRecord {
   std::vector<uint8_t> arguments;  // HSA: kernarg bytes
   uint16_t packetHeader = 0;
   uint64_t queueIndex = 0;
+  schema::Api recordedBy = schema::Api::UNKNOWN;
+  struct Binding {
+    uint64_t buffer = 0, offset = 0, length = 0;
+    uint32_t slot = 0;
+  };
+  std::vector<Binding> bindings;  // IREE HAL dispatches
 };
 
 struct MemoryRecord {
@@ -108,6 +114,10 @@ schema::CopyDirection copyDirection(const Allocations& allocations, const void* 
   if (s) return schema::CopyDirection::DEVICE_TO_HOST;
   return schema::CopyDirection::HOST_TO_HOST;
 }
+
+// A new object id, unique in the process whichever front end asks: the
+// objects of Level Zero, HSA and IREE's HAL share one file.
+uint64_t nextObjectId();
 
 // Writes the records as devices, objects, stacks, device-ops and memory-ops
 // chunks (only those with something in them), stacks before their users.

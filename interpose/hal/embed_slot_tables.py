@@ -10,6 +10,15 @@ import re
 import sys
 
 
+def variant(method, params):
+    """Which argument layout a method has, where gtap reads its arguments:
+    command_buffer dispatch takes its workgroup count in a by-value
+    iree_hal_dispatch_config_t from IREE 3.7 (1), by pointer before (0)."""
+    if method == "dispatch" and "iree_hal_dispatch_config_t" in params:
+        return 1
+    return 0
+
+
 def parse(path):
     version, layouts, current = None, [], None
     for n, line in enumerate(open(path, encoding="utf-8"), 1):
@@ -34,7 +43,8 @@ def parse(path):
             index = int(m.group(1))
             if index != len(current["methods"]):
                 sys.exit(f"{path}:{n}: slot {index} out of order")
-            current["methods"].append((m.group(2), m.group(3).strip() == "iree_status_t"))
+            params = line.split("\t")[2] if line.count("\t") >= 2 else ""
+            current["methods"].append((m.group(2), m.group(3).strip() == "iree_status_t", variant(m.group(2), params)))
     if version is None:
         sys.exit(f"{path}: no 'iree VERSION' line")
     for layout in layouts:
@@ -56,8 +66,8 @@ def main():
         for j, layout in enumerate(layouts):
             name = f"kMethods_{k}_{j}"
             out.append(f"const SlotMethod {name}[] = {{")
-            for method, status in layout["methods"]:
-                out.append(f'    {{"{method}", {"true" if status else "false"}}},')
+            for method, status, var in layout["methods"]:
+                out.append(f'    {{"{method}", {"true" if status else "false"}, {var}}},')
             out.append("};")
             entries.append(f'    {{"{version}", "{layout["interface"]}", {name}, {len(layout["methods"])}}},')
     out.append("")

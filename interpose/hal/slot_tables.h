@@ -10,6 +10,7 @@ namespace gtap::hal {
 struct SlotMethod {
   const char* name;    // "queue_execute"
   bool returnsStatus;  // returns iree_status_t: its code is the call's result
+  unsigned variant;    // argument layout where gtap reads arguments (embed_slot_tables.py)
 };
 
 struct SlotLayout {

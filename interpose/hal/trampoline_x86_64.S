@@ -5,7 +5,8 @@
    with the caller's return address on top of the stack and the arguments in
    registers and on the stack above it, exactly as the caller left them.
    The stub saves the argument registers, asks gtap_hal_enter(slot, &return
-   address) for the function to run (the original), restores the registers
+   address, saved registers) for the function to run (the original), which
+   may read the call's arguments from them and from the stack; it restores the registers
    and jumps to it. gtap_hal_enter may have replaced the return address with
    gtap_hal_exit_stub (keeping the real one on its own per-thread stack), so
    the original returns there; the exit stub keeps the return registers,
@@ -37,7 +38,8 @@ gtap_hal_enter_stub:
     movq    %rax, 176(%rsp)
     movq    %r10, 184(%rsp)
     movq    %r11, %rdi              /* the slot */
-    leaq    200(%rsp), %rsi         /* where the return address is */
+    leaq    200(%rsp), %rsi         /* where the return address is (the stack arguments follow it) */
+    movq    %rsp, %rdx              /* the saved registers: xmm0-7, then rdi rsi rdx rcx r8 r9 rax r10 */
     call    gtap_hal_enter
     movq    %rax, %r11              /* the function to run */
     movaps  0(%rsp), %xmm0

@@ -1,5 +1,7 @@
 #include "vtable_hooks.h"
 
+#include "recorder.h"
+
 #include <dlfcn.h>
 #include <link.h>
 #include <sys/mman.h>
@@ -26,6 +28,8 @@ struct Slot {
   void* original;
   uint16_t function;
   bool returnsStatus;
+  Decoder decoder;
+  const char* name;  // the function's name, as recorded
 };
 
 }  // namespace gtap::hal
@@ -45,14 +49,18 @@ constexpr size_t kMaxFunctions = 4096;
 core::FunctionInfo g_functions[kMaxFunctions];
 size_t g_functionCount = 0;
 
-uint16_t functionId(const std::string& name) {
+uint16_t functionId(const std::string& name, const char** stored = nullptr) {
   // Built once, at load, before any thread; never freed (records name them).
   static auto* names = new std::deque<std::string>();
   static auto* ids = new std::unordered_map<std::string, uint16_t>();
   auto it = ids->find(name);
-  if (it != ids->end()) return it->second;
+  if (it != ids->end()) {
+    if (stored) *stored = g_functions[it->second - core::kHalFunctionBase].name;
+    return it->second;
+  }
   if (g_functionCount == kMaxFunctions) return 0xffff;
   names->push_back(name);
+  if (stored) *stored = names->back().c_str();
   g_functions[g_functionCount] = {names->back().c_str(), core::ApiKind::ireeHal};
   uint16_t id = static_cast<uint16_t>(core::kHalFunctionBase + g_functionCount++);
   ids->emplace(name, id);
@@ -64,7 +72,7 @@ uint16_t functionId(const std::string& name) {
 struct ShadowEntry {
   void* returnAddress;
   Slot* slot;
-  core::ThreadState* thread;
+  CallContext call;
 };
 constexpr uint32_t kShadowDepth = 128;
 struct Shadow {
@@ -196,11 +204,29 @@ std::string ownPath() {
   return {};
 }
 
+Decoder decoderFor(const char* interface, const SlotMethod& method) {
+  auto is = [](const char* a, const char* b) { return std::strcmp(a, b) == 0; };
+  if (is(interface, "command_buffer")) {
+    if (is(method.name, "dispatch")) return method.variant == 1 ? Decoder::dispatchConfig : Decoder::dispatchCountPointer;
+    if (is(method.name, "destroy")) return Decoder::commandBufferDestroy;
+  } else if (is(interface, "executable_cache")) {
+    if (is(method.name, "prepare_executable")) return Decoder::prepareExecutable;
+  } else if (is(interface, "executable") || is(interface, "local_executable")) {
+    if (is(method.name, "destroy")) return Decoder::executableDestroy;
+  } else if (is(interface, "allocator")) {
+    if (is(method.name, "allocate_buffer")) return Decoder::allocateBuffer;
+  } else if (is(interface, "buffer")) {
+    if (is(method.name, "destroy")) return Decoder::bufferDestroy;
+  }
+  return Decoder::none;
+}
+
 }  // namespace
 
 // --- the calls -------------------------------------------------------------------------------
 
-extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot, void** returnSlot) {
+extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot, void** returnSlot,
+                                                                     const SavedRegisters* regs) {
   if (!core::g_recordApi) return slot->original;
   core::ThreadState* thread = core::enterCall(0);
   if (!thread) return slot->original;
@@ -211,18 +237,39 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot
     t_shadow = shadow;
   }
   if (shadow->depth == kShadowDepth) return slot->original;  // too deep: this call goes unrecorded
-  shadow->entries[shadow->depth++] = {*returnSlot, slot, thread};
+  bool nested = shadow->depth > 0;
+  ShadowEntry& e = shadow->entries[shadow->depth++];
+  e.returnAddress = *returnSlot;
+  e.slot = slot;
+  e.call = CallContext{};
+  e.call.thread = thread;
+  e.call.beginIndex = thread->produced;
+  e.call.ticks = core::nowTicks();
+  e.call.nested = nested;
   *returnSlot = reinterpret_cast<void*>(&gtap_hal_exit_stub);
-  thread->append({core::nowTicks(), 0, slot->function, core::RecordKind::callBegin, 0});
+  thread->append({e.call.ticks, 0, slot->function, core::RecordKind::callBegin, 0});
+  if (slot->decoder != Decoder::none) {
+    // gtap's own work: whatever it calls is not the program's.
+    uint8_t saved = core::t_guard;
+    core::t_guard |= core::kGuardGtap;
+    atCallStart(slot->decoder, slot->name, *regs, reinterpret_cast<const uint64_t*>(returnSlot + 1), e.call);
+    core::t_guard = saved;
+  }
   return slot->original;
 }
 
 extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_exit(uint64_t result) {
   Shadow* shadow = t_shadow;
-  ShadowEntry e = shadow->entries[--shadow->depth];
+  ShadowEntry& e = shadow->entries[--shadow->depth];
   // iree_status_t: 0 is OK, otherwise its low 5 bits are the status code.
   int32_t value = e.slot->returnsStatus ? static_cast<int32_t>(result & 0x1f) : 0;
-  e.thread->append({core::nowTicks(), value, e.slot->function, core::RecordKind::callEnd, 0});
+  if (e.slot->decoder != Decoder::none) {
+    uint8_t saved = core::t_guard;
+    core::t_guard |= core::kGuardGtap;
+    atCallEnd(e.slot->decoder, e.slot->returnsStatus ? result : 0, e.call);
+    core::t_guard = saved;
+  }
+  e.call.thread->append({core::nowTicks(), value, e.slot->function, core::RecordKind::callEnd, 0});
   return e.returnAddress;
 }
 
@@ -345,10 +392,12 @@ std::vector<VtableOutcome> installHooks() {
         // the implementation's, which may differ from the layout's method
         // name: iree_hal_sync_device_allocator sits in device_allocator's slot).
         bool own = !methods[i].empty() && !std::count(methods[i].begin(), methods[i].end(), layout->methods[i].name);
-        uint16_t id = functionId(prefix + (own ? methods[i][0] : std::string(layout->methods[i].name)));
+        const char* stored = nullptr;
+        uint16_t id = functionId(prefix + (own ? methods[i][0] : std::string(layout->methods[i].name)), &stored);
         if (id == 0xffff) continue;
         // Never freed: a thunk may be running on some thread whenever.
-        auto* slot = new Slot{table[i], id, layout->methods[i].returnsStatus};
+        auto* slot = new Slot{table[i], id, layout->methods[i].returnsStatus,
+                              decoderFor(layout->interface, layout->methods[i]), stored};
         values.emplace_back(i, thunks.make(i, slot));
       }
       why.clear();
@@ -364,6 +413,12 @@ std::vector<VtableOutcome> installHooks() {
         continue;
       }
       o.slotsHooked = static_cast<uint32_t>(values.size());
+      // Executables: export names are asked of them through this slot.
+      if (!std::strcmp(layout->interface, "executable") || !std::strcmp(layout->interface, "local_executable"))
+        for (size_t i = 0; i < layout->count; ++i)
+          if (!std::strcmp(layout->methods[i].name, "function_info") ||
+              !std::strcmp(layout->methods[i].name, "export_info"))
+            noteExecutableVtable(table, i);
       outcomes.push_back(std::move(o));
     }
   }

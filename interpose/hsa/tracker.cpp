@@ -150,7 +150,6 @@ struct Tracker::Impl {
   std::vector<hsa_signal_t> freeSignals;        // interrupt signals (async copies)
   std::vector<hsa_signal_t> freePacketSignals;  // signals only the device waits on (packets)
   std::unordered_map<uint64_t, ProgramTimes> programTimes;  // by the program's signal handle
-  uint64_t nextObjectId = 1;
   uint64_t timestampFrequency = 1'000'000'000;
   bool loaded = false;
   bool canTime = false;  // the runtime has every entry timing needs
@@ -379,7 +378,7 @@ void Tracker::Impl::drainLocked(bool runtimeEnding) {
 
 uint64_t Tracker::Impl::objectLocked(schema::ObjectKind kind, uint64_t handle, uint32_t device, uint64_t parent,
                                      std::string name, uint32_t thread, core::profile::ObjectRecord extras) {
-  extras.id = nextObjectId++;
+  extras.id = core::profile::nextObjectId();
   extras.kind = kind;
   extras.handle = handle;
   extras.device = device;
@@ -643,6 +642,7 @@ void Tracker::Impl::interceptHandler(const void* packets, uint64_t count, uint64
     rec.queue = queue->id;
     rec.thread = rec.submitThread = thread;
     rec.appendIndex = appendIndex;
+    rec.recordedBy = schema::Api::HSA;
     rec.appendTicks = rec.submitTicks = ticks;
     rec.packetHeader = header;
     rec.queueIndex = userIndex + i;
@@ -967,7 +967,8 @@ hsa_signal_t Tracker::asyncCopyStarting(hsa_signal_t program, const void* dst, h
   }
   rec.thread = rec.submitThread = thread;
   rec.appendIndex = scope.beginIndex();
-  rec.appendTicks = rec.submitTicks = ticks;
+  rec.recordedBy = schema::Api::HSA;
+    rec.appendTicks = rec.submitTicks = ticks;
   rec.stack = std::move(stack);
   p->program = program;
   if (!m.armLocked(p)) {
@@ -1000,7 +1001,8 @@ void Tracker::synchronousOp(bool fill, const void* dst, const void* src, size_t 
   rec.bytes = size;
   rec.thread = rec.submitThread = threadIdOf(scope);
   rec.appendIndex = scope.beginIndex();
-  rec.appendTicks = rec.submitTicks = beginTicks;
+  rec.recordedBy = schema::Api::HSA;
+    rec.appendTicks = rec.submitTicks = beginTicks;
   rec.note = fill ? "hsa_amd_memory_fill is synchronous: no device time" : "hsa_memory_copy is synchronous: no device time";
   if (recordStacks()) rec.stack = core::captureStack(impl_->stackDepth);
   std::lock_guard<std::mutex> lock(impl_->mu);

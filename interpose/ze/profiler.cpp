@@ -97,7 +97,6 @@ struct Profiler::Impl {
   std::unordered_map<ze_device_handle_t, uint32_t> deviceIds;
   std::vector<Instance> pending;
   std::map<uint64_t, Allocation> allocations;
-  uint64_t nextObjectId = 1;
   core::profile::Outbox out;
   std::string kernelFilter;
   uint32_t stackDepth = 32;
@@ -207,7 +206,7 @@ uint64_t Profiler::objectCreated(uint8_t kind, void* handle, void* parentHandle,
   uint64_t ticks = core::nowTicks();
   std::lock_guard<std::mutex> lock(impl_->mu);
   ObjectInfo o;
-  o.id = impl_->nextObjectId++;
+  o.id = core::profile::nextObjectId();
   o.kind = static_cast<schema::ObjectKind>(kind);
   o.device = impl_->deviceIdLocked(device);
   o.name = extras.name;
@@ -296,7 +295,7 @@ void Profiler::listCreated(ze_command_list_handle_t list, ze_context_handle_t co
 void Profiler::eventPoolCreated(ze_event_pool_handle_t pool, bool timestamps) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   ObjectInfo& o = impl_->objects[pool];
-  o.id = impl_->nextObjectId++;
+  o.id = core::profile::nextObjectId();
   o.kind = schema::ObjectKind::EVENT_POOL;
   o.timestamps = timestamps;
 }
@@ -499,6 +498,7 @@ void Profiler::appendFailed(ze_command_list_handle_t, ze_event_handle_t event, b
 void Profiler::Impl::emitLocked(const Instance& inst, bool timed, uint64_t start, uint64_t end, std::string note) {
   const Op& op = *inst.op;
   core::profile::OpRecord r;
+  r.recordedBy = schema::Api::LEVEL_ZERO;
   r.kind = opKind(op.kind);
   r.device = op.device;
   r.queue = inst.queue;

@@ -77,6 +77,8 @@ std::string DeviceWork::queueName(uint64_t queue) const {
   auto it = objects.find(queue);
   if (it == objects.end()) return "queue#" + std::to_string(queue);
   const Object& o = it->second;
+  // IREE HAL command buffers belong to no device gtap numbered.
+  if (o.device == ~0u && !o.name.empty()) return o.name + " " + std::to_string(queue);
   std::string dev = "device " + std::to_string(o.device);
   if (auto d = devices.find(o.device); d != devices.end()) dev = d->second.name;
   if (o.kind == schema::ObjectKind::IMMEDIATE_COMMAND_LIST)
@@ -171,6 +173,10 @@ DeviceWork loadDeviceWork(const Capture& capture) {
             auto args = o.getArguments();
             x.arguments.assign(args.begin(), args.end());
           }
+          x.recordedBy = o.getRecordedBy();
+          if (o.hasBindings())
+            for (auto b : o.getBindings())
+              x.bindings.push_back({b.getBuffer(), b.getOffset(), b.getLength(), b.getSlot()});
           ticks.push_back({o.getStartTicks(), o.getEndTicks()});
         }
       } else if (kind == schema::ChunkKind::MEMORY_OPS) {

@@ -28,7 +28,10 @@ std::vector<ExecutableKernelRow> executableRows(const std::vector<LoadedCapture>
   std::vector<ExecutableKernelRow> rows;
   for (const auto& lc : captures) {
     for (const auto& [id, module] : lc.work.objects) {
-      if (module.kind != schema::ObjectKind::MODULE) continue;
+      // Level Zero modules and HSA code objects; IREE HAL executables hold
+      // their bytes themselves (HSA executables do not: their code objects do).
+      bool halExecutable = module.kind == schema::ObjectKind::EXECUTABLE && module.binarySize != 0;
+      if (module.kind != schema::ObjectKind::MODULE && !halExecutable) continue;
       ExecutableKernelRow base;
       base.process = lc.capture->label();
       base.module = id;
@@ -81,6 +84,7 @@ std::vector<ExecutableKernelRow> executableRows(const std::vector<LoadedCapture>
         r.scratchBytes =
             number(property(k, property(k, "privateMemSize").empty() ? "privateSegmentSize" : "privateMemSize"));
         r.requiredGroupSize = property(k, "requiredGroupSize");
+        if (r.requiredGroupSize.empty()) r.requiredGroupSize = property(k, "workgroup_size");  // IREE HAL export
         rows.push_back(std::move(r));
         any = true;
       }

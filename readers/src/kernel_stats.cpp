@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace gtap::readers {
 
@@ -25,7 +26,7 @@ std::vector<KernelRow> kernelRows(const std::vector<LoadedCapture>& captures, Ke
     KernelRow row;
     std::vector<int64_t> durations;
   };
-  std::map<std::pair<std::string, std::string>, Acc> groups;
+  std::map<std::tuple<std::string, std::string, std::string>, Acc> groups;
   int64_t all = 0;
   for (const auto& lc : captures) {
     std::string process = perProcess ? lc.capture->label() : std::string();
@@ -41,8 +42,10 @@ std::vector<KernelRow> kernelRows(const std::vector<LoadedCapture>& captures, Ke
           for (uint32_t g : op.gridSize) key += " " + std::to_string(g);
           break;
       }
-      Acc& acc = groups[{process, key}];
+      std::string level = op.recordedBy == schema::Api::IREE_HAL ? "hal" : "device";
+      Acc& acc = groups[{process, level, key}];
       acc.row.key = key;
+      acc.row.level = level;
       acc.row.process = process;
       acc.row.name = op.name;
       acc.row.groupCount = op.groupCount;

@@ -57,8 +57,11 @@ void expectFixtureCalls(const std::string& file, uint32_t n, uint32_t threads) {
   EXPECT_EQ(rows[kFill].failed, threads) << "the fill with a 3-byte pattern fails with INVALID_ARGUMENT";
   EXPECT_EQ(rows["iree_hal_fake_command_buffer_copy_buffer"].count, threads * (n / 2));
   EXPECT_EQ(rows["iree_hal_fake_command_buffer_copy_buffer"].failed, 0u);
-  for (const char* once : {"begin", "end", "update_buffer", "dispatch", "destroy"})
+  for (const char* once : {"begin", "end", "update_buffer", "destroy"})
     EXPECT_EQ(rows[std::string("iree_hal_fake_command_buffer_") + once].count, threads) << once;
+  EXPECT_EQ(rows["iree_hal_fake_command_buffer_dispatch"].count, threads * (n / 10 + 1));
+  EXPECT_EQ(rows["iree_hal_fake_executable_cache_prepare_executable"].count, threads);
+  EXPECT_EQ(rows["iree_hal_fake_executable_destroy"].count, threads);
   for (const auto& [name, row] : rows)
     EXPECT_EQ(name.find("iree_hal_odd_"), std::string::npos) << name << " belongs to the refused vtable";
 }
@@ -122,6 +125,52 @@ TEST(HalCapture, StrippedWithoutDebugFileSaysSoOnce) {
   EXPECT_EQ(lines, 1) << run.err;
   // Nothing else of the program is recorded either, so no capture is written.
   EXPECT_FALSE(std::filesystem::exists(dir + "/cap.gtap"));
+}
+
+// With kernels: each dispatch recorded into a command buffer is a HAL-level
+// kernel record named by its export (asked of the executable), with the
+// workgroup count given and the export's workgroup size, untimed; the
+// executable the cache prepared is listed with its format, bytes and exports.
+TEST(HalCapture, DispatchesAreRecordedByExportName) {
+  std::string dir = freshDirectory("hal-dispatch");
+  auto run = runProcess({gtapBinary(), "run", "-m", "api,kernels", "-o", dir + "/cap.gtap", "--",
+                         workload("hal_fixture"), "100", "2"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  auto report = runProcess({gtapBinary(), "kernels", "--by=shape", "--format=jsonl", dir + "/cap.gtap"});
+  ASSERT_EQ(report.exitCode, 0) << report.err;
+  std::map<std::string, uint64_t> shapes;
+  std::istringstream rows(report.out);
+  for (std::string line; std::getline(rows, line);) {
+    auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["level"], "hal") << line;
+    EXPECT_EQ(j["untimed"], j["count"]) << line;
+    shapes[std::string(j["kernel"]) + " " + std::string(j["groups"]) + " " + std::string(j["group_size"])] +=
+        j["count"].get<uint64_t>();
+  }
+  // Per thread, 11 dispatches: i = 0..10, every third (i % 3 == 2) the copy
+  // export, the workgroup count x alternating 4 and 5.
+  std::map<std::string, uint64_t> expected = {{"fixture_fill_export 4,2,1 64,1,1", 2 * 4},
+                                              {"fixture_fill_export 5,2,1 64,1,1", 2 * 4},
+                                              {"fixture_copy_export 4,2,1 8,8,1", 2 * 2},
+                                              {"fixture_copy_export 5,2,1 8,8,1", 2 * 1}};
+  EXPECT_EQ(shapes, expected);
+  auto executables = runProcess({gtapBinary(), "executables", "--format=jsonl", dir + "/cap.gtap"});
+  ASSERT_EQ(executables.exitCode, 0) << executables.err;
+  std::multiset<std::string> exports;
+  std::istringstream lines(executables.out);
+  for (std::string line; std::getline(lines, line);) {
+    auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["format"], "fixture-format") << line;
+    EXPECT_EQ(j["size"], 25) << line;
+    exports.insert(std::string(j["kernel"]) + " " + std::string(j["required_group_size"]));
+  }
+  EXPECT_EQ(exports, (std::multiset<std::string>{"fixture_copy_export 8,8,1", "fixture_copy_export 8,8,1",
+                                                 "fixture_fill_export 64,1,1", "fixture_fill_export 64,1,1"}))
+      << "one executable per thread, two exports each";
+  // The export names were asked of the executables by gtap: not the program's calls.
+  auto calls = apiRows(dir + "/cap.gtap");
+  EXPECT_EQ(calls.count("iree_hal_fake_executable_function_info"), 0u);
+  EXPECT_EQ(calls["iree_hal_fake_command_buffer_dispatch"].count, 22u);
 }
 
 // Against the real IREE runtime: enabled when GTAP_TEST_IREE_BUILD names a

@@ -12,8 +12,10 @@
  *   hal_fixture [N=1000] [THREADS=1]
  *
  * Each thread records N fills (plus one that fails with INVALID_ARGUMENT),
- * N/2 copies, one update and one dispatch into its own command buffer, then
- * N fills through the odd one. Prints per-thread totals and a checksum;
+ * N/2 copies and one update into its own command buffer, prepares an
+ * executable with two exports through an executable cache (IREE's newest
+ * layouts) and records N/10+1 dispatches of them (every third the second
+ * export), then N fills through the odd command buffer. Prints per-thread totals and a checksum;
  * the output is the same with and without a tool watching. */
 #include <pthread.h>
 #include <stdint.h>
@@ -38,10 +40,12 @@ typedef struct {
   uint64_t length;
 } buffer_ref_t;
 
+/* As iree_hal_dispatch_config_t (IREE 3.7 and later): 64 bytes, passed on the stack. */
 typedef struct {
-  uint32_t workgroup_count[3];
   uint32_t workgroup_size[3];
-  uint64_t dynamic_workgroup_size;
+  uint32_t workgroup_count[3];
+  buffer_ref_t workgroup_count_ref;
+  uint32_t dynamic_workgroup_local_memory;
 } dispatch_config_t;
 
 typedef struct {
@@ -117,11 +121,11 @@ SLOT status_t iree_hal_fake_command_buffer_collective(command_buffer_t* cb, void
                                                       buffer_ref_t send, buffer_ref_t recv, uint64_t count) {
   (void)cb; (void)channel; (void)op; (void)param; (void)send; (void)recv; (void)count; return kOk;
 }
-SLOT status_t iree_hal_fake_command_buffer_dispatch(command_buffer_t* cb, void* executable, uint32_t function,
+SLOT status_t iree_hal_fake_command_buffer_dispatch(command_buffer_t* cb, void* executable, uint64_t function,
                                                     const dispatch_config_t config, const void* constants,
                                                     size_t constants_length, size_t binding_count,
                                                     const buffer_ref_t* bindings, uint64_t flags) {
-  (void)executable;
+  if (!executable || function >= 2) return make_status(kInvalidArgument);
   cb->dispatches++;
   uint64_t groups = (uint64_t)config.workgroup_count[0] * config.workgroup_count[1] * config.workgroup_count[2];
   cb->sum = cb->sum * 31 + groups + function + constants_length + binding_count + flags +
@@ -138,6 +142,89 @@ static const void* const iree_hal_fake_command_buffer_vtable[15] = {
     (const void*)iree_hal_fake_command_buffer_fill_buffer,   (const void*)iree_hal_fake_command_buffer_update_buffer,
     (const void*)iree_hal_fake_command_buffer_copy_buffer,   (const void*)iree_hal_fake_command_buffer_collective,
     (const void*)iree_hal_fake_command_buffer_dispatch,
+};
+
+/* --- an executable cache and its executables (IREE's newest layouts) ---------- */
+typedef struct {
+  const char* data;
+  size_t size;
+} string_view_t;
+
+/* As iree_hal_executable_params_t (IREE 3.4 and later), passed by pointer. */
+typedef struct {
+  uint64_t queue_affinity;
+  uint32_t caching_mode;
+  string_view_t executable_format;
+  struct {
+    const uint8_t* data;
+    size_t data_length;
+  } executable_data;
+  size_t constant_count;
+  const uint32_t* constants;
+} executable_params_t;
+
+typedef struct {
+  resource_t resource;
+  size_t bytes;
+} executable_t;
+
+static const char* const kExports[2] = {"fixture_fill_export", "fixture_copy_export"};
+static const uint32_t kExportGroupSize[2][3] = {{64, 1, 1}, {8, 8, 1}};
+
+SLOT void iree_hal_fake_executable_destroy(executable_t* e) { free(e); }
+SLOT size_t iree_hal_fake_executable_function_count(executable_t* e) { (void)e; return 2; }
+/* As iree_hal_executable_function_info_t: name (string view) first, flags,
+ * three counts, then workgroup_size[3] at byte 32. */
+SLOT status_t iree_hal_fake_executable_function_info(executable_t* e, uint64_t function, uint8_t* info) {
+  (void)e;
+  if (function >= 2) return make_status(kInvalidArgument);
+  string_view_t name = {kExports[function], strlen(kExports[function])};
+  memcpy(info, &name, sizeof name);
+  memcpy(info + 32, kExportGroupSize[function], sizeof kExportGroupSize[function]);
+  return kOk;
+}
+SLOT status_t iree_hal_fake_executable_function_parameters(executable_t* e, uint64_t f, size_t c, void* p) {
+  (void)e; (void)f; (void)c; (void)p; return kOk;
+}
+SLOT status_t iree_hal_fake_executable_lookup_function_by_name(executable_t* e, string_view_t n, uint64_t* out) {
+  (void)e; (void)n; *out = 0; return kOk;
+}
+SLOT status_t iree_hal_fake_executable_lookup_global_by_name(executable_t* e, string_view_t n, uint64_t a, void** o) {
+  (void)e; (void)n; (void)a; *o = NULL; return kOk;
+}
+static const void* const iree_hal_fake_executable_vtable[6] = {
+    (const void*)iree_hal_fake_executable_destroy,       (const void*)iree_hal_fake_executable_function_count,
+    (const void*)iree_hal_fake_executable_function_info, (const void*)iree_hal_fake_executable_function_parameters,
+    (const void*)iree_hal_fake_executable_lookup_function_by_name,
+    (const void*)iree_hal_fake_executable_lookup_global_by_name,
+};
+
+typedef struct {
+  resource_t resource;
+} executable_cache_t;
+
+SLOT void iree_hal_fake_executable_cache_destroy(executable_cache_t* c) { free(c); }
+SLOT status_t iree_hal_fake_executable_cache_infer_format(executable_cache_t* c, uint32_t mode, const void* d,
+                                                          size_t n, size_t cap, char* f, size_t* out) {
+  (void)c; (void)mode; (void)d; (void)n; (void)cap; (void)f; (void)out; return kOk;
+}
+SLOT int iree_hal_fake_executable_cache_can_prepare_format(executable_cache_t* c, uint32_t mode, string_view_t f) {
+  (void)c; (void)mode; (void)f; return 1;
+}
+SLOT status_t iree_hal_fake_executable_cache_prepare_executable(executable_cache_t* c, const executable_params_t* p,
+                                                                executable_t** out) {
+  (void)c;
+  executable_t* e = calloc(1, sizeof *e);
+  e->resource.ref_count = 1;
+  e->resource.vtable = iree_hal_fake_executable_vtable;
+  e->bytes = p->executable_data.data_length;
+  *out = e;
+  return kOk;
+}
+static const void* const iree_hal_fake_executable_cache_vtable[4] = {
+    (const void*)iree_hal_fake_executable_cache_destroy, (const void*)iree_hal_fake_executable_cache_infer_format,
+    (const void*)iree_hal_fake_executable_cache_can_prepare_format,
+    (const void*)iree_hal_fake_executable_cache_prepare_executable,
 };
 
 /* --- the odd one: fill_buffer and copy_buffer swapped ------------------------ */
@@ -165,9 +252,17 @@ typedef status_t (*begin_fn)(command_buffer_t*);
 typedef status_t (*fill_fn)(command_buffer_t*, buffer_ref_t, const void*, size_t, uint64_t);
 typedef status_t (*copy_fn)(command_buffer_t*, buffer_ref_t, buffer_ref_t, uint64_t);
 typedef status_t (*update_fn)(command_buffer_t*, const void*, size_t, buffer_ref_t, uint64_t);
-typedef status_t (*dispatch_fn)(command_buffer_t*, void*, uint32_t, const dispatch_config_t, const void*, size_t,
+typedef status_t (*dispatch_fn)(command_buffer_t*, void*, uint64_t, const dispatch_config_t, const void*, size_t,
                                 size_t, const buffer_ref_t*, uint64_t);
 typedef void (*destroy_fn)(command_buffer_t*);
+
+__attribute__((noinline)) static void* create_resource(size_t size, const void* const* vtable) {
+  __asm__ volatile("" : "+r"(vtable)); /* the vtable is data, as in IREE: no call is resolved at compile time */
+  resource_t* r = calloc(1, size);
+  r->ref_count = 1;
+  r->vtable = vtable;
+  return r;
+}
 
 __attribute__((noinline)) static command_buffer_t* create(const void* const* vtable) {
   __asm__ volatile("" : "+r"(vtable)); /* the vtable is data, as in IREE: no call is resolved at compile time */
@@ -208,10 +303,25 @@ static void* work(void* out) {
   }
   buffer_ref_t update_target = {0, 3, memory, 8192, 32};
   CALL(cb, 11, update_fn)(cb, label, 0, update_target, 0);
+  /* An executable from the cache, and dispatches of its two exports. */
+  executable_cache_t* cache = (executable_cache_t*)create_resource(sizeof(executable_cache_t),
+                                                                    iree_hal_fake_executable_cache_vtable);
+  static const uint8_t kExecutableBytes[] = "fixture executable bytes";
+  executable_params_t params = {~0ull, 0, {"fixture-format", 14}, {kExecutableBytes, sizeof kExecutableBytes},
+                                0, NULL};
+  executable_t* executable = NULL;
+  ((status_t(*)(executable_cache_t*, const executable_params_t*, executable_t**))cache->resource.vtable[3])(
+      cache, &params, &executable);
   buffer_ref_t bindings[3] = {{0, 0, memory, 0, 256}, {0, 1, memory, 256, 256}, {0, 2, memory, 512, 512}};
-  dispatch_config_t config = {{4, 2, 1}, {64, 1, 1}, 0};
   uint32_t constants[2] = {7, 9};
-  CALL(cb, 14, dispatch_fn)(cb, NULL, 3, config, constants, sizeof constants, 3, bindings, 0);
+  for (uint32_t i = 0; i < g_n / 10 + 1; ++i) {
+    /* workgroup_size 0: the export's own; the count differs per dispatch. */
+    dispatch_config_t config = {{0, 0, 0}, {4 + (i & 1), 2, 1}, {0, 0, NULL, 0, 0}, 0};
+    uint64_t function = i % 3 == 2 ? 1 : 0;
+    CALL(cb, 14, dispatch_fn)(cb, executable, (uint32_t)function, config, constants, sizeof constants, 3, bindings, 0);
+  }
+  ((void (*)(executable_t*))executable->resource.vtable[0])(executable);
+  ((void (*)(executable_cache_t*))cache->resource.vtable[0])(cache);
   CALL(cb, 2, begin_fn)(cb);
   r->fills = cb->fills;
   r->copies = cb->copies;

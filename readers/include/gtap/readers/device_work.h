@@ -75,6 +75,15 @@ struct DeviceOp {
   uint16_t packetHeader = 0;
   uint64_t queueIndex = 0;
   std::vector<uint8_t> arguments;
+  // The runtime level that recorded it: IREE_HAL for a dispatch recorded into
+  // an IREE command buffer (no device times at that level), else the device
+  // runtime's (UNKNOWN in older files).
+  schema::Api recordedBy = schema::Api::UNKNOWN;
+  struct Binding {
+    uint64_t buffer = 0, offset = 0, length = 0;
+    uint32_t slot = 0;
+  };
+  std::vector<Binding> bindings;  // IREE HAL dispatches
   int64_t durationNs() const { return endNs - startNs; }
 };
 

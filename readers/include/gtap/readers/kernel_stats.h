@@ -17,6 +17,7 @@ struct KernelRow {
   std::string key;        // kernel name, module, queue, or "name groups size"
   std::string process;    // set when grouping per process
   std::string name;       // kernel name (shape grouping)
+  std::string level;      // "hal": dispatches an IREE command buffer recorded; "device": device work
   std::array<uint32_t, 3> groupCount{};
   std::array<uint32_t, 3> groupSize{};
   std::vector<uint32_t> gridSize;  // HSA: work-items per dimension

@@ -1,0 +1,394 @@
+#include "recorder.h"
+
+#include <array>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "chunk_producer.h"
+#include "clock.h"
+#include "profile_records.h"
+#include "session.h"
+
+namespace gtap::hal {
+
+namespace {
+
+using core::profile::ObjectRecord;
+using core::profile::OpRecord;
+
+bool recordKernels() { return core::config().mode & format::kModeKernels; }
+bool recordMemory() { return core::config().mode & format::kModeMemory; }
+
+// Caps on what one record copies from the program's memory.
+constexpr uint64_t kMaxBindings = 4096;
+constexpr uint64_t kMaxConstantBytes = 4096;
+constexpr uint64_t kMaxExecutableBytes = uint64_t{1} << 30;
+
+struct Kernel {
+  uint64_t id = 0;
+  std::array<uint32_t, 3> workgroupSize{};  // from the export's info (0s when unknown)
+};
+
+struct Executable {
+  uint64_t id = 0;
+  std::map<uint64_t, Kernel> kernels;  // function token -> its kernel object
+};
+
+struct Recorder {
+  std::mutex mu;
+  core::profile::Outbox out;
+  std::unordered_map<uint64_t, Executable> executables;     // executable object address
+  std::unordered_map<uint64_t, uint64_t> commandBuffers;    // command buffer address -> object id
+  // allocated buffer address -> kind and size
+  std::unordered_map<uint64_t, std::pair<schema::MemoryKind, uint64_t>> buffers;
+  std::unordered_map<const void*, size_t> infoSlots;        // executable vtable -> function_info slot
+};
+
+Recorder& recorder() {
+  static auto* r = new Recorder();  // outlives static destructors: calls may come after them
+  return *r;
+}
+
+uint64_t load64(const void* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+uint32_t load32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+bool printable(const char* s, uint64_t n) {
+  if (!s || n == 0 || n > 256) return false;
+  for (uint64_t i = 0; i < n; ++i)
+    if (s[i] < 0x20 || s[i] > 0x7e) return false;
+  return true;
+}
+
+// The implementation an object belongs to, from a hooked function's name:
+// "iree_hal_deferred_command_buffer_dispatch" -> "iree_hal_deferred_command_buffer".
+std::string implementationOf(const char* function, const char* method) {
+  std::string f = function;
+  size_t m = std::strlen(method) + 1;
+  return f.size() > m ? f.substr(0, f.size() - m) : f;
+}
+
+uint32_t threadIdOf(core::ThreadState* t) { return t ? t->id : ~0u; }
+
+// The executable's record, made on first sight when it did not come through
+// an executable cache gtap saw.
+Executable& executableLocked(Recorder& r, uint64_t address, uint64_t ticks, uint32_t thread) {
+  auto it = r.executables.find(address);
+  if (it != r.executables.end()) return it->second;
+  Executable& e = r.executables[address];
+  e.id = core::profile::nextObjectId();
+  ObjectRecord o;
+  o.id = e.id;
+  o.kind = schema::ObjectKind::EXECUTABLE;
+  o.handle = address;
+  o.ticks = ticks;
+  o.thread = thread;
+  r.out.created.push_back(std::move(o));
+  return e;
+}
+
+// The name and workgroup size of an export, asked of the executable through
+// its own vtable (the call is gtap's: not recorded).
+bool exportInfo(Recorder& r, uint64_t executable, uint64_t token, std::string& name,
+                std::array<uint32_t, 3>& workgroupSize) {
+  auto* object = reinterpret_cast<void* const*>(executable);
+  const void* const* vtable = static_cast<const void* const*>(object[1]);  // after the reference count
+  auto slot = r.infoSlots.find(vtable);
+  if (slot == r.infoSlots.end()) return false;
+  using InfoFn = uint64_t (*)(void*, uint64_t, void*);
+  auto fn = reinterpret_cast<InfoFn>(const_cast<void*>(vtable[slot->second]));
+  if (!fn) return false;
+  // iree_hal_executable_{function,export}_info_t: name (string view) at 0,
+  // flags at 16, three counts at 24, workgroup_size[3] at 32; room to spare.
+  alignas(16) uint8_t info[512] = {};
+  uint8_t saved = core::t_guard;
+  core::t_guard |= core::kGuardGtap;
+  uint64_t status = fn(reinterpret_cast<void*>(executable), token, info);
+  core::t_guard = saved;
+  if (status != 0) return false;  // a failed status is the caller's to free; this one is never ours to keep
+  auto* data = reinterpret_cast<const char*>(load64(info));
+  uint64_t size = load64(info + 8);
+  if (!printable(data, size)) return false;
+  name.assign(data, size);
+  for (int i = 0; i < 3; ++i) workgroupSize[i] = load32(info + 32 + 4 * i);
+  return true;
+}
+
+uint64_t kernelLocked(Recorder& r, uint64_t executable, uint64_t token, uint64_t ticks, uint32_t thread,
+                      std::array<uint32_t, 3>& workgroupSize) {
+  Executable& e = executableLocked(r, executable, ticks, thread);
+  auto k = e.kernels.find(token);
+  if (k != e.kernels.end()) {
+    workgroupSize = k->second.workgroupSize;
+    return k->second.id;
+  }
+  uint64_t id = core::profile::nextObjectId();
+  Kernel& kernel = e.kernels[token];
+  kernel.id = id;
+  ObjectRecord o;
+  o.id = id;
+  o.kind = schema::ObjectKind::KERNEL;
+  o.handle = token;
+  o.parent = e.id;
+  o.ticks = ticks;
+  o.thread = thread;
+  o.ordinal = static_cast<uint32_t>(token);
+  std::array<uint32_t, 3> size{};
+  if (exportInfo(r, executable, token, o.name, size)) {
+    workgroupSize = kernel.workgroupSize = size;
+    o.properties.emplace_back("workgroup_size", std::to_string(size[0]) + "," + std::to_string(size[1]) + "," +
+                                                    std::to_string(size[2]));
+  } else {
+    o.name = "executable#" + std::to_string(e.id) + ":" + std::to_string(token);
+  }
+  r.out.created.push_back(std::move(o));
+  return id;
+}
+
+uint64_t commandBufferLocked(Recorder& r, uint64_t address, const std::string& impl, uint64_t ticks, uint32_t thread) {
+  auto it = r.commandBuffers.find(address);
+  if (it != r.commandBuffers.end()) return it->second;
+  uint64_t id = core::profile::nextObjectId();
+  r.commandBuffers[address] = id;
+  ObjectRecord o;
+  o.id = id;
+  o.kind = schema::ObjectKind::COMMAND_LIST;
+  o.handle = address;
+  o.name = impl;
+  o.ticks = ticks;
+  o.thread = thread;
+  r.out.created.push_back(std::move(o));
+  return id;
+}
+
+void dispatchStart(Decoder decoder, const char* function, const SavedRegisters& regs, const uint64_t* stack,
+                   CallContext& call) {
+  auto op = std::make_unique<OpRecord>();
+  op->kind = schema::DeviceOpKind::KERNEL;
+  op->recordedBy = schema::Api::IREE_HAL;
+  op->thread = op->submitThread = threadIdOf(call.thread);
+  op->appendIndex = call.beginIndex;
+  op->appendTicks = op->submitTicks = call.ticks;
+  op->note = "recorded into an IREE command buffer: a HAL-level record, without device times";
+  uint64_t executable = regs.rsi;
+  uint64_t token = regs.rdx;
+  const uint8_t* constants = nullptr;
+  uint64_t constantBytes = 0, bindingCount = 0, bindingValues = 0;
+  bool sizeGiven = false;
+  if (decoder == Decoder::dispatchConfig) {
+    // cb rdi, executable rsi, function rdx, config at stack+0 (64 bytes:
+    // workgroup_size[3], workgroup_count[3], ...), constants rcx:r8,
+    // bindings at stack+64 (count, values), flags r9.
+    auto* config = reinterpret_cast<const uint8_t*>(stack);
+    for (int i = 0; i < 3; ++i) {
+      op->groupSize[i] = load32(config + 4 * i);
+      op->groupCount[i] = load32(config + 12 + 4 * i);
+    }
+    sizeGiven = op->groupSize[0] != 0;
+    constants = reinterpret_cast<const uint8_t*>(regs.rcx);
+    constantBytes = regs.r8;
+    bindingCount = stack[8];
+    bindingValues = stack[9];
+  } else {
+    // cb rdi, executable rsi, entry point edx, workgroup_count[3] by pointer
+    // rcx, constants r8:r9, bindings at stack+0 (count, values), flags at +16.
+    token = static_cast<uint32_t>(regs.rdx);
+    if (auto* count = reinterpret_cast<const uint32_t*>(regs.rcx))
+      for (int i = 0; i < 3; ++i) op->groupCount[i] = count[i];
+    constants = reinterpret_cast<const uint8_t*>(regs.r8);
+    constantBytes = regs.r9;
+    bindingCount = stack[0];
+    bindingValues = stack[1];
+  }
+  if (constants && constantBytes && constantBytes <= kMaxConstantBytes) {
+    op->arguments.assign(constants, constants + constantBytes);
+  }
+  op->bytes = constantBytes;
+  if (bindingValues && bindingCount <= kMaxBindings) {
+    auto* refs = reinterpret_cast<const uint8_t*>(bindingValues);
+    for (uint64_t i = 0; i < bindingCount; ++i) {
+      const uint8_t* ref = refs + 32 * i;  // iree_hal_buffer_ref_t: slot word, buffer, offset, length
+      op->bindings.push_back({load64(ref + 8), load64(ref + 16), load64(ref + 24), load32(ref) >> 8});
+    }
+  }
+  Recorder& r = recorder();
+  std::lock_guard<std::mutex> lock(r.mu);
+  op->list = op->queue = commandBufferLocked(r, regs.rdi, implementationOf(function, "dispatch"), call.ticks,
+                                             op->thread);
+  std::array<uint32_t, 3> infoSize{};
+  op->kernel = kernelLocked(r, executable, token, call.ticks, op->thread, infoSize);
+  if (!sizeGiven) op->groupSize = infoSize;
+  call.pending = op.release();
+}
+
+}  // namespace
+
+void noteExecutableVtable(const void* vtable, size_t infoSlot) {
+  Recorder& r = recorder();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.infoSlots[vtable] = infoSlot;
+}
+
+void atCallStart(Decoder decoder, const char* function, const SavedRegisters& regs, const uint64_t* stack,
+                 CallContext& call) {
+  switch (decoder) {
+    case Decoder::none:
+      return;
+    case Decoder::dispatchConfig:
+    case Decoder::dispatchCountPointer:
+      // The program's dispatches only: a driver replaying a command buffer
+      // into another records the same dispatch again (its call is recorded).
+      if (recordKernels() && !call.nested) dispatchStart(decoder, function, regs, stack, call);
+      return;
+    case Decoder::prepareExecutable:
+      call.keep[0] = regs.rsi;  // params
+      call.keep[1] = regs.rdx;  // out executable
+      return;
+    case Decoder::allocateBuffer:
+      call.keep[0] = regs.rsi;  // params
+      call.keep[1] = regs.rdx;  // size
+      call.keep[2] = regs.rcx;  // out buffer
+      return;
+    case Decoder::executableDestroy: {
+      Recorder& r = recorder();
+      std::lock_guard<std::mutex> lock(r.mu);
+      auto it = r.executables.find(regs.rdi);
+      if (it == r.executables.end()) return;
+      r.out.destroyed.emplace_back(it->second.id, call.ticks);
+      for (const auto& [token, k] : it->second.kernels) r.out.destroyed.emplace_back(k.id, call.ticks);
+      r.executables.erase(it);
+      return;
+    }
+    case Decoder::commandBufferDestroy: {
+      Recorder& r = recorder();
+      std::lock_guard<std::mutex> lock(r.mu);
+      auto it = r.commandBuffers.find(regs.rdi);
+      if (it == r.commandBuffers.end()) return;
+      r.out.destroyed.emplace_back(it->second, call.ticks);
+      r.commandBuffers.erase(it);
+      return;
+    }
+    case Decoder::bufferDestroy: {
+      if (!recordMemory()) return;
+      Recorder& r = recorder();
+      std::lock_guard<std::mutex> lock(r.mu);
+      auto b = r.buffers.find(regs.rdi);
+      if (b == r.buffers.end()) return;
+      core::profile::MemoryRecord m;
+      m.isFree = true;
+      m.address = regs.rdi;
+      m.kind = b->second.first;
+      m.size = b->second.second;
+      r.buffers.erase(b);
+      m.ticks = call.ticks;
+      m.thread = threadIdOf(call.thread);
+      r.out.memory.push_back(std::move(m));
+      return;
+    }
+  }
+}
+
+void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
+  std::unique_ptr<OpRecord> op(static_cast<OpRecord*>(call.pending));
+  call.pending = nullptr;
+  if (status != 0) return;  // failed: nothing was recorded into the command buffer or made
+  Recorder& r = recorder();
+  switch (decoder) {
+    case Decoder::dispatchConfig:
+    case Decoder::dispatchCountPointer: {
+      if (!op) return;
+      std::lock_guard<std::mutex> lock(r.mu);
+      r.out.ops.push_back(std::move(*op));
+      return;
+    }
+    case Decoder::prepareExecutable: {
+      auto** out = reinterpret_cast<void**>(call.keep[1]);
+      auto* params = reinterpret_cast<const uint8_t*>(call.keep[0]);
+      if (!out || !*out || !params) return;
+      // iree_hal_executable_params_t: from IREE 3.4 queue_affinity at 0,
+      // caching_mode at 8, format (string view) at 16, data (byte span) at
+      // 32; before, format at 8 and data at 24. The one whose format reads
+      // as a format name is it.
+      size_t formatAt = 16, dataAt = 32;
+      if (!printable(reinterpret_cast<const char*>(load64(params + 16)), load64(params + 24))) {
+        formatAt = 8;
+        dataAt = 24;
+      }
+      auto* format = reinterpret_cast<const char*>(load64(params + formatAt));
+      uint64_t formatSize = load64(params + formatAt + 8);
+      auto* data = reinterpret_cast<const uint8_t*>(load64(params + dataAt));
+      uint64_t dataSize = load64(params + dataAt + 8);
+      std::lock_guard<std::mutex> lock(r.mu);
+      uint64_t address = reinterpret_cast<uint64_t>(*out);
+      r.executables.erase(address);  // a new executable at a reused address
+      Executable& e = r.executables[address];
+      e.id = core::profile::nextObjectId();
+      ObjectRecord o;
+      o.id = e.id;
+      o.kind = schema::ObjectKind::EXECUTABLE;
+      o.handle = address;
+      o.ticks = call.ticks;
+      o.thread = threadIdOf(call.thread);
+      if (printable(format, formatSize)) o.binaryFormat.assign(format, formatSize);
+      o.name = o.binaryFormat;
+      if (data && dataSize && dataSize <= kMaxExecutableBytes) o.binary.assign(data, data + dataSize);
+      r.out.created.push_back(std::move(o));
+      return;
+    }
+    case Decoder::allocateBuffer: {
+      if (!recordMemory()) return;
+      auto** out = reinterpret_cast<void**>(call.keep[2]);
+      auto* params = reinterpret_cast<const uint8_t*>(call.keep[0]);
+      if (!out || !*out) return;
+      core::profile::MemoryRecord m;
+      m.address = reinterpret_cast<uint64_t>(*out);
+      m.size = call.keep[1];
+      // iree_hal_buffer_params_t: type (iree_hal_memory_type_t) at 8. Bits:
+      // 1 HOST_VISIBLE, 4 DEVICE_VISIBLE; DEVICE_LOCAL adds bit 5, HOST_LOCAL bit 6.
+      uint32_t type = params ? load32(params + 8) : 0;
+      m.kind = (type & 0x20)                  ? schema::MemoryKind::DEVICE
+               : (type & 0x40)                ? schema::MemoryKind::HOST
+               : (type & 0x12) == 0x12        ? schema::MemoryKind::SHARED
+                                              : schema::MemoryKind::UNKNOWN;
+      m.ticks = call.ticks;
+      m.thread = threadIdOf(call.thread);
+      std::lock_guard<std::mutex> lock(r.mu);
+      r.buffers[m.address] = {m.kind, m.size};
+      r.out.memory.push_back(std::move(m));
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+namespace {
+
+void produceChunks(core::ChunkSink& sink, bool) {
+  core::profile::Outbox out;
+  {
+    Recorder& r = recorder();
+    std::lock_guard<std::mutex> lock(r.mu);
+    std::swap(out, r.out);
+  }
+  core::profile::writeProfileRecords(sink, out);
+}
+
+__attribute__((constructor(103))) void registerRecorder() { core::registerChunkProducer(&produceChunks); }
+
+}  // namespace
+
+}  // namespace gtap::hal

@@ -1,0 +1,58 @@
+// What the IREE HAL front end records beyond each call's span: command-buffer
+// dispatches (executable, export, workgroup count and size, constants,
+// bindings) as HAL-level device ops, executables from the executable cache
+// (format, bytes, exports as kernels), command buffers, and buffer
+// allocations. Arguments are read from the registers and stack the enter stub
+// saved, by the layout the matched IREE version gives each method.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "thread_state.h"
+
+namespace gtap::hal {
+
+// What a hooked slot records beyond the call itself.
+enum class Decoder : uint8_t {
+  none,
+  prepareExecutable,     // executable_cache.prepare_executable(cache, const params*, out executable**)
+  executableDestroy,     // executable.destroy
+  dispatchConfig,        // command_buffer.dispatch, IREE 3.7 and later (iree_hal_dispatch_config_t by value)
+  dispatchCountPointer,  // command_buffer.dispatch, IREE 3.0 to 3.6 (workgroup count by pointer)
+  commandBufferDestroy,  // command_buffer.destroy
+  allocateBuffer,        // allocator.allocate_buffer(allocator, const params*, size, out buffer**)
+  bufferDestroy,         // buffer.destroy
+};
+
+// The registers the enter stub saved (trampoline_x86_64.S).
+struct SavedRegisters {
+  uint64_t xmm[16];
+  uint64_t rdi, rsi, rdx, rcx, r8, r9, rax, r10;
+};
+
+// A call in progress: where it started, and what its end needs.
+struct CallContext {
+  core::ThreadState* thread = nullptr;
+  uint64_t beginIndex = 0;
+  uint64_t ticks = 0;
+  // Made from inside another hooked HAL call on the thread: the driver's own
+  // work (a deferred command buffer replaying into an inline one inside
+  // queue_execute), not the program's.
+  bool nested = false;
+  uint64_t keep[3] = {};
+  void* pending = nullptr;  // a record to commit when the call succeeds
+};
+
+// `stack` points at the call's first stack argument.
+void atCallStart(Decoder decoder, const char* function, const SavedRegisters& regs, const uint64_t* stack,
+                 CallContext& call);
+// `status` is the iree_status_t the call returned (0: OK).
+void atCallEnd(Decoder decoder, uint64_t status, CallContext& call);
+
+// An executable implementation's vtable, hooked, and the slot of its
+// function_info (or export_info, before IREE renamed it): names of exports
+// are asked of the executable through it.
+void noteExecutableVtable(const void* vtable, size_t infoSlot);
+
+}  // namespace gtap::hal
