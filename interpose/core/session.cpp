@@ -144,7 +144,10 @@ struct Session {
   std::atomic<uint32_t> flushRequests{0};
   std::atomic<uint32_t> flushesDone{0};
   std::atomic<int> stopSignal{0};
-  std::string stopReason = "exit";
+  // Why the session stops: set once, before stopRequested, by the first
+  // finishSession (a string literal, so the writer may read it any time);
+  // null when a signal stopped it (stopSignal says which).
+  std::atomic<const char*> stopReason{nullptr};
 
   // Writer thread only.
   TickConverter ticks;
@@ -406,7 +409,8 @@ struct Session {
       flushesDone.store(requested);
       if (stop) break;
     }
-    std::string reason = stopReason;
+    const char* why = stopReason.load();
+    std::string reason = why ? why : "exit";
     if (int sig = stopSignal.load()) reason = "signal " + std::to_string(sig);
     bool closedOk = file->close(eventsWritten, eventsDropped, monotonicNs(), reason);
     if (!cfg.quiet) {
@@ -551,11 +555,13 @@ void flushSession() {
 void finishSession(const char* reason) {
   Session* s = liveSession();
   if (!s) return;
-  if (s->stopRequested.exchange(true)) {
+  // The reason first, so the writer never sees the stop without it.
+  const char* none = nullptr;
+  bool first = s->stopReason.compare_exchange_strong(none, reason);
+  if (s->stopRequested.exchange(true) || !first) {
     s->waitFor(s->writerDone, kFinishTimeoutMs);
     return;
   }
-  s->stopReason = reason;
   g_generation.fetch_add(1);  // threads re-check and see stopRequested
   s->kick();
   if (pthread_equal(pthread_self(), s->writerHandle)) return;

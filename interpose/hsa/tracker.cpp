@@ -968,7 +968,7 @@ hsa_signal_t Tracker::asyncCopyStarting(hsa_signal_t program, const void* dst, h
   rec.thread = rec.submitThread = thread;
   rec.appendIndex = scope.beginIndex();
   rec.recordedBy = schema::Api::HSA;
-    rec.appendTicks = rec.submitTicks = ticks;
+  rec.appendTicks = rec.submitTicks = ticks;
   rec.stack = std::move(stack);
   p->program = program;
   if (!m.armLocked(p)) {
@@ -1002,7 +1002,7 @@ void Tracker::synchronousOp(bool fill, const void* dst, const void* src, size_t 
   rec.thread = rec.submitThread = threadIdOf(scope);
   rec.appendIndex = scope.beginIndex();
   rec.recordedBy = schema::Api::HSA;
-    rec.appendTicks = rec.submitTicks = beginTicks;
+  rec.appendTicks = rec.submitTicks = beginTicks;
   rec.note = fill ? "hsa_amd_memory_fill is synchronous: no device time" : "hsa_memory_copy is synchronous: no device time";
   if (recordStacks()) rec.stack = core::captureStack(impl_->stackDepth);
   std::lock_guard<std::mutex> lock(impl_->mu);
