@@ -24,6 +24,7 @@ struct Provider {
 };
 Provider g_providers[4];
 std::atomic<int> g_providerCount{0};
+std::atomic<void (*)()> g_loadWatcher{nullptr};
 
 using DlsymFn = void* (*)(void*, const char*);
 
@@ -65,6 +66,8 @@ void registerLibrarySymbols(const char* libraryPrefix, const char* symbolPrefix,
   g_providerCount.store(i + 1, std::memory_order_release);
 }
 
+void registerLoadWatcher(void (*watcher)()) { g_loadWatcher.store(watcher, std::memory_order_release); }
+
 void* realDlsym(void* handle, const char* name) {
   resolveRealDlsym();
   return reinterpret_cast<DlsymFn>(gtap_real_dlsym)(handle, name);
@@ -75,6 +78,7 @@ void* realDlsym(void* handle, const char* name) {
 extern "C" void* gtap_dlsym_substitute(void* handle, const char* name, void* caller) {
   using namespace gtap::core;
   resolveRealDlsym();
+  if (auto watcher = g_loadWatcher.load(std::memory_order_acquire)) watcher();
   if (!name || handle == RTLD_DEFAULT || handle == RTLD_NEXT) return nullptr;
   int n = g_providerCount.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) {

@@ -15,6 +15,11 @@ using SymbolLookup = void* (*)(const char* name);
 // caller is itself such a library (a runtime looking itself up).
 void registerLibrarySymbols(const char* libraryPrefix, const char* symbolPrefix, SymbolLookup lookup);
 
+// Called at every dlsym the program makes, before the lookup: a front end that
+// finds its hooks in loaded images rescans when libraries were loaded since
+// (a program looks up what it just loaded with dlopen before using it).
+void registerLoadWatcher(void (*watcher)());
+
 // The real dlsym, for gtap's own lookups.
 void* realDlsym(void* handle, const char* name);
 

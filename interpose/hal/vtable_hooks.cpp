@@ -13,10 +13,13 @@
 #include <cstring>
 #include <deque>
 #include <new>
+#include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "clock.h"
 #include "config.h"
+#include "dlsym_hook.h"
 #include "functions.h"
 #include "log.h"
 #include "session.h"
@@ -49,7 +52,17 @@ constexpr size_t kMaxFunctions = 4096;
 core::FunctionInfo g_functions[kMaxFunctions];
 size_t g_functionCount = 0;
 
+// Every entry names something from the start (the table is registered whole,
+// once; entries are filled as vtables are hooked, before any record uses them).
+struct FunctionTable {
+  FunctionTable() {
+    for (auto& f : g_functions) f = {"unknown", core::ApiKind::ireeHal};
+    core::registerFunctions(core::kHalFunctionBase, g_functions, kMaxFunctions);
+  }
+};
+
 uint16_t functionId(const std::string& name, const char** stored = nullptr) {
+  static FunctionTable registered;
   // Built once, at load, before any thread; never freed (records name them).
   static auto* names = new std::deque<std::string>();
   static auto* ids = new std::unordered_map<std::string, uint16_t>();
@@ -341,8 +354,12 @@ std::vector<VtableOutcome> installHooks() {
   std::vector<Image> images;
   dl_iterate_phdr(&collectImage, &images);
   const std::string self = ownPath();
+  // Images already read (by path and load address: one unloaded and another
+  // loaded at the same place is new).
+  static auto* scanned = new std::set<std::pair<std::string, uintptr_t>>();
   for (const Image& image : images) {
     if (!self.empty() && image.path == self) continue;
+    if (!scanned->insert({image.path, image.bias}).second) continue;
     ImageSymbols symbols;
     std::string why;
     if (!readImageSymbols(image.path, isSystemImage(image.path), symbols, why)) continue;
@@ -422,25 +439,65 @@ std::vector<VtableOutcome> installHooks() {
       outcomes.push_back(std::move(o));
     }
   }
-  if (g_functionCount) core::registerFunctions(core::kHalFunctionBase, g_functions, g_functionCount);
   return outcomes;
 }
 
 namespace {
+
+std::mutex g_scanMutex;
+std::atomic<unsigned long long> g_loadsSeen{~0ull};
+
+int readLoads(dl_phdr_info* info, size_t, void* data) {
+  *static_cast<unsigned long long*>(data) = info->dlpi_adds;
+  return 1;  // every entry carries the same count: the first is enough
+}
+
+unsigned long long loadsSoFar() {
+  unsigned long long adds = 0;
+  dl_iterate_phdr(&readLoads, &adds);
+  return adds;
+}
+
+// Hooks what the images loaded since the last scan carry, and says what it left alone.
+void scan() {
+  const core::Config& c = core::config();
+  uint8_t saved = core::t_guard;
+  core::t_guard |= core::kGuardGtap;  // gtap's own work: nothing it calls is the program's
+  for (const VtableOutcome& o : installHooks()) {
+    if (o.refused.empty() || c.quiet) continue;
+    if (o.vtable.empty())
+      core::logLine("IREE HAL: %s: %s; HAL calls are not recorded, HSA and Level Zero capture continue",
+                    o.image.c_str(), o.refused.c_str());
+    else
+      core::logLine("IREE HAL: not hooking %s in %s: %s", o.vtable.c_str(), o.image.c_str(), o.refused.c_str());
+  }
+  core::t_guard = saved;
+}
+
+// At every dlsym: images loaded since the last scan (dlopen) are scanned
+// before the program can reach into them.
+void rescanIfLoaded() {
+  if (core::t_guard & core::kGuardGtap) return;
+  unsigned long long loads = loadsSoFar();
+  if (loads == g_loadsSeen.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(g_scanMutex);
+  if (loads == g_loadsSeen.load(std::memory_order_relaxed)) return;
+  scan();
+  g_loadsSeen.store(loads, std::memory_order_release);
+}
+
 struct Install {
   Install() {
     const core::Config& c = core::config();
     if (!c.enabled || !(c.mode & format::kModeApi)) return;
-    for (const VtableOutcome& o : installHooks()) {
-      if (o.refused.empty() || c.quiet) continue;
-      if (o.vtable.empty())
-        core::logLine("IREE HAL: %s: %s; HAL calls are not recorded, HSA and Level Zero capture continue",
-                      o.image.c_str(), o.refused.c_str());
-      else
-        core::logLine("IREE HAL: not hooking %s in %s: %s", o.vtable.c_str(), o.image.c_str(), o.refused.c_str());
-    }
+    std::lock_guard<std::mutex> lock(g_scanMutex);
+    unsigned long long loads = loadsSoFar();
+    scan();
+    g_loadsSeen.store(loads, std::memory_order_release);
+    core::registerLoadWatcher(&rescanIfLoaded);
   }
 } install;
+
 }  // namespace
 
 }  // namespace gtap::hal

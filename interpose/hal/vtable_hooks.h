@@ -36,8 +36,9 @@ struct VtableOutcome {
 const SlotLayout* matchLayout(const std::vector<std::vector<std::string>>& methods, std::string& versions,
                               std::string& why);
 
-// Reads the images loaded now and hooks every vtable whose layout matches.
-// Called once, at load, before the program starts its threads.
+// Reads the images loaded since the last call (all of them the first time)
+// and hooks every vtable whose layout matches. Called at load, before the
+// program starts its threads, and when a dlsym finds new images (serialised).
 std::vector<VtableOutcome> installHooks();
 
 }  // namespace gtap::hal

@@ -76,6 +76,20 @@ TEST(HalCapture, VtableSlotsAreRecordedOncePerCall) {
   expectFixtureCalls(dir + "/cap.gtap", 1000, 3);
 }
 
+// IREE's HAL in a library the program loads with dlopen after it started (a
+// Python extension, a plugin): scanned at the program's next dlsym, before
+// it can reach into the library, and recorded the same.
+TEST(HalCapture, LibraryLoadedLaterIsHookedAtTheNextLookup) {
+  std::string dir = freshDirectory("hal-dlopen");
+  std::string library = std::filesystem::path(workload("hal_fixture")).parent_path() / "libhal_fixture.so";
+  auto plain = runProcess({workload("hal_fixture_dlopen"), library, "300", "2"});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  auto run = capture(workload("hal_fixture_dlopen"), dir + "/cap.gtap", {library, "300", "2"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out, plain.out);
+  expectFixtureCalls(dir + "/cap.gtap", 300, 2);
+}
+
 // A layout no IREE version has (two slots swapped) is refused by name, with
 // the slot that differs; the other vtable of the same image is still hooked.
 TEST(HalCapture, MismatchedLayoutIsRefusedAndSaysWhy) {

@@ -357,7 +357,13 @@ static void* work(void* out) {
   return NULL;
 }
 
+#ifdef HAL_FIXTURE_LIBRARY
+/* Built as a library too (libhal_fixture.so): hal_fixture_dlopen loads it with
+ * dlopen and runs this, so its vtables come into the process after start. */
+__attribute__((visibility("default"))) int hal_fixture_main(int argc, char** argv) {
+#else
 int main(int argc, char** argv) {
+#endif
   if (argc > 1) g_n = (uint32_t)strtoul(argv[1], NULL, 10);
   int threads = argc > 2 ? atoi(argv[2]) : 1;
   if (g_n == 0 || threads < 1 || threads > 64) {
