@@ -37,7 +37,12 @@ void explainOne(const readers::LoadedCapture& lc, const ExplainOptions& o, reade
   int64_t busy = 0;
   for (const auto& d : p.devices) busy += d.busyNs;
   if (p.devices.empty()) {
-    std::cout << "No device work was recorded (record it with --mode=api,kernels).\n\n";
+    if (p.halDispatches)
+      std::cout << "No device work was recorded: the " << p.halDispatches
+                << " IREE HAL dispatches recorded into command buffers carry no device times (those come from the "
+                   "device runtime underneath, HSA or Level Zero, when the driver uses one).\n\n";
+    else
+      std::cout << "No device work was recorded (record it with --mode=api,kernels).\n\n";
     return;
   }
   for (const auto& d : p.devices) {
@@ -48,6 +53,8 @@ void explainOne(const readers::LoadedCapture& lc, const ExplainOptions& o, reade
     std::cout << ".\n";
   }
   auto rows = readers::kernelRows({lc}, readers::KernelGrouping::name, false);
+  // IREE HAL dispatches carry no device time: not part of where it went.
+  rows.erase(std::remove_if(rows.begin(), rows.end(), [](const auto& r) { return r.level == "hal"; }), rows.end());
   if (!rows.empty()) {
     std::cout << "\nWhere device time went:\n";
     for (size_t i = 0; i < rows.size() && i < o.top; ++i) {

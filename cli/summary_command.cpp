@@ -42,7 +42,8 @@ int summary(const SummaryOptions& o) {
                 << ",\"api_calls\":" << p.apiCalls << ",\"api_ns\":" << p.apiNs << ",\"threads\":" << p.threads
                 << ",\"allocations\":" << p.allocations << ",\"allocated_bytes\":" << p.allocatedBytes
                 << ",\"closed_cleanly\":" << (p.closedCleanly ? "true" : "false")
-                << ",\"events_dropped\":" << p.eventsDropped << ",\"devices\":[";
+                << ",\"events_dropped\":" << p.eventsDropped << ",\"hal_dispatches\":" << p.halDispatches
+                << ",\"devices\":[";
       for (size_t i = 0; i < p.devices.size(); ++i) {
         const auto& d = p.devices[i];
         std::cout << (i ? "," : "") << "{\"device\":\"" << readers::jsonEscape(d.name) << "\",\"busy_ns\":" << d.busyNs
@@ -71,6 +72,9 @@ int summary(const SummaryOptions& o) {
                 << " copies (" << readers::formatBytes(d.copyBytes) << "), " << d.fills << " fills, " << d.barriers
                 << " barriers\n";
     }
+    if (p.halDispatches)
+      std::cout << "  IREE HAL     " << p.halDispatches << " dispatches recorded into command buffers, of "
+                << p.halExecutables << " executable" << (p.halExecutables == 1 ? "" : "s") << "\n";
     if (p.allocations)
       std::cout << "  allocations  " << p.allocations << " (" << readers::formatBytes(p.allocatedBytes) << ")\n";
     std::cout << "  data         "

@@ -45,13 +45,20 @@ ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
 
   std::map<uint32_t, std::vector<const DeviceOp*>> byDevice;
   std::set<std::string> reasons;
+  std::set<uint64_t> halExecutables;
   for (const DeviceOp& op : lc.work.ops) {
+    if (op.recordedBy == schema::Api::IREE_HAL) {
+      ++p.halDispatches;
+      if (auto k = lc.work.objects.find(op.kernel); k != lc.work.objects.end()) halExecutables.insert(k->second.parent);
+      continue;
+    }
     auto& list = byDevice[op.device];
     list.push_back(&op);
     if (op.timed) span(op.startNs, op.endNs);
     else if (!op.note.empty()) reasons.insert(op.note);
   }
   p.untimedReasons.assign(reasons.begin(), reasons.end());
+  p.halExecutables = halExecutables.size();
   for (auto& [device, ops] : byDevice) {
     DeviceOverview d;
     d.device = device;

@@ -185,6 +185,18 @@ TEST(HalCapture, DispatchesAreRecordedByExportName) {
   auto calls = apiRows(dir + "/cap.gtap");
   EXPECT_EQ(calls.count("iree_hal_fake_executable_function_info"), 0u);
   EXPECT_EQ(calls["iree_hal_fake_command_buffer_dispatch"].count, 22u);
+  // The reports count them apart from device work (they have no device times).
+  auto summary = runProcess({gtapBinary(), "summary", dir + "/cap.gtap"});
+  ASSERT_EQ(summary.exitCode, 0) << summary.err;
+  EXPECT_NE(summary.out.find("IREE HAL     22 dispatches recorded into command buffers, of 2 executables"),
+            std::string::npos)
+      << summary.out;
+  EXPECT_EQ(summary.out.find("device 4294967295"), std::string::npos) << summary.out;
+  auto explain = runProcess({gtapBinary(), "explain", dir + "/cap.gtap"});
+  ASSERT_EQ(explain.exitCode, 0) << explain.err;
+  EXPECT_NE(explain.out.find("the 22 IREE HAL dispatches"), std::string::npos) << explain.out;
+  auto exported = runProcess({gtapBinary(), "export", "--format=chrome", "-o", dir + "/trace.json", dir + "/cap.gtap"});
+  EXPECT_EQ(exported.exitCode, 0) << exported.err;
 }
 
 // Against the real IREE runtime: enabled when GTAP_TEST_IREE_BUILD names a

@@ -36,6 +36,10 @@ struct ProcessOverview {
   int64_t apiNs = 0;                // time in outermost API calls, all threads
   size_t threads = 0;
   std::vector<DeviceOverview> devices;
+  // IREE HAL dispatches recorded into command buffers: a level above the
+  // device work (no device times), counted apart from the devices.
+  uint64_t halDispatches = 0;
+  size_t halExecutables = 0;
   uint64_t allocations = 0, allocatedBytes = 0;
   std::vector<std::string> untimedReasons;  // distinct notes of untimed operations
   bool closedCleanly = true;
