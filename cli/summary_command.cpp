@@ -72,9 +72,14 @@ int summary(const SummaryOptions& o) {
                 << " copies (" << readers::formatBytes(d.copyBytes) << "), " << d.fills << " fills, " << d.barriers
                 << " barriers\n";
     }
-    if (p.halDispatches)
+    if (p.halDispatches || p.halFills || p.halCopies) {
       std::cout << "  IREE HAL     " << p.halDispatches << " dispatches recorded into command buffers, of "
-                << p.halExecutables << " executable" << (p.halExecutables == 1 ? "" : "s") << "\n";
+                << p.halExecutables << " executable" << (p.halExecutables == 1 ? "" : "s");
+      if (p.halFills || p.halCopies)
+        std::cout << "; queue transfers: " << p.halFills << " fills (" << readers::formatBytes(p.halFillBytes)
+                  << "), " << p.halCopies << " copies (" << readers::formatBytes(p.halCopyBytes) << ")";
+      std::cout << "\n";
+    }
     if (p.allocations)
       std::cout << "  allocations  " << p.allocations << " (" << readers::formatBytes(p.allocatedBytes) << ")\n";
     std::cout << "  data         "

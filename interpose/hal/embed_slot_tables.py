@@ -16,6 +16,13 @@ def variant(method, params):
     iree_hal_dispatch_config_t from IREE 3.7 (1), by pointer before (0)."""
     if method == "dispatch" and "iree_hal_dispatch_config_t" in params:
         return 1
+    # Device queue transfers read where IREE 3.0 to today place them: device,
+    # affinity, the wait and signal semaphore lists (by value, on the stack),
+    # then six more, the fill's length third of them, the others' fifth.
+    if method in ("queue_fill", "queue_update", "queue_copy", "queue_read", "queue_write"):
+        args = [a.strip() for a in params.strip().strip("()").split(",")]
+        if len(args) == 10 and "iree_hal_semaphore_list_t" in args[2] and "iree_hal_semaphore_list_t" in args[3]:
+            return 1
     return 0
 
 

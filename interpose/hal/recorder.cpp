@@ -44,6 +44,7 @@ struct Recorder {
   core::profile::Outbox out;
   std::unordered_map<uint64_t, Executable> executables;     // executable object address
   std::unordered_map<uint64_t, uint64_t> commandBuffers;    // command buffer address -> object id
+  std::unordered_map<uint64_t, uint64_t> devices;           // device address -> object id
   // allocated buffer address -> kind and size
   std::unordered_map<uint64_t, std::pair<schema::MemoryKind, uint64_t>> buffers;
   std::unordered_map<const void*, size_t> infoSlots;        // executable vtable -> function_info slot
@@ -174,6 +175,61 @@ uint64_t commandBufferLocked(Recorder& r, uint64_t address, const std::string& i
   return id;
 }
 
+uint64_t deviceLocked(Recorder& r, uint64_t address, const std::string& impl, uint64_t ticks, uint32_t thread) {
+  auto it = r.devices.find(address);
+  if (it != r.devices.end()) return it->second;
+  uint64_t id = core::profile::nextObjectId();
+  r.devices[address] = id;
+  ObjectRecord o;
+  o.id = id;
+  o.kind = schema::ObjectKind::COMMAND_QUEUE;
+  o.handle = address;
+  o.name = impl;
+  o.ticks = ticks;
+  o.thread = thread;
+  r.out.created.push_back(std::move(o));
+  return id;
+}
+
+// device.queue_fill/update/copy/read/write, IREE 3.0 to today: device rdi,
+// affinity rsi, wait and signal lists at stack+0 and +24, then rdx, rcx, r8,
+// r9; the fill's length is r8, the others' at stack+48.
+void queueTransferStart(Decoder decoder, const char* function, const char* method, const SavedRegisters& regs,
+                        const uint64_t* stack, CallContext& call) {
+  auto op = std::make_unique<OpRecord>();
+  op->recordedBy = schema::Api::IREE_HAL;
+  op->thread = op->submitThread = threadIdOf(call.thread);
+  op->appendIndex = call.beginIndex;
+  op->appendTicks = op->submitTicks = call.ticks;
+  op->note = "a HAL queue operation: no device times at this level";
+  switch (decoder) {
+    case Decoder::queueFill:
+      op->kind = schema::DeviceOpKind::FILL;
+      op->bytes = regs.r8;
+      break;
+    case Decoder::queueUpdate:
+    case Decoder::queueRead:
+      op->kind = schema::DeviceOpKind::COPY;
+      op->direction = schema::CopyDirection::HOST_TO_DEVICE;
+      op->bytes = stack[6];
+      break;
+    case Decoder::queueWrite:
+      op->kind = schema::DeviceOpKind::COPY;
+      op->direction = schema::CopyDirection::DEVICE_TO_HOST;
+      op->bytes = stack[6];
+      break;
+    default:
+      op->kind = schema::DeviceOpKind::COPY;
+      op->direction = schema::CopyDirection::DEVICE_TO_DEVICE;
+      op->bytes = stack[6];
+      break;
+  }
+  Recorder& r = recorder();
+  std::lock_guard<std::mutex> lock(r.mu);
+  op->queue = deviceLocked(r, regs.rdi, implementationOf(function, method), call.ticks, op->thread);
+  call.pending = op.release();
+}
+
 void dispatchStart(Decoder decoder, const char* function, const SavedRegisters& regs, const uint64_t* stack,
                    CallContext& call) {
   auto op = std::make_unique<OpRecord>();
@@ -253,6 +309,16 @@ void atCallStart(Decoder decoder, const char* function, const SavedRegisters& re
       // into another records the same dispatch again (its call is recorded).
       if (recordKernels() && !call.nested) dispatchStart(decoder, function, regs, stack, call);
       return;
+    case Decoder::queueFill:
+    case Decoder::queueUpdate:
+    case Decoder::queueCopy:
+    case Decoder::queueRead:
+    case Decoder::queueWrite: {
+      static const char* const kMethods[] = {"queue_fill", "queue_update", "queue_copy", "queue_read", "queue_write"};
+      size_t m = static_cast<size_t>(decoder) - static_cast<size_t>(Decoder::queueFill);
+      if (recordKernels() && !call.nested) queueTransferStart(decoder, function, kMethods[m], regs, stack, call);
+      return;
+    }
     case Decoder::prepareExecutable:
       call.keep[0] = regs.rsi;  // params
       call.keep[1] = regs.rdx;  // out executable
@@ -308,7 +374,12 @@ void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
   Recorder& r = recorder();
   switch (decoder) {
     case Decoder::dispatchConfig:
-    case Decoder::dispatchCountPointer: {
+    case Decoder::dispatchCountPointer:
+    case Decoder::queueFill:
+    case Decoder::queueUpdate:
+    case Decoder::queueCopy:
+    case Decoder::queueRead:
+    case Decoder::queueWrite: {
       if (!op) return;
       std::lock_guard<std::mutex> lock(r.mu);
       r.out.ops.push_back(std::move(*op));

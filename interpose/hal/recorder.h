@@ -23,6 +23,11 @@ enum class Decoder : uint8_t {
   commandBufferDestroy,  // command_buffer.destroy
   allocateBuffer,        // allocator.allocate_buffer(allocator, const params*, size, out buffer**)
   bufferDestroy,         // buffer.destroy
+  queueFill,             // device.queue_fill
+  queueUpdate,           // device.queue_update: host memory to a buffer
+  queueCopy,             // device.queue_copy: buffer to buffer
+  queueRead,             // device.queue_read: file to buffer
+  queueWrite,            // device.queue_write: buffer to file
 };
 
 // The registers the enter stub saved (trampoline_x86_64.S).

@@ -230,6 +230,12 @@ Decoder decoderFor(const char* interface, const SlotMethod& method) {
     if (is(method.name, "allocate_buffer")) return Decoder::allocateBuffer;
   } else if (is(interface, "buffer")) {
     if (is(method.name, "destroy")) return Decoder::bufferDestroy;
+  } else if (is(interface, "device") && method.variant == 1) {
+    if (is(method.name, "queue_fill")) return Decoder::queueFill;
+    if (is(method.name, "queue_update")) return Decoder::queueUpdate;
+    if (is(method.name, "queue_copy")) return Decoder::queueCopy;
+    if (is(method.name, "queue_read")) return Decoder::queueRead;
+    if (is(method.name, "queue_write")) return Decoder::queueWrite;
   }
   return Decoder::none;
 }

@@ -48,8 +48,17 @@ ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
   std::set<uint64_t> halExecutables;
   for (const DeviceOp& op : lc.work.ops) {
     if (op.recordedBy == schema::Api::IREE_HAL) {
-      ++p.halDispatches;
-      if (auto k = lc.work.objects.find(op.kernel); k != lc.work.objects.end()) halExecutables.insert(k->second.parent);
+      if (op.kind == schema::DeviceOpKind::KERNEL) {
+        ++p.halDispatches;
+        if (auto k = lc.work.objects.find(op.kernel); k != lc.work.objects.end())
+          halExecutables.insert(k->second.parent);
+      } else if (op.kind == schema::DeviceOpKind::FILL) {
+        ++p.halFills;
+        p.halFillBytes += op.bytes;
+      } else if (op.kind == schema::DeviceOpKind::COPY) {
+        ++p.halCopies;
+        p.halCopyBytes += op.bytes;
+      }
       continue;
     }
     auto& list = byDevice[op.device];

@@ -62,6 +62,8 @@ void expectFixtureCalls(const std::string& file, uint32_t n, uint32_t threads) {
   EXPECT_EQ(rows["iree_hal_fake_command_buffer_dispatch"].count, threads * (n / 10 + 1));
   EXPECT_EQ(rows["iree_hal_fake_executable_cache_prepare_executable"].count, threads);
   EXPECT_EQ(rows["iree_hal_fake_executable_destroy"].count, threads);
+  for (const char* queued : {"queue_fill", "queue_update", "queue_copy"})
+    EXPECT_EQ(rows[std::string("iree_hal_fake_device_") + queued].count, threads * (n / 20 + 1)) << queued;
   for (const auto& [name, row] : rows)
     EXPECT_EQ(name.find("iree_hal_odd_"), std::string::npos) << name << " belongs to the refused vtable";
 }
@@ -197,6 +199,19 @@ TEST(HalCapture, DispatchesAreRecordedByExportName) {
   EXPECT_NE(explain.out.find("the 22 IREE HAL dispatches"), std::string::npos) << explain.out;
   auto exported = runProcess({gtapBinary(), "export", "--format=chrome", "-o", dir + "/trace.json", dir + "/cap.gtap"});
   EXPECT_EQ(exported.exitCode, 0) << exported.err;
+  // The device's queue transfers (100/20+1 = 6 rounds per thread of a 256-byte
+  // fill, a 14-byte update from host memory and a 512-byte copy), by direction.
+  auto memory = runProcess({gtapBinary(), "memory", "--format=jsonl", dir + "/cap.gtap"});
+  ASSERT_EQ(memory.exitCode, 0) << memory.err;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> transfers;
+  std::istringstream memoryRows(memory.out);
+  for (std::string line; std::getline(memoryRows, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["section"] == "transfers") transfers[j["kind"]] = {j["count"].get<uint64_t>(), j["bytes"].get<uint64_t>()};
+  }
+  EXPECT_EQ(transfers["fill"], std::make_pair(uint64_t{12}, uint64_t{12 * 256}));
+  EXPECT_EQ(transfers["copy host-to-device"], std::make_pair(uint64_t{12}, uint64_t{12 * 14}));
+  EXPECT_EQ(transfers["copy device-to-device"], std::make_pair(uint64_t{12}, uint64_t{12 * 512}));
 }
 
 // Against the real IREE runtime: enabled when GTAP_TEST_IREE_BUILD names a

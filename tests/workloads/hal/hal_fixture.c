@@ -15,7 +15,8 @@
  * N/2 copies and one update into its own command buffer, prepares an
  * executable with two exports through an executable cache (IREE's newest
  * layouts) and records N/10+1 dispatches of them (every third the second
- * export), then N fills through the odd command buffer. Prints per-thread totals and a checksum;
+ * export), queues N/20+1 fills (256 bytes), updates (14) and copies (512) on a
+ * device (36 slots), then N fills through the odd command buffer. Prints per-thread totals and a checksum;
  * the output is the same with and without a tool watching. On stderr, thread
  * 0's host time per fill and per dispatch (benchmarks/compare reads them). */
 #include <pthread.h>
@@ -229,6 +230,109 @@ static const void* const iree_hal_fake_executable_cache_vtable[4] = {
     (const void*)iree_hal_fake_executable_cache_prepare_executable,
 };
 
+/* --- a device (IREE's newest layout: 36 slots) with queue transfers --------- */
+typedef struct {
+  size_t count;
+  void** semaphores;
+  uint64_t* payload_values;
+} semaphore_list_t; /* as iree_hal_semaphore_list_t: 24 bytes, passed on the stack */
+
+typedef struct {
+  resource_t resource;
+  uint64_t filled, copied;
+} device_t;
+
+/* The slots the fixture never calls share one body; each keeps its own name. */
+#define UNUSED_DEVICE_SLOT(name) \
+  SLOT status_t iree_hal_fake_device_##name(device_t* d) { (void)d; return make_status(12); }
+UNUSED_DEVICE_SLOT(id)
+UNUSED_DEVICE_SLOT(host_allocator)
+UNUSED_DEVICE_SLOT(device_allocator)
+UNUSED_DEVICE_SLOT(replace_device_allocator)
+UNUSED_DEVICE_SLOT(replace_channel_provider)
+UNUSED_DEVICE_SLOT(trim)
+UNUSED_DEVICE_SLOT(query_i64)
+UNUSED_DEVICE_SLOT(query_capabilities)
+UNUSED_DEVICE_SLOT(topology_info)
+UNUSED_DEVICE_SLOT(refine_topology_edge)
+UNUSED_DEVICE_SLOT(assign_topology_info)
+UNUSED_DEVICE_SLOT(create_channel)
+UNUSED_DEVICE_SLOT(create_command_buffer)
+UNUSED_DEVICE_SLOT(create_event)
+UNUSED_DEVICE_SLOT(create_executable_cache)
+UNUSED_DEVICE_SLOT(import_file)
+UNUSED_DEVICE_SLOT(create_semaphore)
+UNUSED_DEVICE_SLOT(query_semaphore_compatibility)
+UNUSED_DEVICE_SLOT(query_queue_pool_backend)
+UNUSED_DEVICE_SLOT(queue_alloca)
+UNUSED_DEVICE_SLOT(queue_dealloca)
+UNUSED_DEVICE_SLOT(queue_host_call)
+UNUSED_DEVICE_SLOT(queue_dispatch)
+UNUSED_DEVICE_SLOT(queue_execute)
+UNUSED_DEVICE_SLOT(queue_flush)
+UNUSED_DEVICE_SLOT(profiling_begin)
+UNUSED_DEVICE_SLOT(profiling_flush)
+UNUSED_DEVICE_SLOT(profiling_end)
+UNUSED_DEVICE_SLOT(external_capture_begin)
+UNUSED_DEVICE_SLOT(external_capture_end)
+
+SLOT void iree_hal_fake_device_destroy(device_t* d) { free(d); }
+SLOT status_t iree_hal_fake_device_queue_fill(device_t* d, uint64_t affinity, const semaphore_list_t wait,
+                                              const semaphore_list_t signal, uint8_t* target, uint64_t offset,
+                                              uint64_t length, const void* pattern, size_t pattern_length,
+                                              uint64_t flags) {
+  (void)affinity; (void)wait; (void)signal; (void)flags;
+  for (uint64_t i = 0; i + pattern_length <= length; i += pattern_length)
+    memcpy(target + offset + i, pattern, pattern_length);
+  d->filled += length;
+  return kOk;
+}
+SLOT status_t iree_hal_fake_device_queue_update(device_t* d, uint64_t affinity, const semaphore_list_t wait,
+                                                const semaphore_list_t signal, const uint8_t* source,
+                                                size_t source_offset, uint8_t* target, uint64_t target_offset,
+                                                uint64_t length, uint64_t flags) {
+  (void)affinity; (void)wait; (void)signal; (void)flags;
+  memcpy(target + target_offset, source + source_offset, length);
+  d->copied += length;
+  return kOk;
+}
+SLOT status_t iree_hal_fake_device_queue_copy(device_t* d, uint64_t affinity, const semaphore_list_t wait,
+                                              const semaphore_list_t signal, uint8_t* source, uint64_t source_offset,
+                                              uint8_t* target, uint64_t target_offset, uint64_t length,
+                                              uint64_t flags) {
+  (void)affinity; (void)wait; (void)signal; (void)flags;
+  memmove(target + target_offset, source + source_offset, length);
+  d->copied += length;
+  return kOk;
+}
+SLOT status_t iree_hal_fake_device_queue_read(device_t* d, uint64_t a, const semaphore_list_t w,
+                                              const semaphore_list_t s, void* f, uint64_t fo, uint8_t* t,
+                                              uint64_t to, uint64_t length, uint64_t flags) {
+  (void)d; (void)a; (void)w; (void)s; (void)f; (void)fo; (void)t; (void)to; (void)length; (void)flags;
+  return make_status(12);
+}
+SLOT status_t iree_hal_fake_device_queue_write(device_t* d, uint64_t a, const semaphore_list_t w,
+                                               const semaphore_list_t s, uint8_t* b, uint64_t bo, void* f,
+                                               uint64_t fo, uint64_t length, uint64_t flags) {
+  (void)d; (void)a; (void)w; (void)s; (void)b; (void)bo; (void)f; (void)fo; (void)length; (void)flags;
+  return make_status(12);
+}
+
+#define DEVICE_SLOT(name) (const void*)iree_hal_fake_device_##name
+static const void* const iree_hal_fake_device_vtable[36] = {
+    DEVICE_SLOT(destroy), DEVICE_SLOT(id), DEVICE_SLOT(host_allocator), DEVICE_SLOT(device_allocator),
+    DEVICE_SLOT(replace_device_allocator), DEVICE_SLOT(replace_channel_provider), DEVICE_SLOT(trim),
+    DEVICE_SLOT(query_i64), DEVICE_SLOT(query_capabilities), DEVICE_SLOT(topology_info),
+    DEVICE_SLOT(refine_topology_edge), DEVICE_SLOT(assign_topology_info), DEVICE_SLOT(create_channel),
+    DEVICE_SLOT(create_command_buffer), DEVICE_SLOT(create_event), DEVICE_SLOT(create_executable_cache),
+    DEVICE_SLOT(import_file), DEVICE_SLOT(create_semaphore), DEVICE_SLOT(query_semaphore_compatibility),
+    DEVICE_SLOT(query_queue_pool_backend), DEVICE_SLOT(queue_alloca), DEVICE_SLOT(queue_dealloca),
+    DEVICE_SLOT(queue_fill), DEVICE_SLOT(queue_update), DEVICE_SLOT(queue_copy), DEVICE_SLOT(queue_read),
+    DEVICE_SLOT(queue_write), DEVICE_SLOT(queue_host_call), DEVICE_SLOT(queue_dispatch), DEVICE_SLOT(queue_execute),
+    DEVICE_SLOT(queue_flush), DEVICE_SLOT(profiling_begin), DEVICE_SLOT(profiling_flush), DEVICE_SLOT(profiling_end),
+    DEVICE_SLOT(external_capture_begin), DEVICE_SLOT(external_capture_end),
+};
+
 /* --- the odd one: fill_buffer and copy_buffer swapped ------------------------ */
 SLOT void iree_hal_odd_command_buffer_destroy(command_buffer_t* cb) { free(cb); }
 SLOT status_t iree_hal_odd_command_buffer_begin(command_buffer_t* cb) { cb->sum = 5; return kOk; }
@@ -282,6 +386,7 @@ static int g_failures = 0;
 typedef struct {
   uint64_t fills, copies, updates, dispatches, bytes, sum, odd_fills;
   uint64_t fill_ns, dispatch_ns; /* host time of the fill and dispatch loops */
+  uint64_t device_bytes;          /* filled, updated and copied on the device's queue */
 } result_t;
 
 static uint64_t now_ns(void) {
@@ -336,6 +441,21 @@ static void* work(void* out) {
   ((void (*)(executable_t*))executable->resource.vtable[0])(executable);
   ((void (*)(executable_cache_t*))cache->resource.vtable[0])(cache);
   CALL(cb, 2, begin_fn)(cb);
+
+  /* Queue transfers on a device: fills of 256 bytes, updates and copies of 512. */
+  device_t* device = (device_t*)create_resource(sizeof(device_t), iree_hal_fake_device_vtable);
+  semaphore_list_t none = {0, NULL, NULL};
+  typedef status_t (*queue_fill_fn)(device_t*, uint64_t, const semaphore_list_t, const semaphore_list_t, uint8_t*,
+                                    uint64_t, uint64_t, const void*, size_t, uint64_t);
+  typedef status_t (*queue_transfer_fn)(device_t*, uint64_t, const semaphore_list_t, const semaphore_list_t,
+                                        const void*, uint64_t, void*, uint64_t, uint64_t, uint64_t);
+  for (uint32_t i = 0; i < g_n / 20 + 1; ++i) {
+    ((queue_fill_fn)device->resource.vtable[22])(device, ~0ull, none, none, memory, 16384, 256, &pattern, 4, 0);
+    ((queue_transfer_fn)device->resource.vtable[23])(device, ~0ull, none, none, label, 0, memory, 20000, 14, 0);
+    ((queue_transfer_fn)device->resource.vtable[24])(device, ~0ull, none, none, memory, 0, memory, 32768, 512, 0);
+  }
+  r->device_bytes = device->filled + device->copied;
+  ((void (*)(device_t*))device->resource.vtable[0])(device);
   r->fills = cb->fills;
   r->copies = cb->copies;
   r->updates = cb->updates;
@@ -376,11 +496,12 @@ int main(int argc, char** argv) {
   for (int t = 0; t < threads; ++t) pthread_create(&ids[t], NULL, work, &results[t]);
   for (int t = 0; t < threads; ++t) pthread_join(ids[t], NULL);
   for (int t = 0; t < threads; ++t)
-    printf("thread %d fills %llu copies %llu updates %llu dispatches %llu bytes %llu sum %016llx odd_fills %llu\n", t,
+    printf("thread %d fills %llu copies %llu updates %llu dispatches %llu bytes %llu sum %016llx odd_fills %llu "
+           "queue_bytes %llu\n", t,
            (unsigned long long)results[t].fills, (unsigned long long)results[t].copies,
            (unsigned long long)results[t].updates, (unsigned long long)results[t].dispatches,
            (unsigned long long)results[t].bytes, (unsigned long long)results[t].sum,
-           (unsigned long long)results[t].odd_fills);
+           (unsigned long long)results[t].odd_fills, (unsigned long long)results[t].device_bytes);
   printf("failures %d\n", g_failures);
   /* Timing goes to stderr: stdout stays the same with and without a tool. */
   fprintf(stderr, "ns_per_fill %.3f\nns_per_dispatch %.3f\n", (double)results[0].fill_ns / g_n,
