@@ -7,9 +7,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <new>
@@ -52,18 +52,19 @@ constexpr size_t kMaxFunctions = 4096;
 core::FunctionInfo g_functions[kMaxFunctions];
 size_t g_functionCount = 0;
 
-// Every entry names something from the start (the table is registered whole,
-// once; entries are filled as vtables are hooked, before any record uses them).
+// Every entry names something from the start: the table is registered whole,
+// at load (before any thread, as function ranges must be), and entries are
+// filled as vtables are hooked, each before any record can use it.
 struct FunctionTable {
   FunctionTable() {
     for (auto& f : g_functions) f = {"unknown", core::ApiKind::ireeHal};
     core::registerFunctions(core::kHalFunctionBase, g_functions, kMaxFunctions);
   }
-};
+} g_functionTable;
 
+// Under the scan mutex (at load, and when a dlsym finds new images).
 uint16_t functionId(const std::string& name, const char** stored = nullptr) {
-  static FunctionTable registered;
-  // Built once, at load, before any thread; never freed (records name them).
+  // Never freed: records name these functions until the process ends.
   static auto* names = new std::deque<std::string>();
   static auto* ids = new std::unordered_map<std::string, uint16_t>();
   auto it = ids->find(name);
