@@ -105,8 +105,10 @@ Executable& executableLocked(Recorder& r, uint64_t address, uint64_t ticks, uint
 // its own vtable (the call is gtap's: not recorded).
 bool exportInfo(Recorder& r, uint64_t executable, uint64_t token, std::string& name,
                 std::array<uint32_t, 3>& workgroupSize) {
+  if (executable == 0) return false;  // the call will fail; nothing to ask
   auto* object = reinterpret_cast<void* const*>(executable);
   const void* const* vtable = static_cast<const void* const*>(object[1]);  // after the reference count
+  if (!vtable) return false;
   auto slot = r.infoSlots.find(vtable);
   if (slot == r.infoSlots.end()) return false;
   using InfoFn = uint64_t (*)(void*, uint64_t, void*);
@@ -280,6 +282,7 @@ void dispatchStart(Decoder decoder, const char* function, const SavedRegisters& 
       op->bindings.push_back({load64(ref + 8), load64(ref + 16), load64(ref + 24), load32(ref) >> 8});
     }
   }
+  if (executable == 0) return;  // a dispatch of no executable fails: nothing is recorded into the command buffer
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mu);
   op->list = op->queue = commandBufferLocked(r, regs.rdi, implementationOf(function, "dispatch"), call.ticks,

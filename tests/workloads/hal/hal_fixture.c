@@ -15,7 +15,7 @@
  * N/2 copies and one update into its own command buffer, prepares an
  * executable with two exports through an executable cache (IREE's newest
  * layouts) and records N/10+1 dispatches of them (every third the second
- * export), queues N/20+1 fills (256 bytes), updates (14) and copies (512) on a
+ * export, and one of no executable, which fails), queues N/20+1 fills (256 bytes), updates (14) and copies (512) on a
  * device (36 slots), then N fills through the odd command buffer. Prints per-thread totals and a checksum;
  * the output is the same with and without a tool watching. On stderr, thread
  * 0's host time per fill and per dispatch (benchmarks/compare reads them). */
@@ -438,6 +438,13 @@ static void* work(void* out) {
     CALL(cb, 14, dispatch_fn)(cb, executable, (uint32_t)function, config, constants, sizeof constants, 3, bindings, 0);
   }
   r->dispatch_ns = now_ns() - start;
+  {
+    /* A dispatch of no executable fails, as IREE's validation would have it. */
+    dispatch_config_t config = {{0, 0, 0}, {1, 1, 1}, {0, 0, NULL, 0, 0}, 0};
+    status_t bad_dispatch = CALL(cb, 14, dispatch_fn)(cb, NULL, 0, config, constants, sizeof constants, 3, bindings, 0);
+    if ((bad_dispatch & 31) == kInvalidArgument) __atomic_add_fetch(&g_failures, 1, __ATOMIC_RELAXED);
+    if (bad_dispatch) free_status(bad_dispatch);
+  }
   ((void (*)(executable_t*))executable->resource.vtable[0])(executable);
   ((void (*)(executable_cache_t*))cache->resource.vtable[0])(cache);
   CALL(cb, 2, begin_fn)(cb);
