@@ -74,31 +74,39 @@ bool printable(const char* s, uint64_t n) {
   return true;
 }
 
-// The implementation an object belongs to, from a hooked function's name:
-// "iree_hal_deferred_command_buffer_dispatch" -> "iree_hal_deferred_command_buffer".
-std::string implementationOf(const char* function, const char* method) {
-  std::string f = function;
-  size_t m = std::strlen(method) + 1;
-  return f.size() > m ? f.substr(0, f.size() - m) : f;
+uint32_t threadIdOf(core::ThreadState* t) { return t ? t->id : ~0u; }
+
+// A new object's record, its id fresh; the caller may fill in more before the
+// next record is added.
+ObjectRecord& newObjectLocked(Recorder& r, schema::ObjectKind kind, uint64_t address, uint64_t ticks,
+                              uint32_t thread) {
+  ObjectRecord& o = r.out.created.emplace_back();
+  o.id = core::profile::nextObjectId();
+  o.kind = kind;
+  o.handle = address;
+  o.ticks = ticks;
+  o.thread = thread;
+  return o;
 }
 
-uint32_t threadIdOf(core::ThreadState* t) { return t ? t->id : ~0u; }
+// The id of the object at `address`, made on first sight (named by its implementation).
+uint64_t objectLocked(Recorder& r, std::unordered_map<uint64_t, uint64_t>& ids, schema::ObjectKind kind,
+                      uint64_t address, const char* implementation, uint64_t ticks, uint32_t thread) {
+  auto [it, added] = ids.try_emplace(address, 0);
+  if (added) {
+    ObjectRecord& o = newObjectLocked(r, kind, address, ticks, thread);
+    o.name = implementation;
+    it->second = o.id;
+  }
+  return it->second;
+}
 
 // The executable's record, made on first sight when it did not come through
 // an executable cache gtap saw.
 Executable& executableLocked(Recorder& r, uint64_t address, uint64_t ticks, uint32_t thread) {
-  auto it = r.executables.find(address);
-  if (it != r.executables.end()) return it->second;
-  Executable& e = r.executables[address];
-  e.id = core::profile::nextObjectId();
-  ObjectRecord o;
-  o.id = e.id;
-  o.kind = schema::ObjectKind::EXECUTABLE;
-  o.handle = address;
-  o.ticks = ticks;
-  o.thread = thread;
-  r.out.created.push_back(std::move(o));
-  return e;
+  auto [it, added] = r.executables.try_emplace(address);
+  if (added) it->second.id = newObjectLocked(r, schema::ObjectKind::EXECUTABLE, address, ticks, thread).id;
+  return it->second;
 }
 
 // The name and workgroup size of an export, asked of the executable through
@@ -138,16 +146,10 @@ uint64_t kernelLocked(Recorder& r, uint64_t executable, uint64_t token, uint64_t
     workgroupSize = k->second.workgroupSize;
     return k->second.id;
   }
-  uint64_t id = core::profile::nextObjectId();
   Kernel& kernel = e.kernels[token];
-  kernel.id = id;
-  ObjectRecord o;
-  o.id = id;
-  o.kind = schema::ObjectKind::KERNEL;
-  o.handle = token;
+  ObjectRecord& o = newObjectLocked(r, schema::ObjectKind::KERNEL, token, ticks, thread);
+  kernel.id = o.id;
   o.parent = e.id;
-  o.ticks = ticks;
-  o.thread = thread;
   o.ordinal = static_cast<uint32_t>(token);
   std::array<uint32_t, 3> size{};
   if (exportInfo(r, executable, token, o.name, size)) {
@@ -157,46 +159,13 @@ uint64_t kernelLocked(Recorder& r, uint64_t executable, uint64_t token, uint64_t
   } else {
     o.name = "executable#" + std::to_string(e.id) + ":" + std::to_string(token);
   }
-  r.out.created.push_back(std::move(o));
-  return id;
-}
-
-uint64_t commandBufferLocked(Recorder& r, uint64_t address, const std::string& impl, uint64_t ticks, uint32_t thread) {
-  auto it = r.commandBuffers.find(address);
-  if (it != r.commandBuffers.end()) return it->second;
-  uint64_t id = core::profile::nextObjectId();
-  r.commandBuffers[address] = id;
-  ObjectRecord o;
-  o.id = id;
-  o.kind = schema::ObjectKind::COMMAND_LIST;
-  o.handle = address;
-  o.name = impl;
-  o.ticks = ticks;
-  o.thread = thread;
-  r.out.created.push_back(std::move(o));
-  return id;
-}
-
-uint64_t deviceLocked(Recorder& r, uint64_t address, const std::string& impl, uint64_t ticks, uint32_t thread) {
-  auto it = r.devices.find(address);
-  if (it != r.devices.end()) return it->second;
-  uint64_t id = core::profile::nextObjectId();
-  r.devices[address] = id;
-  ObjectRecord o;
-  o.id = id;
-  o.kind = schema::ObjectKind::COMMAND_QUEUE;
-  o.handle = address;
-  o.name = impl;
-  o.ticks = ticks;
-  o.thread = thread;
-  r.out.created.push_back(std::move(o));
-  return id;
+  return kernel.id;
 }
 
 // device.queue_fill/update/copy/read/write, IREE 3.0 to today: device rdi,
 // affinity rsi, wait and signal lists at stack+0 and +24, then rdx, rcx, r8,
 // r9; the fill's length is r8, the others' at stack+48.
-void queueTransferStart(Decoder decoder, const char* function, const char* method, const SavedRegisters& regs,
+void queueTransferStart(Decoder decoder, const char* implementation, const SavedRegisters& regs,
                         const uint64_t* stack, CallContext& call) {
   auto op = std::make_unique<OpRecord>();
   op->recordedBy = schema::Api::IREE_HAL;
@@ -228,11 +197,12 @@ void queueTransferStart(Decoder decoder, const char* function, const char* metho
   }
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mu);
-  op->queue = deviceLocked(r, regs.rdi, implementationOf(function, method), call.ticks, op->thread);
+  op->queue = objectLocked(r, r.devices, schema::ObjectKind::COMMAND_QUEUE, regs.rdi, implementation, call.ticks,
+                           op->thread);
   call.pending = op.release();
 }
 
-void dispatchStart(Decoder decoder, const char* function, const SavedRegisters& regs, const uint64_t* stack,
+void dispatchStart(Decoder decoder, const char* implementation, const SavedRegisters& regs, const uint64_t* stack,
                    CallContext& call) {
   auto op = std::make_unique<OpRecord>();
   op->kind = schema::DeviceOpKind::KERNEL;
@@ -285,8 +255,8 @@ void dispatchStart(Decoder decoder, const char* function, const SavedRegisters& 
   if (executable == 0) return;  // a dispatch of no executable fails: nothing is recorded into the command buffer
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mu);
-  op->list = op->queue = commandBufferLocked(r, regs.rdi, implementationOf(function, "dispatch"), call.ticks,
-                                             op->thread);
+  op->list = op->queue = objectLocked(r, r.commandBuffers, schema::ObjectKind::COMMAND_LIST, regs.rdi,
+                                      implementation, call.ticks, op->thread);
   std::array<uint32_t, 3> infoSize{};
   op->kernel = kernelLocked(r, executable, token, call.ticks, op->thread, infoSize);
   if (!sizeGiven) op->groupSize = infoSize;
@@ -301,7 +271,7 @@ void noteExecutableVtable(const void* vtable, size_t infoSlot) {
   r.infoSlots[vtable] = infoSlot;
 }
 
-void atCallStart(Decoder decoder, const char* function, const SavedRegisters& regs, const uint64_t* stack,
+void atCallStart(Decoder decoder, const char* implementation, const SavedRegisters& regs, const uint64_t* stack,
                  CallContext& call) {
   switch (decoder) {
     case Decoder::none:
@@ -310,18 +280,15 @@ void atCallStart(Decoder decoder, const char* function, const SavedRegisters& re
     case Decoder::dispatchCountPointer:
       // The program's dispatches only: a driver replaying a command buffer
       // into another records the same dispatch again (its call is recorded).
-      if (recordKernels() && !call.nested) dispatchStart(decoder, function, regs, stack, call);
+      if (recordKernels() && !call.nested) dispatchStart(decoder, implementation, regs, stack, call);
       return;
     case Decoder::queueFill:
     case Decoder::queueUpdate:
     case Decoder::queueCopy:
     case Decoder::queueRead:
-    case Decoder::queueWrite: {
-      static const char* const kMethods[] = {"queue_fill", "queue_update", "queue_copy", "queue_read", "queue_write"};
-      size_t m = static_cast<size_t>(decoder) - static_cast<size_t>(Decoder::queueFill);
-      if (recordKernels() && !call.nested) queueTransferStart(decoder, function, kMethods[m], regs, stack, call);
+    case Decoder::queueWrite:
+      if (recordKernels() && !call.nested) queueTransferStart(decoder, implementation, regs, stack, call);
       return;
-    }
     case Decoder::prepareExecutable:
       call.keep[0] = regs.rsi;  // params
       call.keep[1] = regs.rdx;  // out executable
@@ -408,18 +375,12 @@ void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
       std::lock_guard<std::mutex> lock(r.mu);
       uint64_t address = reinterpret_cast<uint64_t>(*out);
       r.executables.erase(address);  // a new executable at a reused address
-      Executable& e = r.executables[address];
-      e.id = core::profile::nextObjectId();
-      ObjectRecord o;
-      o.id = e.id;
-      o.kind = schema::ObjectKind::EXECUTABLE;
-      o.handle = address;
-      o.ticks = call.ticks;
-      o.thread = threadIdOf(call.thread);
+      ObjectRecord& o =
+          newObjectLocked(r, schema::ObjectKind::EXECUTABLE, address, call.ticks, threadIdOf(call.thread));
+      r.executables[address].id = o.id;
       if (printable(format, formatSize)) o.binaryFormat.assign(format, formatSize);
       o.name = o.binaryFormat;
       if (data && dataSize && dataSize <= kMaxExecutableBytes) o.binary.assign(data, data + dataSize);
-      r.out.created.push_back(std::move(o));
       return;
     }
     case Decoder::allocateBuffer: {

@@ -49,8 +49,9 @@ struct CallContext {
   void* pending = nullptr;  // a record to commit when the call succeeds
 };
 
+// `implementation` names the object's type ("iree_hal_deferred_command_buffer");
 // `stack` points at the call's first stack argument.
-void atCallStart(Decoder decoder, const char* function, const SavedRegisters& regs, const uint64_t* stack,
+void atCallStart(Decoder decoder, const char* implementation, const SavedRegisters& regs, const uint64_t* stack,
                  CallContext& call);
 // `status` is the iree_status_t the call returned (0: OK).
 void atCallEnd(Decoder decoder, uint64_t status, CallContext& call);

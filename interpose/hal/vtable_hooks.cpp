@@ -32,7 +32,7 @@ struct Slot {
   uint16_t function;
   bool returnsStatus;
   Decoder decoder;
-  const char* name;  // the function's name, as recorded
+  const char* implementation;  // "iree_hal_<impl>": the type of the objects whose vtable this is
 };
 
 }  // namespace gtap::hal
@@ -62,19 +62,21 @@ struct FunctionTable {
   }
 } g_functionTable;
 
+// A string kept for the life of the process. Under the scan mutex.
+const char* intern(const std::string& s) {
+  static auto* strings = new std::set<std::string>();
+  return strings->insert(s).first->c_str();
+}
+
 // Under the scan mutex (at load, and when a dlsym finds new images).
-uint16_t functionId(const std::string& name, const char** stored = nullptr) {
+uint16_t functionId(const std::string& name) {
   // Never freed: records name these functions until the process ends.
   static auto* names = new std::deque<std::string>();
   static auto* ids = new std::unordered_map<std::string, uint16_t>();
   auto it = ids->find(name);
-  if (it != ids->end()) {
-    if (stored) *stored = g_functions[it->second - core::kHalFunctionBase].name;
-    return it->second;
-  }
+  if (it != ids->end()) return it->second;
   if (g_functionCount == kMaxFunctions) return 0xffff;
   names->push_back(name);
-  if (stored) *stored = names->back().c_str();
   g_functions[g_functionCount] = {names->back().c_str(), core::ApiKind::ireeHal};
   uint16_t id = static_cast<uint16_t>(core::kHalFunctionBase + g_functionCount++);
   ids->emplace(name, id);
@@ -272,7 +274,7 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot
     // gtap's own work: whatever it calls is not the program's.
     uint8_t saved = core::t_guard;
     core::t_guard |= core::kGuardGtap;
-    atCallStart(slot->decoder, slot->name, *regs, reinterpret_cast<const uint64_t*>(returnSlot + 1), e.call);
+    atCallStart(slot->decoder, slot->implementation, *regs, reinterpret_cast<const uint64_t*>(returnSlot + 1), e.call);
     core::t_guard = saved;
   }
   return slot->original;
@@ -387,6 +389,7 @@ std::vector<VtableOutcome> installHooks() {
       o.vtable = v.name;
       std::string impl = v.name.substr(9, v.name.size() - 9 - 7);  // iree_hal_<impl>_vtable
       std::string prefix = "iree_hal_" + impl + "_";
+      const char* implementation = intern("iree_hal_" + impl);
       auto** table = reinterpret_cast<void**>(image.bias + v.value);
       size_t slots = v.size / sizeof(void*);
       std::vector<std::vector<std::string>> methods(slots);
@@ -416,12 +419,11 @@ std::vector<VtableOutcome> installHooks() {
         // the implementation's, which may differ from the layout's method
         // name: iree_hal_sync_device_allocator sits in device_allocator's slot).
         bool own = !methods[i].empty() && !std::count(methods[i].begin(), methods[i].end(), layout->methods[i].name);
-        const char* stored = nullptr;
-        uint16_t id = functionId(prefix + (own ? methods[i][0] : std::string(layout->methods[i].name)), &stored);
+        uint16_t id = functionId(prefix + (own ? methods[i][0] : std::string(layout->methods[i].name)));
         if (id == 0xffff) continue;
         // Never freed: a thunk may be running on some thread whenever.
         auto* slot = new Slot{table[i], id, layout->methods[i].returnsStatus,
-                              decoderFor(layout->interface, layout->methods[i]), stored};
+                              decoderFor(layout->interface, layout->methods[i]), implementation};
         values.emplace_back(i, thunks.make(i, slot));
       }
       why.clear();
