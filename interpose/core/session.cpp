@@ -490,6 +490,10 @@ Session* startSession() {
 
 const Config& config() { return configStorage(); }
 
+bool recordKernels() { return configStorage().mode & format::kModeKernels; }
+bool recordMemory() { return configStorage().mode & format::kModeMemory; }
+bool recordStacks() { return configStorage().mode & format::kModeStacks; }
+
 ThreadState* enterSlow() {
   ThreadState* t = t_state;
   if (t == &g_deadThread) return nullptr;

@@ -45,6 +45,12 @@ inline ThreadState* enterCall(uint8_t guardBit) {
 
 const Config& config();
 
+// What the configured mode asks for besides API calls: device work, memory
+// operations, CPU stacks (GTAP_MODE kernels, memory, stacks).
+bool recordKernels();
+bool recordMemory();
+bool recordStacks();
+
 // Whether API call records are wanted (GTAP_MODE has "api").
 extern bool g_recordApi;
 

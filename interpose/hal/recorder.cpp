@@ -20,9 +20,8 @@ namespace {
 
 using core::profile::ObjectRecord;
 using core::profile::OpRecord;
-
-bool recordKernels() { return core::config().mode & format::kModeKernels; }
-bool recordMemory() { return core::config().mode & format::kModeMemory; }
+using core::recordKernels;
+using core::recordMemory;
 
 // Caps on what one record copies from the program's memory.
 constexpr uint64_t kMaxBindings = 4096;

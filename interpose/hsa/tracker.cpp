@@ -130,9 +130,6 @@ std::vector<uint64_t> doorbellStack(uint32_t depth) {
 
 }  // namespace
 
-bool recordKernels() { return core::config().mode & format::kModeKernels; }
-bool recordMemory() { return core::config().mode & format::kModeMemory; }
-bool recordStacks() { return core::config().mode & format::kModeStacks; }
 
 struct Tracker::Impl {
   std::mutex mu;

@@ -14,13 +14,13 @@
 
 #include "call_scope.h"
 #include "profile_records.h"
+#include "session.h"
 
 namespace gtap::hsa {
 
-// What the configured mode asks for.
-bool recordKernels();
-bool recordMemory();
-bool recordStacks();
+using core::recordKernels;
+using core::recordMemory;
+using core::recordStacks;
 
 class Tracker {
  public:

@@ -126,9 +126,6 @@ Profiler::Profiler() : impl_(std::make_unique<Impl>()) {
   impl_->stackDepth = c.stackDepth;
 }
 
-bool recordKernels() { return core::config().mode & format::kModeKernels; }
-bool recordMemory() { return core::config().mode & format::kModeMemory; }
-bool recordStacks() { return core::config().mode & format::kModeStacks; }
 
 // --- devices and clocks -------------------------------------------------------
 

@@ -19,10 +19,9 @@
 
 namespace gtap::ze {
 
-// What the configured mode asks for.
-bool recordKernels();
-bool recordMemory();
-bool recordStacks();
+using core::recordKernels;
+using core::recordMemory;
+using core::recordStacks;
 
 enum class OpKind : uint8_t { kernel, copy, fill, barrier, other };
 enum class Direction : uint8_t { unknown, hostToDevice, deviceToHost, deviceToDevice, hostToHost };
