@@ -295,6 +295,13 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_exit(uint64_t re
   return e.returnAddress;
 }
 
+bool sameMethods(const SlotLayout& a, const SlotLayout& b) {
+  if (a.count != b.count) return false;
+  for (size_t i = 0; i < a.count; ++i)
+    if (std::strcmp(a.methods[i].name, b.methods[i].name) != 0) return false;
+  return true;
+}
+
 const SlotLayout* matchLayout(const std::vector<std::vector<std::string>>& methods, std::string& versions,
                               std::string& why) {
   size_t count = 0;
@@ -315,6 +322,11 @@ const SlotLayout* matchLayout(const std::vector<std::vector<std::string>>& metho
           if (n == layout.methods[j].name) return true;
     return false;
   };
+  // The layout whose methods most slots agree with: an executable loader
+  // (destroy, infer_format, query_support, try_load) also agrees with an
+  // executable cache in two slots, and must not be taken for one.
+  size_t matchAgree = 0;
+  const SlotLayout* tie = nullptr;
   for (size_t l = 0; l < count; ++l) {
     const SlotLayout& layout = layouts[l];
     size_t agree = 0, disagree = 0;
@@ -332,10 +344,24 @@ const SlotLayout* matchLayout(const std::vector<std::vector<std::string>>& metho
     }
     if (layout.count == methods.size() && disagree == 0 && agree >= std::min<size_t>(2, methods.size()) &&
         agree * 3 >= methods.size()) {
-      if (!match) match = &layout;
-      if (std::strcmp(match->interface, layout.interface) == 0)
+      if (!match || agree > matchAgree) {
+        match = &layout;
+        matchAgree = agree;
+        tie = nullptr;
+        versions.clear();
+      } else if (agree == matchAgree && std::strcmp(match->interface, layout.interface) != 0 &&
+                 !sameMethods(*match, layout)) {
+        tie = &layout;  // two interfaces that would read its slots differently (a lone destroy is the same)
+      }
+      if (std::strcmp(match->interface, layout.interface) == 0 && agree == matchAgree)
         versions += std::string(versions.empty() ? "" : ", ") + layout.version;
     }
+  }
+  if (match && tie) {
+    why = "its slots agree as well with " + std::string(match->interface) + " as with " + tie->interface +
+          ", so which it is cannot be told";
+    versions.clear();
+    return nullptr;
   }
   if (match) return match;
   if (!closest) {

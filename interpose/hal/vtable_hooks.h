@@ -30,8 +30,11 @@ struct VtableOutcome {
 // otherwise than the vtable member it fills: neither). A layout matches when
 // it has as many slots, no slot disagrees, and at least two slots (one of a
 // one-slot vtable) and a third of them agree.
-// Returns the first matching layout (`versions`: every version with that
-// layout for that interface), or nullptr with `why` naming the closest
+// Of the matching layouts, the one most slots agree with wins (an executable
+// loader also agrees with an executable cache in two slots); two interfaces
+// that agree equally and would read the slots differently refuse the vtable.
+// Returns that layout (`versions`: every version with it for that interface
+// and as many agreeing slots), or nullptr with `why` naming the closest
 // layout and the first slot that differs.
 const SlotLayout* matchLayout(const std::vector<std::vector<std::string>>& methods, std::string& versions,
                               std::string& why);
