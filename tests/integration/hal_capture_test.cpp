@@ -271,6 +271,102 @@ TEST_P(RealIree, HelloSampleIsCapturedOncePerCall) {
   }
 }
 
+// gtap's program on the real runtime (tests/workloads/hal/iree_dispatch.c),
+// built when the tests were configured with GTAP_TEST_IREE_BUILD.
+struct IreeDispatch {
+  std::string program, executable;
+};
+
+IreeDispatch ireeDispatch() {
+#if defined(GTAP_TEST_IREE_DISPATCH)
+  return {GTAP_TEST_IREE_DISPATCH, GTAP_TEST_IREE_EXECUTABLE};
+#else
+  return {};
+#endif
+}
+
+std::map<std::string, nlohmann::json> kernelRows(const std::string& file) {
+  auto r = runProcess({gtapBinary(), "kernels", "--by=shape", "--format=jsonl", file});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  std::map<std::string, nlohmann::json> rows;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    rows[std::string(j["kernel"]) + " " + std::string(j["groups"]) + " " + std::string(j["group_size"])] = j;
+  }
+  return rows;
+}
+
+// Five rounds, each a command buffer with a fill, a barrier and a dispatch of
+// elementwise_mul over 4 workgroups, submitted and waited for: each HAL
+// operation the program issues is recorded once, the dispatches by their
+// export name, and the program's output is unchanged.
+TEST_P(RealIree, DispatchesAreRecordedByExportName) {
+  const char* root = std::getenv("GTAP_TEST_IREE_BUILD");
+  if (!root || !*root) GTEST_SKIP() << "GTAP_TEST_IREE_BUILD is not set (a runtime-only IREE build)";
+  IreeDispatch iree = ireeDispatch();
+  if (iree.program.empty()) GTEST_FAIL() << "configure gtap with GTAP_TEST_IREE_BUILD set to build iree_dispatch";
+  std::string dir = freshDirectory("hal-iree-dispatch-" + GetParam());
+  std::vector<std::string> args = {"--device=" + GetParam(), "--executable=" + iree.executable, "--dispatches=5",
+                                   "--workgroups=4"};
+  std::vector<std::string> plainArgs = {iree.program};
+  plainArgs.insert(plainArgs.end(), args.begin(), args.end());
+  auto plain = runProcess(plainArgs);
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  EXPECT_NE(plain.out.find("result: 5 10 15 20"), std::string::npos) << plain.out;
+  std::vector<std::string> argv = {gtapBinary(), "run", "-m", "api,kernels", "-o", dir + "/cap.gtap", "--"};
+  argv.insert(argv.end(), plainArgs.begin(), plainArgs.end());
+  auto run = runProcess(argv);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out, plain.out);
+  auto kernels = kernelRows(dir + "/cap.gtap");
+  ASSERT_EQ(kernels.size(), 1u) << "one export, one shape";
+  ASSERT_TRUE(kernels.count("elementwise_mul 4,1,1 1,1,1"));
+  EXPECT_EQ(kernels["elementwise_mul 4,1,1 1,1,1"]["count"], 5);
+  EXPECT_EQ(kernels["elementwise_mul 4,1,1 1,1,1"]["level"], "hal");
+  auto rows = apiRows(dir + "/cap.gtap");
+  EXPECT_EQ(countEndingWith(rows, "_executable_cache_prepare_executable"), 1u);
+  EXPECT_EQ(countEndingWith(rows, "_allocator_allocate_buffer"), 3u);
+  EXPECT_EQ(countEndingWith(rows, "_device_create_command_buffer"), 5u);
+  EXPECT_EQ(countEndingWith(rows, "_device_queue_execute"), 5u);
+  EXPECT_EQ(countEndingWith(rows, "_semaphore_wait"), 5u);
+  auto executables = runProcess({gtapBinary(), "executables", "--format=jsonl", dir + "/cap.gtap"});
+  ASSERT_EQ(executables.exitCode, 0) << executables.err;
+  auto j = nlohmann::json::parse(executables.out.substr(0, executables.out.find('\n')));
+  EXPECT_EQ(j["format"], "system-elf-x86_64");
+  EXPECT_EQ(j["kernel"], "elementwise_mul");
+  EXPECT_EQ(j["size"].get<uint64_t>(), std::filesystem::file_size(iree.executable));
+}
+
+// A recording IREE made itself (its replay recorder, as --device_replay_output
+// does), replayed by iree-run-replay under gtap: the replayed dispatches and
+// submissions are recorded once each, and the replay still succeeds.
+TEST_P(RealIree, IreeRunReplayOfIreesOwnRecording) {
+  const char* root = std::getenv("GTAP_TEST_IREE_BUILD");
+  if (!root || !*root) GTEST_SKIP() << "GTAP_TEST_IREE_BUILD is not set (a runtime-only IREE build)";
+  IreeDispatch iree = ireeDispatch();
+  if (iree.program.empty()) GTEST_FAIL() << "configure gtap with GTAP_TEST_IREE_BUILD set to build iree_dispatch";
+  std::string replayTool = std::string(root) + "/tools/iree-run-replay";
+  ASSERT_TRUE(std::filesystem::exists(replayTool)) << replayTool << " is missing from GTAP_TEST_IREE_BUILD";
+  std::string dir = freshDirectory("hal-iree-replay-" + GetParam());
+  std::string recording = dir + "/rounds.ireereplay";
+  auto record = runProcess({iree.program, "--device=" + GetParam(), "--executable=" + iree.executable,
+                            "--dispatches=5", "--workgroups=4", "--replay_output=" + recording});
+  ASSERT_EQ(record.exitCode, 0) << record.err;
+  auto plain = runProcess({replayTool, "--device=" + GetParam(), recording});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  auto run = runProcess({gtapBinary(), "run", "-m", "api,kernels", "-o", dir + "/cap.gtap", "--", replayTool,
+                         "--device=" + GetParam(), recording});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out, plain.out);
+  auto kernels = kernelRows(dir + "/cap.gtap");
+  ASSERT_TRUE(kernels.count("elementwise_mul 4,1,1 1,1,1")) << "the export's name comes with the replayed executable";
+  EXPECT_EQ(kernels["elementwise_mul 4,1,1 1,1,1"]["count"], 5);
+  auto rows = apiRows(dir + "/cap.gtap");
+  EXPECT_EQ(countEndingWith(rows, "_executable_cache_prepare_executable"), 1u);
+  EXPECT_EQ(countEndingWith(rows, "_device_queue_execute"), 5u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, RealIree, ::testing::Values("local-sync", "local-task"),
                          [](const auto& info) { return info.param == "local-sync" ? "local_sync" : "local_task"; });
 
