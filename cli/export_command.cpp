@@ -28,6 +28,29 @@ struct ExportOptions {
   bool force = false;
 };
 
+const char* levelName(const readers::DeviceOp& op) {
+  return op.recordedBy == schema::Api::IREE_HAL ? "hal" : "device";
+}
+
+// A HAL-level record's method, thread and call (the API call that issued it:
+// the thread's event index of its begin), command buffer, the buffers it
+// binds or touches, and the semaphore values it waits for and signals.
+void writeHalOperation(const readers::DeviceOp& op, std::ostream& out) {
+  out << ",\"operation\":\"" << readers::jsonEscape(op.operation) << "\",\"thread\":" << op.thread
+      << ",\"call_index\":" << op.appendIndex << ",\"command_buffer\":" << op.list << ",\"buffers\":[";
+  for (size_t i = 0; i < op.bindings.size(); ++i)
+    out << (i ? "," : "") << "[" << op.bindings[i].buffer << "," << op.bindings[i].offset << ","
+        << op.bindings[i].length << "]";
+  auto semaphores = [&](const char* key, const std::vector<readers::DeviceOp::SemaphoreValue>& values) {
+    out << "],\"" << key << "\":[";
+    for (size_t i = 0; i < values.size(); ++i)
+      out << (i ? "," : "") << "[" << values[i].semaphore << "," << values[i].value << "]";
+  };
+  semaphores("waits", op.waits);
+  semaphores("signals", op.signals);
+  out << "]";
+}
+
 void writeJsonLines(const std::vector<readers::LoadedCapture>& loaded, std::ostream& out) {
   for (const auto& lc : loaded) {
     const auto& c = *lc.capture;
@@ -49,6 +72,8 @@ void writeJsonLines(const std::vector<readers::LoadedCapture>& loaded, std::ostr
           << ",\"submit_ns\":" << op.submitNs;
       if (op.timed) out << ",\"start_ns\":" << op.startNs << ",\"end_ns\":" << op.endNs;
       else out << ",\"untimed\":\"" << readers::jsonEscape(op.note) << "\"";
+      out << ",\"level\":\"" << levelName(op) << "\"";
+      if (op.recordedBy == schema::Api::IREE_HAL) writeHalOperation(op, out);
       out << "}\n";
     }
   }
@@ -69,7 +94,8 @@ CREATE TABLE device_ops(id INTEGER PRIMARY KEY, process_id INTEGER REFERENCES pr
                         name_id INTEGER REFERENCES strings, queue_id INTEGER REFERENCES strings,
                         groups_x INTEGER, groups_y INTEGER, groups_z INTEGER,
                         group_size_x INTEGER, group_size_y INTEGER, group_size_z INTEGER, bytes INTEGER,
-                        submit_ns INTEGER, start_ns INTEGER, end_ns INTEGER);
+                        submit_ns INTEGER, start_ns INTEGER, end_ns INTEGER, level TEXT,
+                        operation_id INTEGER REFERENCES strings);
 CREATE VIEW api_summary AS
   SELECT s.string AS function, COUNT(*) AS count, SUM(a.end_ns - a.begin_ns) AS total_ns
   FROM api_calls a JOIN strings s ON s.id = a.function_id GROUP BY a.function_id;
@@ -189,7 +215,8 @@ void writeSqlite(const std::vector<readers::LoadedCapture>& loaded, const std::s
       "VALUES(?, ?, ?, ?, ?, ?, ?)");
   auto* op = db.prepare(
       "INSERT INTO device_ops(process_id, kind, name_id, queue_id, groups_x, groups_y, groups_z, group_size_x, "
-      "group_size_y, group_size_z, bytes, submit_ns, start_ns, end_ns) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "group_size_y, group_size_z, bytes, submit_ns, start_ns, end_ns, level, operation_id) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   int64_t processId = 0;
   for (const auto& lc : loaded) {
     const auto& c = *lc.capture;
@@ -246,6 +273,9 @@ void writeSqlite(const std::vector<readers::LoadedCapture>& loaded, const std::s
         db.bindNull(op, 13);
         db.bindNull(op, 14);
       }
+      db.bind(op, 15, levelName(o));
+      if (o.operation.empty()) db.bindNull(op, 16);
+      else db.bind(op, 16, strings.id(o.operation));
       db.step(op);
     }
   }

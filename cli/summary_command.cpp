@@ -43,6 +43,7 @@ int summary(const SummaryOptions& o) {
                 << ",\"allocations\":" << p.allocations << ",\"allocated_bytes\":" << p.allocatedBytes
                 << ",\"closed_cleanly\":" << (p.closedCleanly ? "true" : "false")
                 << ",\"events_dropped\":" << p.eventsDropped << ",\"hal_dispatches\":" << p.halDispatches
+                << ",\"hal_submissions\":" << p.halSubmissions << ",\"hal_waits\":" << p.halWaits
                 << ",\"devices\":[";
       for (size_t i = 0; i < p.devices.size(); ++i) {
         const auto& d = p.devices[i];
@@ -72,12 +73,14 @@ int summary(const SummaryOptions& o) {
                 << " copies (" << readers::formatBytes(d.copyBytes) << "), " << d.fills << " fills, " << d.barriers
                 << " barriers\n";
     }
-    if (p.halDispatches || p.halFills || p.halCopies) {
+    if (p.halDispatches || p.halFills || p.halCopies || p.halSubmissions || p.halWaits) {
       std::cout << "  IREE HAL     " << p.halDispatches << " dispatches recorded into command buffers, of "
                 << p.halExecutables << " executable" << (p.halExecutables == 1 ? "" : "s");
       if (p.halFills || p.halCopies)
-        std::cout << "; queue transfers: " << p.halFills << " fills (" << readers::formatBytes(p.halFillBytes)
-                  << "), " << p.halCopies << " copies (" << readers::formatBytes(p.halCopyBytes) << ")";
+        std::cout << "; transfers: " << p.halFills << " fills (" << readers::formatBytes(p.halFillBytes) << "), "
+                  << p.halCopies << " copies (" << readers::formatBytes(p.halCopyBytes) << ")";
+      if (p.halSubmissions || p.halWaits)
+        std::cout << "; " << p.halSubmissions << " queue submissions, " << p.halWaits << " semaphore waits";
       std::cout << "\n";
     }
     if (p.allocations)

@@ -253,7 +253,19 @@ struct DeviceOp {
   # command buffer (ireeHal) and the HSA packet it later becomes (hsa) are
   # two records of one piece of work. unknown in files from before the field.
   recordedBy @24 :Api;
-  bindings @25 :List(BufferRef);  # IREE HAL dispatch: the buffers it binds, in order
+  bindings @25 :List(BufferRef);  # IREE HAL: the buffers it binds or touches, in order (docs/format.md)
+  # IREE HAL operations (recordedBy ireeHal): the method that issued it
+  # ("dispatch", "queue_execute", "semaphore_wait", ...; docs/format.md), and
+  # the semaphore values it waits for and signals.
+  operation @26 :Text;
+  waits @27 :List(SemaphoreValue);
+  signals @28 :List(SemaphoreValue);
+}
+
+# A timeline semaphore (its address in the program) and a value on it.
+struct SemaphoreValue {
+  semaphore @0 :UInt64;
+  value @1 :UInt64;
 }
 
 # A range of a buffer a HAL dispatch binds.

@@ -136,6 +136,15 @@ void writeOps(ChunkSink& sink, const Outbox& out, const std::vector<uint32_t>& s
         b[j].setSlot(r.bindings[j].slot);
       }
     }
+    if (r.operation) o.setOperation(r.operation);
+    auto semaphores = [](auto list, const std::vector<OpRecord::SemaphoreValue>& values) {
+      for (unsigned j = 0; j < values.size(); ++j) {
+        list[j].setSemaphore(values[j].semaphore);
+        list[j].setValue(values[j].value);
+      }
+    };
+    if (!r.waits.empty()) semaphores(o.initWaits(static_cast<unsigned>(r.waits.size())), r.waits);
+    if (!r.signals.empty()) semaphores(o.initSignals(static_cast<unsigned>(r.signals.size())), r.signals);
   }
   sink.write(schema::ChunkKind::DEVICE_OPS, m);
 }

@@ -74,7 +74,13 @@ struct OpRecord {
     uint64_t buffer = 0, offset = 0, length = 0;
     uint32_t slot = 0;
   };
-  std::vector<Binding> bindings;  // IREE HAL dispatches
+  std::vector<Binding> bindings;  // IREE HAL: buffers bound or touched
+  // IREE HAL: the method, and the semaphore values waited for and signalled.
+  const char* operation = nullptr;  // a string literal
+  struct SemaphoreValue {
+    uint64_t semaphore = 0, value = 0;
+  };
+  std::vector<SemaphoreValue> waits, signals;
 };
 
 struct MemoryRecord {

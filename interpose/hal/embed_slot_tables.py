@@ -10,19 +10,59 @@ import re
 import sys
 
 
+# The argument shapes gtap decodes, per method: each parameter's type must
+# hold the given text (None: any type). A method whose signature has another
+# shape gets variant 0 and is recorded as a call only.
+QUEUE = ["iree_hal_device_t*", "iree_hal_queue_affinity_t", "iree_hal_semaphore_list_t", "iree_hal_semaphore_list_t"]
+SHAPES = {
+    # Device queue transfers: device, affinity, the wait and signal lists (by
+    # value, on the stack), then six more, the fill's length third of them,
+    # the others' fifth (IREE 3.0 to today).
+    "queue_fill": [(1, QUEUE + [None] * 6)],
+    "queue_update": [(1, QUEUE + [None] * 6)],
+    "queue_copy": [(1, QUEUE + [None] * 6)],
+    "queue_read": [(1, QUEUE + [None] * 6)],
+    "queue_write": [(1, QUEUE + [None] * 6)],
+    # IREE 3.0 has no flags (variant 1); later ones add them (variant 2).
+    "queue_execute": [(1, QUEUE + ["iree_hal_command_buffer_t*", "iree_hal_buffer_binding_table_t"]),
+                      (2, QUEUE + ["iree_hal_command_buffer_t*", "iree_hal_buffer_binding_table_t", None])],
+    "queue_alloca": [(1, QUEUE + [None, "iree_hal_buffer_params_t params", "iree_device_size_t", "iree_hal_buffer_t**"]),
+                     (2, QUEUE + [None, "iree_hal_buffer_params_t params", "iree_device_size_t", "flags",
+                                  "iree_hal_buffer_t**"])],
+    "queue_dealloca": [(1, QUEUE + ["iree_hal_buffer_t*"]), (2, QUEUE + ["iree_hal_buffer_t*", "flags"])],
+    "queue_flush": [(1, ["iree_hal_device_t*", "iree_hal_queue_affinity_t"])],
+    "wait_semaphores": [(1, ["iree_hal_device_t*", "iree_hal_wait_mode_t", "iree_hal_semaphore_list_t",
+                             "iree_timeout_t"]),
+                        (2, ["iree_hal_device_t*", "iree_hal_wait_mode_t", "iree_hal_semaphore_list_t",
+                             "iree_timeout_t", "flags"])],
+    "import_file": [(1, ["iree_hal_device_t*", "iree_hal_queue_affinity_t", "iree_hal_memory_access_t",
+                         "iree_io_file_handle_t*", "flags", "iree_hal_file_t**"])],
+    # Semaphores: the semaphore and a value first (signal adds a frontier in
+    # today's IREE, wait a timeout and flags).
+    "signal": [(1, ["semaphore_t*", "uint64_t"]), (1, ["semaphore_t*", "uint64_t", None])],
+    "wait": [(1, ["semaphore_t*", "uint64_t", "iree_timeout_t"]),
+             (1, ["semaphore_t*", "uint64_t", "iree_timeout_t", None])],
+    # Command buffer commands (IREE 3.0 to today): buffer refs by value, on the stack.
+    "fill_buffer": [(1, ["iree_hal_command_buffer_t*", "iree_hal_buffer_ref_t", "void*", "iree_host_size_t",
+                         None])],
+    "update_buffer": [(1, ["iree_hal_command_buffer_t*", "void*", "iree_host_size_t", "iree_hal_buffer_ref_t",
+                           None])],
+    "copy_buffer": [(1, ["iree_hal_command_buffer_t*", "iree_hal_buffer_ref_t", "iree_hal_buffer_ref_t", None])],
+}
+
+
 def variant(method, params):
     """Which argument layout a method has, where gtap reads its arguments:
     command_buffer dispatch takes its workgroup count in a by-value
-    iree_hal_dispatch_config_t from IREE 3.7 (1), by pointer before (0)."""
+    iree_hal_dispatch_config_t from IREE 3.7 (1), by pointer before (0);
+    the methods in SHAPES are decoded when their parameters have a shape
+    listed there (its variant), else not (0)."""
     if method == "dispatch" and "iree_hal_dispatch_config_t" in params:
         return 1
-    # Device queue transfers read where IREE 3.0 to today place them: device,
-    # affinity, the wait and signal semaphore lists (by value, on the stack),
-    # then six more, the fill's length third of them, the others' fifth.
-    if method in ("queue_fill", "queue_update", "queue_copy", "queue_read", "queue_write"):
-        args = [a.strip() for a in params.strip().strip("()").split(",")]
-        if len(args) == 10 and "iree_hal_semaphore_list_t" in args[2] and "iree_hal_semaphore_list_t" in args[3]:
-            return 1
+    args = [a.strip() for a in params.strip().strip("()").split(",")] if params.strip("() ") else []
+    for number, shape in SHAPES.get(method, []):
+        if len(args) == len(shape) and all(t is None or t in a for t, a in zip(shape, args)):
+            return number
     return 0
 
 

@@ -27,6 +27,7 @@ using core::recordMemory;
 constexpr uint64_t kMaxBindings = 4096;
 constexpr uint64_t kMaxConstantBytes = 4096;
 constexpr uint64_t kMaxExecutableBytes = uint64_t{1} << 30;
+constexpr uint64_t kMaxSemaphores = 4096;
 
 struct Kernel {
   uint64_t id = 0;
@@ -161,55 +162,211 @@ uint64_t kernelLocked(Recorder& r, uint64_t executable, uint64_t token, uint64_t
   return kernel.id;
 }
 
-// device.queue_fill/update/copy/read/write, IREE 3.0 to today: device rdi,
-// affinity rsi, wait and signal lists at stack+0 and +24, then rdx, rcx, r8,
-// r9; the fill's length is r8, the others' at stack+48.
-void queueTransferStart(Decoder decoder, const char* implementation, const SavedRegisters& regs,
-                        const uint64_t* stack, CallContext& call) {
+// What memory an iree_hal_memory_type_t asks for. Bits: 1 HOST_VISIBLE,
+// 4 DEVICE_VISIBLE; DEVICE_LOCAL adds bit 5, HOST_LOCAL bit 6.
+schema::MemoryKind memoryKind(uint32_t type) {
+  return (type & 0x20)            ? schema::MemoryKind::DEVICE
+         : (type & 0x40)          ? schema::MemoryKind::HOST
+         : (type & 0x12) == 0x12  ? schema::MemoryKind::SHARED
+                                  : schema::MemoryKind::UNKNOWN;
+}
+
+// The free of a buffer gtap saw allocated (a buffer's destroy, or a
+// queue_dealloca before it); nothing for one it did not.
+void freeBufferLocked(Recorder& r, uint64_t address, const CallContext& call) {
+  auto b = r.buffers.find(address);
+  if (b == r.buffers.end()) return;
+  core::profile::MemoryRecord m;
+  m.isFree = true;
+  m.address = address;
+  m.kind = b->second.first;
+  m.size = b->second.second;
+  r.buffers.erase(b);
+  m.ticks = call.ticks;
+  m.thread = threadIdOf(call.thread);
+  r.out.memory.push_back(std::move(m));
+}
+
+constexpr const char* kQueueNote = "a HAL queue operation: no device times at this level";
+constexpr const char* kCommandNote = "recorded into an IREE command buffer: a HAL-level record, without device times";
+constexpr const char* kHostNote = "a HAL call on the host: no device work";
+
+// A HAL-level record of the call in progress: its method, level and thread.
+std::unique_ptr<OpRecord> halOp(const CallContext& call, schema::DeviceOpKind kind, const char* operation,
+                                const char* note) {
   auto op = std::make_unique<OpRecord>();
+  op->kind = kind;
+  op->operation = operation;
   op->recordedBy = schema::Api::IREE_HAL;
   op->thread = op->submitThread = threadIdOf(call.thread);
   op->appendIndex = call.beginIndex;
   op->appendTicks = op->submitTicks = call.ticks;
-  op->note = "a HAL queue operation: no device times at this level";
+  op->note = note;
+  return op;
+}
+
+// iree_hal_semaphore_list_t {count, semaphores, payload_values} at `list`.
+void readSemaphoreList(const uint64_t* list, std::vector<OpRecord::SemaphoreValue>& out) {
+  uint64_t count = list[0];
+  auto* semaphores = reinterpret_cast<const uint64_t*>(list[1]);
+  auto* values = reinterpret_cast<const uint64_t*>(list[2]);
+  if (count == 0 || count > kMaxSemaphores || !semaphores || !values) return;
+  for (uint64_t i = 0; i < count; ++i) out.push_back({semaphores[i], values[i]});
+}
+
+// iree_hal_buffer_ref_t {slot word, buffer, offset, length} at `ref`, as a binding.
+OpRecord::Binding bufferRef(const void* ref) {
+  auto* p = static_cast<const uint8_t*>(ref);
+  return {load64(p + 8), load64(p + 16), load64(p + 24), load32(p) >> 8};
+}
+
+// Device queue operations, IREE 3.0 to today: device rdi, affinity rsi, the
+// wait and signal lists at stack+0 and +24 (24 bytes each), then the method's
+// own arguments in rdx, rcx, r8, r9 and from stack+48.
+void queueStart(Decoder decoder, const char* implementation, const SavedRegisters& regs, const uint64_t* stack,
+                CallContext& call) {
+  using K = schema::DeviceOpKind;
+  using D = schema::CopyDirection;
+  std::unique_ptr<OpRecord> op;
   switch (decoder) {
-    case Decoder::queueFill:
-      op->kind = schema::DeviceOpKind::FILL;
+    case Decoder::queueFill:  // target rdx, offset rcx, length r8
+      op = halOp(call, K::FILL, "queue_fill", kQueueNote);
       op->bytes = regs.r8;
+      op->bindings.push_back({regs.rdx, regs.rcx, regs.r8, 0});
       break;
-    case Decoder::queueUpdate:
-    case Decoder::queueRead:
-      op->kind = schema::DeviceOpKind::COPY;
-      op->direction = schema::CopyDirection::HOST_TO_DEVICE;
+    case Decoder::queueUpdate:  // source rdx, offset rcx, target r8, offset r9, length stack+48
+    case Decoder::queueRead:    // file rdx, offset rcx, target r8, offset r9, length stack+48
+      op = halOp(call, K::COPY, decoder == Decoder::queueRead ? "queue_read" : "queue_update", kQueueNote);
+      op->direction = D::HOST_TO_DEVICE;
       op->bytes = stack[6];
+      op->bindings.push_back({regs.r8, regs.r9, stack[6], 0});
       break;
-    case Decoder::queueWrite:
-      op->kind = schema::DeviceOpKind::COPY;
-      op->direction = schema::CopyDirection::DEVICE_TO_HOST;
+    case Decoder::queueWrite:  // source rdx, offset rcx, file r8, offset r9, length stack+48
+      op = halOp(call, K::COPY, "queue_write", kQueueNote);
+      op->direction = D::DEVICE_TO_HOST;
       op->bytes = stack[6];
+      op->bindings.push_back({regs.rdx, regs.rcx, stack[6], 0});
+      break;
+    case Decoder::queueCopy:  // source rdx, offset rcx, target r8, offset r9, length stack+48
+      op = halOp(call, K::COPY, "queue_copy", kQueueNote);
+      op->direction = D::DEVICE_TO_DEVICE;
+      op->bytes = stack[6];
+      op->bindings.push_back({regs.rdx, regs.rcx, stack[6], 0});
+      op->bindings.push_back({regs.r8, regs.r9, stack[6], 0});
+      break;
+    case Decoder::queueExecute: {  // command buffer rdx, binding table rcx (count), r8 (bindings)
+      // No command buffer: a barrier on the queue (iree_hal_device_queue_barrier).
+      op = halOp(call, regs.rdx ? K::OTHER : K::BARRIER, regs.rdx ? "queue_execute" : "queue_barrier", kQueueNote);
+      auto* bindings = reinterpret_cast<const uint64_t*>(regs.r8);  // iree_hal_buffer_binding_t: buffer, offset, length
+      if (bindings && regs.rcx <= kMaxBindings)
+        for (uint64_t i = 0; i < regs.rcx; ++i)
+          op->bindings.push_back({bindings[3 * i], bindings[3 * i + 1], bindings[3 * i + 2], static_cast<uint32_t>(i)});
+      break;
+    }
+    case Decoder::queueAllocaOutR8:
+    case Decoder::queueAllocaOutR9:  // pool rdx, params at stack+48 (32 bytes), size rcx, [flags r8], out buffer
+      op = halOp(call, K::OTHER, "queue_alloca", kQueueNote);
+      op->bytes = regs.rcx;
+      call.keep[0] = decoder == Decoder::queueAllocaOutR8 ? regs.r8 : regs.r9;
+      call.keep[1] = regs.rcx;
+      call.keep[2] = load32(stack + 7);  // iree_hal_buffer_params_t.type, at byte 8 of the params
+      break;
+    case Decoder::queueDealloca:  // buffer rdx
+      op = halOp(call, K::OTHER, "queue_dealloca", kQueueNote);
+      op->bindings.push_back({regs.rdx, 0, 0, 0});
       break;
     default:
-      op->kind = schema::DeviceOpKind::COPY;
-      op->direction = schema::CopyDirection::DEVICE_TO_DEVICE;
-      op->bytes = stack[6];
-      break;
+      return;
   }
+  readSemaphoreList(stack, op->waits);
+  readSemaphoreList(stack + 3, op->signals);
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mu);
   op->queue = objectLocked(r, r.devices, schema::ObjectKind::COMMAND_QUEUE, regs.rdi, implementation, call.ticks,
                            op->thread);
+  if (decoder == Decoder::queueExecute && regs.rdx)
+    op->list = objectLocked(r, r.commandBuffers, schema::ObjectKind::COMMAND_LIST, regs.rdx, "command_buffer",
+                            call.ticks, op->thread);
+  call.pending = op.release();
+}
+
+// Device calls other than queue work, semaphores, and command-buffer commands
+// other than dispatch.
+void callStart(Decoder decoder, const char* implementation, const SavedRegisters& regs, const uint64_t* stack,
+               CallContext& call) {
+  using K = schema::DeviceOpKind;
+  std::unique_ptr<OpRecord> op;
+  bool onDevice = false;  // else on a command buffer (rdi), or a semaphore
+  switch (decoder) {
+    case Decoder::queueFlush:
+      op = halOp(call, K::OTHER, "queue_flush", kQueueNote);
+      onDevice = true;
+      break;
+    case Decoder::waitSemaphores:  // wait mode esi, list at stack+0
+      op = halOp(call, K::OTHER, "wait_semaphores", kHostNote);
+      readSemaphoreList(stack, op->waits);
+      onDevice = true;
+      break;
+    case Decoder::importFile:  // out file r9
+      op = halOp(call, K::OTHER, "import_file", kHostNote);
+      call.keep[0] = regs.r9;
+      onDevice = true;
+      break;
+    case Decoder::semaphoreSignal:
+      op = halOp(call, K::OTHER, "semaphore_signal", kHostNote);
+      op->signals.push_back({regs.rdi, regs.rsi});
+      break;
+    case Decoder::semaphoreWait:
+      op = halOp(call, K::OTHER, "semaphore_wait", kHostNote);
+      op->waits.push_back({regs.rdi, regs.rsi});
+      break;
+    case Decoder::commandBufferBegin:
+      op = halOp(call, K::OTHER, "begin", kCommandNote);
+      break;
+    case Decoder::commandBufferEnd:
+      op = halOp(call, K::OTHER, "end", kCommandNote);
+      break;
+    case Decoder::executionBarrier:
+      op = halOp(call, K::BARRIER, "execution_barrier", kCommandNote);
+      break;
+    case Decoder::fillBuffer:  // target ref at stack+0, pattern rsi, its length rdx
+      op = halOp(call, K::FILL, "fill_buffer", kCommandNote);
+      op->bindings.push_back(bufferRef(stack));
+      op->bytes = op->bindings[0].length;
+      break;
+    case Decoder::updateBuffer:  // source rsi, offset rdx, target ref at stack+0
+      op = halOp(call, K::COPY, "update_buffer", kCommandNote);
+      op->direction = schema::CopyDirection::HOST_TO_DEVICE;
+      op->bindings.push_back(bufferRef(stack));
+      op->bytes = op->bindings[0].length;
+      break;
+    case Decoder::copyBuffer:  // source ref at stack+0, target ref at stack+32
+      op = halOp(call, K::COPY, "copy_buffer", kCommandNote);
+      op->direction = schema::CopyDirection::DEVICE_TO_DEVICE;
+      op->bindings.push_back(bufferRef(stack));
+      op->bindings.push_back(bufferRef(stack + 4));
+      op->bytes = op->bindings[1].length;
+      break;
+    default:
+      return;
+  }
+  bool onSemaphore = decoder == Decoder::semaphoreSignal || decoder == Decoder::semaphoreWait;
+  if (!onSemaphore) {
+    Recorder& r = recorder();
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (onDevice)
+      op->queue = objectLocked(r, r.devices, schema::ObjectKind::COMMAND_QUEUE, regs.rdi, implementation, call.ticks,
+                               op->thread);
+    else
+      op->list = op->queue = objectLocked(r, r.commandBuffers, schema::ObjectKind::COMMAND_LIST, regs.rdi,
+                                          implementation, call.ticks, op->thread);
+  }
   call.pending = op.release();
 }
 
 void dispatchStart(Decoder decoder, const char* implementation, const SavedRegisters& regs, const uint64_t* stack,
                    CallContext& call) {
-  auto op = std::make_unique<OpRecord>();
-  op->kind = schema::DeviceOpKind::KERNEL;
-  op->recordedBy = schema::Api::IREE_HAL;
-  op->thread = op->submitThread = threadIdOf(call.thread);
-  op->appendIndex = call.beginIndex;
-  op->appendTicks = op->submitTicks = call.ticks;
-  op->note = "recorded into an IREE command buffer: a HAL-level record, without device times";
+  auto op = halOp(call, schema::DeviceOpKind::KERNEL, "dispatch", kCommandNote);
   uint64_t executable = regs.rsi;
   uint64_t token = regs.rdx;
   const uint8_t* constants = nullptr;
@@ -246,10 +403,7 @@ void dispatchStart(Decoder decoder, const char* implementation, const SavedRegis
   op->bytes = constantBytes;
   if (bindingValues && bindingCount <= kMaxBindings) {
     auto* refs = reinterpret_cast<const uint8_t*>(bindingValues);
-    for (uint64_t i = 0; i < bindingCount; ++i) {
-      const uint8_t* ref = refs + 32 * i;  // iree_hal_buffer_ref_t: slot word, buffer, offset, length
-      op->bindings.push_back({load64(ref + 8), load64(ref + 16), load64(ref + 24), load32(ref) >> 8});
-    }
+    for (uint64_t i = 0; i < bindingCount; ++i) op->bindings.push_back(bufferRef(refs + 32 * i));
   }
   if (executable == 0) return;  // a dispatch of no executable fails: nothing is recorded into the command buffer
   Recorder& r = recorder();
@@ -286,7 +440,24 @@ void atCallStart(Decoder decoder, const char* implementation, const SavedRegiste
     case Decoder::queueCopy:
     case Decoder::queueRead:
     case Decoder::queueWrite:
-      if (recordKernels() && !call.nested) queueTransferStart(decoder, implementation, regs, stack, call);
+    case Decoder::queueExecute:
+    case Decoder::queueAllocaOutR8:
+    case Decoder::queueAllocaOutR9:
+    case Decoder::queueDealloca:
+      if (recordKernels() && !call.nested) queueStart(decoder, implementation, regs, stack, call);
+      return;
+    case Decoder::queueFlush:
+    case Decoder::waitSemaphores:
+    case Decoder::importFile:
+    case Decoder::semaphoreSignal:
+    case Decoder::semaphoreWait:
+    case Decoder::commandBufferBegin:
+    case Decoder::commandBufferEnd:
+    case Decoder::executionBarrier:
+    case Decoder::fillBuffer:
+    case Decoder::updateBuffer:
+    case Decoder::copyBuffer:
+      if (recordKernels() && !call.nested) callStart(decoder, implementation, regs, stack, call);
       return;
     case Decoder::prepareExecutable:
       call.keep[0] = regs.rsi;  // params
@@ -320,17 +491,7 @@ void atCallStart(Decoder decoder, const char* implementation, const SavedRegiste
       if (!recordMemory()) return;
       Recorder& r = recorder();
       std::lock_guard<std::mutex> lock(r.mu);
-      auto b = r.buffers.find(regs.rdi);
-      if (b == r.buffers.end()) return;
-      core::profile::MemoryRecord m;
-      m.isFree = true;
-      m.address = regs.rdi;
-      m.kind = b->second.first;
-      m.size = b->second.second;
-      r.buffers.erase(b);
-      m.ticks = call.ticks;
-      m.thread = threadIdOf(call.thread);
-      r.out.memory.push_back(std::move(m));
+      freeBufferLocked(r, regs.rdi, call);
       return;
     }
   }
@@ -341,19 +502,31 @@ void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
   call.pending = nullptr;
   if (status != 0) return;  // failed: nothing was recorded into the command buffer or made
   Recorder& r = recorder();
-  switch (decoder) {
-    case Decoder::dispatchConfig:
-    case Decoder::dispatchCountPointer:
-    case Decoder::queueFill:
-    case Decoder::queueUpdate:
-    case Decoder::queueCopy:
-    case Decoder::queueRead:
-    case Decoder::queueWrite: {
-      if (!op) return;
-      std::lock_guard<std::mutex> lock(r.mu);
-      r.out.ops.push_back(std::move(*op));
-      return;
+  if (op) {
+    std::lock_guard<std::mutex> lock(r.mu);
+    auto** out = reinterpret_cast<void**>(call.keep[0]);
+    if (decoder == Decoder::queueAllocaOutR8 || decoder == Decoder::queueAllocaOutR9) {
+      uint64_t buffer = out ? reinterpret_cast<uint64_t>(*out) : 0;
+      op->bindings.push_back({buffer, 0, call.keep[1], 0});
+      if (buffer && recordMemory()) {
+        core::profile::MemoryRecord m;
+        m.address = buffer;
+        m.size = call.keep[1];
+        m.kind = memoryKind(static_cast<uint32_t>(call.keep[2]));
+        m.ticks = call.ticks;
+        m.thread = op->thread;
+        r.buffers[m.address] = {m.kind, m.size};
+        r.out.memory.push_back(std::move(m));
+      }
+    } else if (decoder == Decoder::queueDealloca && recordMemory()) {
+      freeBufferLocked(r, op->bindings[0].buffer, call);
+    } else if (decoder == Decoder::importFile && out) {
+      op->bindings.push_back({reinterpret_cast<uint64_t>(*out), 0, 0, 0});
     }
+    r.out.ops.push_back(std::move(*op));
+    return;
+  }
+  switch (decoder) {
     case Decoder::prepareExecutable: {
       auto** out = reinterpret_cast<void**>(call.keep[1]);
       auto* params = reinterpret_cast<const uint8_t*>(call.keep[0]);
@@ -390,13 +563,8 @@ void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
       core::profile::MemoryRecord m;
       m.address = reinterpret_cast<uint64_t>(*out);
       m.size = call.keep[1];
-      // iree_hal_buffer_params_t: type (iree_hal_memory_type_t) at 8. Bits:
-      // 1 HOST_VISIBLE, 4 DEVICE_VISIBLE; DEVICE_LOCAL adds bit 5, HOST_LOCAL bit 6.
-      uint32_t type = params ? load32(params + 8) : 0;
-      m.kind = (type & 0x20)                  ? schema::MemoryKind::DEVICE
-               : (type & 0x40)                ? schema::MemoryKind::HOST
-               : (type & 0x12) == 0x12        ? schema::MemoryKind::SHARED
-                                              : schema::MemoryKind::UNKNOWN;
+      // iree_hal_buffer_params_t: type (iree_hal_memory_type_t) at 8.
+      m.kind = memoryKind(params ? load32(params + 8) : 0);
       m.ticks = call.ticks;
       m.thread = threadIdOf(call.thread);
       std::lock_guard<std::mutex> lock(r.mu);

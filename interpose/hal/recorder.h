@@ -1,8 +1,10 @@
-// What the IREE HAL front end records beyond each call's span: command-buffer
-// dispatches (executable, export, workgroup count and size, constants,
-// bindings) as HAL-level device ops, executables from the executable cache
-// (format, bytes, exports as kernels), command buffers, and buffer
-// allocations. Arguments are read from the registers and stack the enter stub
+// What the IREE HAL front end records beyond each call's span: the HAL
+// operations the program issues, as HAL-level device ops naming their method
+// and objects (command-buffer commands, dispatches with executable, export,
+// workgroup count and size, constants and bindings; queue submissions,
+// transfers, allocations and flushes; semaphore signals and waits; file
+// imports), executables from the executable cache (format, bytes, exports as
+// kernels), command buffers, and buffer allocations. Arguments are read from the registers and stack the enter stub
 // saved, by the layout the matched IREE version gives each method.
 #pragma once
 
@@ -28,6 +30,21 @@ enum class Decoder : uint8_t {
   queueCopy,             // device.queue_copy: buffer to buffer
   queueRead,             // device.queue_read: file to buffer
   queueWrite,            // device.queue_write: buffer to file
+  queueExecute,          // device.queue_execute: a command buffer (or none: a barrier) and its binding table
+  queueAllocaOutR8,      // device.queue_alloca, IREE 3.0 to 3.3 (no flags: the out buffer in r8)
+  queueAllocaOutR9,      // device.queue_alloca, IREE 3.4 and later
+  queueDealloca,         // device.queue_dealloca
+  queueFlush,            // device.queue_flush
+  waitSemaphores,        // device.wait_semaphores: a list of semaphore values
+  importFile,            // device.import_file
+  semaphoreSignal,       // semaphore.signal(semaphore, value, ...)
+  semaphoreWait,         // semaphore.wait(semaphore, value, timeout, ...)
+  commandBufferBegin,    // command_buffer.begin
+  commandBufferEnd,      // command_buffer.end
+  executionBarrier,      // command_buffer.execution_barrier
+  fillBuffer,            // command_buffer.fill_buffer
+  updateBuffer,          // command_buffer.update_buffer: host memory to a buffer
+  copyBuffer,            // command_buffer.copy_buffer
 };
 
 // The registers the enter stub saved (trampoline_x86_64.S).

@@ -220,11 +220,44 @@ std::string ownPath() {
   return {};
 }
 
+// Methods whose arguments are read only where their signature has a shape
+// gtap knows (SlotMethod::variant, from embed_slot_tables.py's SHAPES).
+struct ShapedDecoder {
+  const char* interface;
+  const char* method;
+  Decoder decoder;           // for variant 1
+  Decoder otherwise;         // for variant 2
+};
+constexpr ShapedDecoder kShaped[] = {
+    {"device", "queue_fill", Decoder::queueFill, Decoder::queueFill},
+    {"device", "queue_update", Decoder::queueUpdate, Decoder::queueUpdate},
+    {"device", "queue_copy", Decoder::queueCopy, Decoder::queueCopy},
+    {"device", "queue_read", Decoder::queueRead, Decoder::queueRead},
+    {"device", "queue_write", Decoder::queueWrite, Decoder::queueWrite},
+    {"device", "queue_execute", Decoder::queueExecute, Decoder::queueExecute},
+    {"device", "queue_alloca", Decoder::queueAllocaOutR8, Decoder::queueAllocaOutR9},
+    {"device", "queue_dealloca", Decoder::queueDealloca, Decoder::queueDealloca},
+    {"device", "queue_flush", Decoder::queueFlush, Decoder::queueFlush},
+    {"device", "wait_semaphores", Decoder::waitSemaphores, Decoder::waitSemaphores},
+    {"device", "import_file", Decoder::importFile, Decoder::importFile},
+    {"semaphore", "signal", Decoder::semaphoreSignal, Decoder::semaphoreSignal},
+    {"semaphore", "wait", Decoder::semaphoreWait, Decoder::semaphoreWait},
+    {"command_buffer", "fill_buffer", Decoder::fillBuffer, Decoder::fillBuffer},
+    {"command_buffer", "update_buffer", Decoder::updateBuffer, Decoder::updateBuffer},
+    {"command_buffer", "copy_buffer", Decoder::copyBuffer, Decoder::copyBuffer},
+};
+
 Decoder decoderFor(const char* interface, const SlotMethod& method) {
   auto is = [](const char* a, const char* b) { return std::strcmp(a, b) == 0; };
+  if (method.variant != 0)
+    for (const ShapedDecoder& d : kShaped)
+      if (is(interface, d.interface) && is(method.name, d.method)) return method.variant == 1 ? d.decoder : d.otherwise;
   if (is(interface, "command_buffer")) {
     if (is(method.name, "dispatch")) return method.variant == 1 ? Decoder::dispatchConfig : Decoder::dispatchCountPointer;
     if (is(method.name, "destroy")) return Decoder::commandBufferDestroy;
+    if (is(method.name, "begin")) return Decoder::commandBufferBegin;
+    if (is(method.name, "end")) return Decoder::commandBufferEnd;
+    if (is(method.name, "execution_barrier")) return Decoder::executionBarrier;
   } else if (is(interface, "executable_cache")) {
     if (is(method.name, "prepare_executable")) return Decoder::prepareExecutable;
   } else if (is(interface, "executable") || is(interface, "local_executable")) {
@@ -233,12 +266,6 @@ Decoder decoderFor(const char* interface, const SlotMethod& method) {
     if (is(method.name, "allocate_buffer")) return Decoder::allocateBuffer;
   } else if (is(interface, "buffer")) {
     if (is(method.name, "destroy")) return Decoder::bufferDestroy;
-  } else if (is(interface, "device") && method.variant == 1) {
-    if (is(method.name, "queue_fill")) return Decoder::queueFill;
-    if (is(method.name, "queue_update")) return Decoder::queueUpdate;
-    if (is(method.name, "queue_copy")) return Decoder::queueCopy;
-    if (is(method.name, "queue_read")) return Decoder::queueRead;
-    if (is(method.name, "queue_write")) return Decoder::queueWrite;
   }
   return Decoder::none;
 }

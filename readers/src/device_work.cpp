@@ -74,6 +74,7 @@ const HostModule* DeviceWork::moduleFor(uint64_t address) const {
 }
 
 std::string DeviceWork::queueName(uint64_t queue) const {
+  if (queue == 0) return "host";  // an IREE HAL semaphore signal or wait: on no queue
   auto it = objects.find(queue);
   if (it == objects.end()) return "queue#" + std::to_string(queue);
   const Object& o = it->second;
@@ -177,6 +178,11 @@ DeviceWork loadDeviceWork(const Capture& capture) {
           if (o.hasBindings())
             for (auto b : o.getBindings())
               x.bindings.push_back({b.getBuffer(), b.getOffset(), b.getLength(), b.getSlot()});
+          if (o.hasOperation()) x.operation = o.getOperation();
+          if (o.hasWaits())
+            for (auto s : o.getWaits()) x.waits.push_back({s.getSemaphore(), s.getValue()});
+          if (o.hasSignals())
+            for (auto s : o.getSignals()) x.signals.push_back({s.getSemaphore(), s.getValue()});
           ticks.push_back({o.getStartTicks(), o.getEndTicks()});
         }
       } else if (kind == schema::ChunkKind::MEMORY_OPS) {

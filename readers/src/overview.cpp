@@ -58,6 +58,10 @@ ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
       } else if (op.kind == schema::DeviceOpKind::COPY) {
         ++p.halCopies;
         p.halCopyBytes += op.bytes;
+      } else if (op.operation == "queue_execute") {
+        ++p.halSubmissions;
+      } else if (op.operation == "semaphore_wait" || op.operation == "wait_semaphores") {
+        ++p.halWaits;
       }
       continue;
     }

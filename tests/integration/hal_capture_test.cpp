@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -203,8 +204,11 @@ TEST(HalCapture, DispatchesAreRecordedByExportName) {
   EXPECT_NE(explain.out.find("the 22 IREE HAL dispatches"), std::string::npos) << explain.out;
   auto exported = runProcess({gtapBinary(), "export", "--format=chrome", "-o", dir + "/trace.json", dir + "/cap.gtap"});
   EXPECT_EQ(exported.exitCode, 0) << exported.err;
-  // The device's queue transfers (100/20+1 = 6 rounds per thread of a 256-byte
-  // fill, a 14-byte update from host memory and a 512-byte copy), by direction.
+  // Transfers by direction, per thread: the device's queue transfers
+  // (100/20+1 = 6 rounds of a 256-byte fill, a 14-byte update from host
+  // memory and a 512-byte copy), and the command buffer's (100 fills of 64 to
+  // 76 bytes, 7000 in all, the failing one not recorded; 50 copies of 128
+  // bytes; one 32-byte update).
   auto memory = runProcess({gtapBinary(), "memory", "--format=jsonl", dir + "/cap.gtap"});
   ASSERT_EQ(memory.exitCode, 0) << memory.err;
   std::map<std::string, std::pair<uint64_t, uint64_t>> transfers;
@@ -213,9 +217,91 @@ TEST(HalCapture, DispatchesAreRecordedByExportName) {
     auto j = nlohmann::json::parse(line);
     if (j["section"] == "transfers") transfers[j["kind"]] = {j["count"].get<uint64_t>(), j["bytes"].get<uint64_t>()};
   }
-  EXPECT_EQ(transfers["fill"], std::make_pair(uint64_t{12}, uint64_t{12 * 256}));
-  EXPECT_EQ(transfers["copy host-to-device"], std::make_pair(uint64_t{12}, uint64_t{12 * 14}));
-  EXPECT_EQ(transfers["copy device-to-device"], std::make_pair(uint64_t{12}, uint64_t{12 * 512}));
+  EXPECT_EQ(transfers["fill"], std::make_pair(uint64_t{12 + 200}, uint64_t{12 * 256 + 2 * 7000}));
+  EXPECT_EQ(transfers["copy host-to-device"], std::make_pair(uint64_t{12 + 2}, uint64_t{12 * 14 + 2 * 32}));
+  EXPECT_EQ(transfers["copy device-to-device"], std::make_pair(uint64_t{12 + 100}, uint64_t{12 * 512 + 100 * 128}));
+}
+
+// Queue work ordered by a timeline semaphore (the fixture's rounds: an
+// allocation, a submission of the command buffer binding it, a host signal
+// and a wait, the buffer given back, a flush; one file import): each is a
+// HAL-level record naming its method, command buffer, buffers and semaphore
+// values, linked to the call that issued it, and the allocations are memory.
+TEST(HalCapture, QueueWorkAndSemaphoresAreRecordedWithTheirObjects) {
+  std::string dir = freshDirectory("hal-queue");
+  auto run = runProcess({gtapBinary(), "run", "-m", "api,kernels,memory", "-o", dir + "/cap.gtap", "--",
+                         workload("hal_fixture"), "100", "2"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  auto exported = runProcess({gtapBinary(), "export", "--format=jsonl", "-o", dir + "/all.jsonl", dir + "/cap.gtap"});
+  ASSERT_EQ(exported.exitCode, 0) << exported.err;
+  std::ifstream in(dir + "/all.jsonl");
+  std::map<std::string, std::vector<nlohmann::json>> byOperation;
+  std::map<uint64_t, uint64_t> commandBufferOfThread;  // from its fill_buffer records
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["type"] != "device") continue;
+    ASSERT_EQ(j["level"], "hal") << line;
+    byOperation[j["operation"]].push_back(j);
+    if (j["operation"] == "fill_buffer") commandBufferOfThread[j["thread"]] = j["command_buffer"];
+  }
+  const uint64_t rounds = 2 * (100 / 20 + 1);
+  for (const char* op : {"queue_alloca", "queue_execute", "semaphore_signal", "semaphore_wait", "queue_dealloca",
+                         "queue_flush"})
+    EXPECT_EQ(byOperation[op].size(), rounds) << op;
+  EXPECT_EQ(byOperation["import_file"].size(), 2u);
+  EXPECT_EQ(byOperation["begin"].size(), 2u);
+  EXPECT_EQ(byOperation["end"].size(), 2u);
+  EXPECT_EQ(byOperation["fill_buffer"].size(), 200u) << "the failing fill is not recorded";
+  // Per thread, in order: round i's allocation signals 3i+1 and gives the
+  // buffer the submission binds and the dealloca returns.
+  std::map<uint64_t, std::vector<const nlohmann::json*>> allocas, executes, signals, waits, deallocas;
+  for (const auto& j : byOperation["queue_alloca"]) allocas[j["thread"]].push_back(&j);
+  for (const auto& j : byOperation["queue_execute"]) executes[j["thread"]].push_back(&j);
+  for (const auto& j : byOperation["semaphore_signal"]) signals[j["thread"]].push_back(&j);
+  for (const auto& j : byOperation["semaphore_wait"]) waits[j["thread"]].push_back(&j);
+  for (const auto& j : byOperation["queue_dealloca"]) deallocas[j["thread"]].push_back(&j);
+  ASSERT_EQ(allocas.size(), 2u);
+  for (const auto& [thread, list] : allocas) {
+    ASSERT_EQ(list.size(), rounds / 2);
+    for (uint64_t i = 0; i < list.size(); ++i) {
+      const auto& a = *list[i];
+      const auto& e = *executes[thread].at(i);
+      uint64_t buffer = a["buffers"][0][0];
+      uint64_t semaphore = a["signals"][0][0];
+      EXPECT_NE(buffer, 0u);
+      EXPECT_EQ(a["bytes"], 4096);
+      EXPECT_EQ(a["buffers"][0][2], 4096);
+      EXPECT_EQ(a["signals"][0][1], 3 * i + 1);
+      EXPECT_EQ(e["waits"], nlohmann::json::array({nlohmann::json::array({semaphore, 3 * i + 1})}));
+      EXPECT_EQ(e["signals"], nlohmann::json::array({nlohmann::json::array({semaphore, 3 * i + 2})}));
+      EXPECT_EQ(e["buffers"][0][0], buffer);
+      EXPECT_EQ(e["command_buffer"], commandBufferOfThread[thread]) << "the command buffer recorded into";
+      EXPECT_GT(e["call_index"].get<uint64_t>(), a["call_index"].get<uint64_t>());
+      EXPECT_EQ((*signals[thread].at(i))["signals"][0], nlohmann::json::array({semaphore, 3 * i + 3}));
+      EXPECT_EQ((*waits[thread].at(i))["waits"][0], nlohmann::json::array({semaphore, 3 * i + 3}));
+      EXPECT_EQ((*deallocas[thread].at(i))["buffers"][0][0], buffer);
+    }
+  }
+  for (const auto& j : byOperation["import_file"]) EXPECT_NE(j["buffers"][0][0], 0) << "the file it made";
+  // The queue's allocations are device memory, each freed by its dealloca.
+  auto memory = runProcess({gtapBinary(), "memory", "--format=jsonl", dir + "/cap.gtap"});
+  ASSERT_EQ(memory.exitCode, 0) << memory.err;
+  std::istringstream rows(memory.out);
+  bool sawDevice = false;
+  for (std::string line; std::getline(rows, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["section"] != "allocations" || j["kind"] != "device") continue;
+    sawDevice = true;
+    EXPECT_EQ(j["allocations"], rounds) << line;
+    EXPECT_EQ(j["frees"], rounds) << line;
+    EXPECT_EQ(j["bytes"], rounds * 4096) << line;
+  }
+  EXPECT_TRUE(sawDevice) << memory.out;
+  auto summary = runProcess({gtapBinary(), "summary", dir + "/cap.gtap"});
+  EXPECT_NE(summary.out.find(std::to_string(rounds) + " queue submissions, " + std::to_string(rounds) +
+                             " semaphore waits"),
+            std::string::npos)
+      << summary.out;
 }
 
 // Against the real IREE runtime: enabled when GTAP_TEST_IREE_BUILD names a

@@ -83,7 +83,14 @@ struct DeviceOp {
     uint64_t buffer = 0, offset = 0, length = 0;
     uint32_t slot = 0;
   };
-  std::vector<Binding> bindings;  // IREE HAL dispatches
+  std::vector<Binding> bindings;  // IREE HAL: buffers bound or touched
+  // IREE HAL operations: the method that issued it ("dispatch",
+  // "queue_execute", ...), and the semaphore values waited for and signalled.
+  std::string operation;
+  struct SemaphoreValue {
+    uint64_t semaphore = 0, value = 0;
+  };
+  std::vector<SemaphoreValue> waits, signals;
   int64_t durationNs() const { return endNs - startNs; }
 };
 

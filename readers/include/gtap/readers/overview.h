@@ -40,7 +40,9 @@ struct ProcessOverview {
   // device work (no device times), counted apart from the devices.
   uint64_t halDispatches = 0;
   size_t halExecutables = 0;
-  uint64_t halFills = 0, halFillBytes = 0, halCopies = 0, halCopyBytes = 0;  // device queue transfers
+  uint64_t halFills = 0, halFillBytes = 0, halCopies = 0, halCopyBytes = 0;  // queue and command-buffer transfers
+  uint64_t halSubmissions = 0;  // queue_execute
+  uint64_t halWaits = 0;        // semaphore_wait, wait_semaphores
   uint64_t allocations = 0, allocatedBytes = 0;
   std::vector<std::string> untimedReasons;  // distinct notes of untimed operations
   bool closedCleanly = true;
