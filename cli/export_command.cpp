@@ -29,7 +29,8 @@ struct ExportOptions {
 };
 
 const char* levelName(const readers::DeviceOp& op) {
-  return op.recordedBy == schema::Api::IREE_HAL ? "hal" : "device";
+  if (op.recordedBy != schema::Api::IREE_HAL) return "device";
+  return op.operation == "host_execution" ? "host" : "hal";
 }
 
 // A HAL-level record's method, thread and call (the API call that issued it:

@@ -48,6 +48,9 @@ SHAPES = {
     "update_buffer": [(1, ["iree_hal_command_buffer_t*", "void*", "iree_host_size_t", "iree_hal_buffer_ref_t",
                            None])],
     "copy_buffer": [(1, ["iree_hal_command_buffer_t*", "iree_hal_buffer_ref_t", "iree_hal_buffer_ref_t", None])],
+    # A local executable running one workgroup (IREE's CPU drivers).
+    "issue_call": [(1, ["iree_hal_local_executable_t*", "iree_host_size_t", "dispatch_state_v0_t*",
+                        "workgroup_state_v0_t*", "uint32_t"])],
 }
 
 

@@ -28,6 +28,9 @@ constexpr uint64_t kMaxBindings = 4096;
 constexpr uint64_t kMaxConstantBytes = 4096;
 constexpr uint64_t kMaxExecutableBytes = uint64_t{1} << 30;
 constexpr uint64_t kMaxSemaphores = 4096;
+// The device that runs dispatches on IREE's CPU drivers: the host. Its ticks
+// are host nanoseconds.
+constexpr uint32_t kHostDevice = 0xfffffff0u;
 
 struct Kernel {
   uint64_t id = 0;
@@ -39,8 +42,22 @@ struct Executable {
   std::map<uint64_t, Kernel> kernels;  // function token -> its kernel object
 };
 
+// A dispatch running on a CPU driver, from its first workgroup's start to
+// its last one's end (the workgroups may run on several worker threads).
+struct HostDispatch {
+  int64_t startNs = 0;
+  uint64_t done = 0, total = 0;
+  uint32_t thread = ~0u;
+  uint64_t ticks = 0;
+  std::array<uint32_t, 3> count{}, size{};
+};
+
 struct Recorder {
   std::mutex mu;
+  // executable, export ordinal, the dispatch state's binding pointers: one
+  // dispatch in flight (its workgroups share them)
+  std::map<std::array<uint64_t, 3>, HostDispatch> running;
+  bool hostDevice = false;  // its DeviceRecord written
   core::profile::Outbox out;
   std::unordered_map<uint64_t, Executable> executables;     // executable object address
   std::unordered_map<uint64_t, uint64_t> commandBuffers;    // command buffer address -> object id
@@ -364,6 +381,66 @@ void callStart(Decoder decoder, const char* implementation, const SavedRegisters
   call.pending = op.release();
 }
 
+// issue_call(executable rdi, ordinal rsi, dispatch_state rdx, workgroup_state
+// rcx, worker r8): iree_hal_executable_dispatch_state_v0_t has the workgroup
+// size at 0, 4, 8 (the last 16 bits), the count at 12, 16, 20 (16 bits), the
+// binding pointers at 32 (IREE 3.0 to today).
+void workgroupStart(const SavedRegisters& regs, CallContext& call) {
+  auto* state = reinterpret_cast<const uint8_t*>(regs.rdx);
+  if (!state) return;
+  call.keep[0] = regs.rdi;
+  call.keep[1] = regs.rsi;
+  call.keep[2] = load64(state + 32);
+  Recorder& r = recorder();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto [it, added] = r.running.try_emplace({call.keep[0], call.keep[1], call.keep[2]});
+  if (!added) return;
+  HostDispatch& d = it->second;
+  d.count = {load32(state + 12), load32(state + 16), static_cast<uint32_t>(load32(state + 20) & 0xffff)};
+  d.size = {load32(state), load32(state + 4), static_cast<uint32_t>(load32(state + 8) & 0xffff)};
+  d.total = uint64_t{d.count[0]} * d.count[1] * d.count[2];
+  d.thread = threadIdOf(call.thread);
+  d.ticks = call.ticks;
+  d.startNs = core::monotonicNs();
+}
+
+// A workgroup done; the last of its dispatch makes the dispatch's record.
+void workgroupEnd(CallContext& call) {
+  if (call.keep[0] == 0) return;
+  Recorder& r = recorder();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.running.find({call.keep[0], call.keep[1], call.keep[2]});
+  if (it == r.running.end() || ++it->second.done < it->second.total) return;
+  const HostDispatch& d = it->second;
+  if (!r.hostDevice) {
+    r.hostDevice = true;
+    core::profile::DeviceRecord host;
+    host.id = kHostDevice;
+    host.api = schema::Api::IREE_HAL;
+    host.name = "host (IREE CPU driver)";
+    host.frequency = 1000000000;
+    host.kernelBits = host.globalBits = 64;
+    r.out.devices.push_back(std::move(host));
+    r.out.samples.push_back({kHostDevice, 0, 0});
+  }
+  OpRecord op;
+  op.kind = schema::DeviceOpKind::KERNEL;
+  op.operation = "host_execution";
+  op.recordedBy = schema::Api::IREE_HAL;
+  op.device = kHostDevice;
+  op.thread = op.submitThread = d.thread;
+  op.appendTicks = op.submitTicks = d.ticks;
+  op.groupCount = d.count;
+  op.groupSize = d.size;
+  op.timed = true;
+  op.start = static_cast<uint64_t>(d.startNs);
+  op.end = static_cast<uint64_t>(core::monotonicNs());
+  std::array<uint32_t, 3> infoSize{};
+  op.kernel = kernelLocked(r, call.keep[0], call.keep[1], call.ticks, d.thread, infoSize);
+  r.running.erase(it);
+  r.out.ops.push_back(std::move(op));
+}
+
 void dispatchStart(Decoder decoder, const char* implementation, const SavedRegisters& regs, const uint64_t* stack,
                    CallContext& call) {
   auto op = halOp(call, schema::DeviceOpKind::KERNEL, "dispatch", kCommandNote);
@@ -459,6 +536,10 @@ void atCallStart(Decoder decoder, const char* implementation, const SavedRegiste
     case Decoder::copyBuffer:
       if (recordKernels() && !call.nested) callStart(decoder, implementation, regs, stack, call);
       return;
+    case Decoder::issueCall:
+      // Every workgroup, the driver's own calls too: they are the dispatch running.
+      if (recordKernels()) workgroupStart(regs, call);
+      return;
     case Decoder::prepareExecutable:
       call.keep[0] = regs.rsi;  // params
       call.keep[1] = regs.rdx;  // out executable
@@ -498,6 +579,10 @@ void atCallStart(Decoder decoder, const char* implementation, const SavedRegiste
 }
 
 void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
+  if (decoder == Decoder::issueCall) {  // ended, failed or not: the workgroup is over
+    workgroupEnd(call);
+    return;
+  }
   std::unique_ptr<OpRecord> op(static_cast<OpRecord*>(call.pending));
   call.pending = nullptr;
   if (status != 0) return;  // failed: nothing was recorded into the command buffer or made

@@ -45,6 +45,7 @@ enum class Decoder : uint8_t {
   fillBuffer,            // command_buffer.fill_buffer
   updateBuffer,          // command_buffer.update_buffer: host memory to a buffer
   copyBuffer,            // command_buffer.copy_buffer
+  issueCall,             // local_executable.issue_call: one workgroup of a dispatch on a CPU driver
 };
 
 // The registers the enter stub saved (trampoline_x86_64.S).

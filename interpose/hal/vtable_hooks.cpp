@@ -245,6 +245,7 @@ constexpr ShapedDecoder kShaped[] = {
     {"command_buffer", "fill_buffer", Decoder::fillBuffer, Decoder::fillBuffer},
     {"command_buffer", "update_buffer", Decoder::updateBuffer, Decoder::updateBuffer},
     {"command_buffer", "copy_buffer", Decoder::copyBuffer, Decoder::copyBuffer},
+    {"local_executable", "issue_call", Decoder::issueCall, Decoder::issueCall},
 };
 
 Decoder decoderFor(const char* interface, const SlotMethod& method) {

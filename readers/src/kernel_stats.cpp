@@ -42,7 +42,11 @@ std::vector<KernelRow> kernelRows(const std::vector<LoadedCapture>& captures, Ke
           for (uint32_t g : op.gridSize) key += " " + std::to_string(g);
           break;
       }
-      std::string level = op.recordedBy == schema::Api::IREE_HAL ? "hal" : "device";
+      // An IREE HAL dispatch as recorded ("hal"), as it ran on a CPU driver
+      // ("host"), or as the device ran it ("device").
+      std::string level = op.recordedBy != schema::Api::IREE_HAL ? "device"
+                          : op.operation == "host_execution"    ? "host"
+                                                                : "hal";
       Acc& acc = groups[{process, level, key}];
       acc.row.key = key;
       acc.row.level = level;

@@ -47,7 +47,8 @@ ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
   std::set<std::string> reasons;
   std::set<uint64_t> halExecutables;
   for (const DeviceOp& op : lc.work.ops) {
-    if (op.recordedBy == schema::Api::IREE_HAL) {
+    // A dispatch's run on a CPU driver is the host's device work.
+    if (op.recordedBy == schema::Api::IREE_HAL && op.operation != "host_execution") {
       if (op.kind == schema::DeviceOpKind::KERNEL) {
         ++p.halDispatches;
         if (auto k = lc.work.objects.find(op.kernel); k != lc.work.objects.end())

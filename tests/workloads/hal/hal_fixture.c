@@ -195,11 +195,39 @@ SLOT status_t iree_hal_fake_executable_lookup_function_by_name(executable_t* e, 
 SLOT status_t iree_hal_fake_executable_lookup_global_by_name(executable_t* e, string_view_t n, uint64_t a, void** o) {
   (void)e; (void)n; (void)a; *o = NULL; return kOk;
 }
-static const void* const iree_hal_fake_executable_vtable[6] = {
+/* As iree_hal_executable_dispatch_state_v0_t and ..._workgroup_state_v0_t. */
+typedef struct {
+  uint32_t workgroup_size_x, workgroup_size_y;
+  uint16_t workgroup_size_z, constant_count;
+  uint32_t workgroup_count_x, workgroup_count_y;
+  uint16_t workgroup_count_z;
+  uint8_t max_concurrency, binding_count;
+  const uint32_t* constants;
+  void* const* binding_ptrs;
+  const size_t* binding_lengths;
+} dispatch_state_t;
+typedef struct {
+  uint32_t workgroup_id_x, workgroup_id_y;
+  uint16_t workgroup_id_z, reserved;
+  uint32_t processor_id;
+  void* local_memory;
+  uint32_t local_memory_size;
+} workgroup_state_t;
+
+/* A CPU driver runs one workgroup: adds its id into the first binding. */
+SLOT status_t iree_hal_fake_executable_issue_call(executable_t* e, size_t ordinal, const dispatch_state_t* dispatch,
+                                                  const workgroup_state_t* workgroup, uint32_t worker) {
+  (void)e; (void)worker;
+  uint64_t* sum = (uint64_t*)dispatch->binding_ptrs[0];
+  *sum += (ordinal + 1) * (workgroup->workgroup_id_x + 10 * workgroup->workgroup_id_y + 1);
+  return kOk;
+}
+/* IREE's newest local executable: the executable's six slots, then issue_call. */
+static const void* const iree_hal_fake_executable_vtable[7] = {
     (const void*)iree_hal_fake_executable_destroy,       (const void*)iree_hal_fake_executable_function_count,
     (const void*)iree_hal_fake_executable_function_info, (const void*)iree_hal_fake_executable_function_parameters,
     (const void*)iree_hal_fake_executable_lookup_function_by_name,
-    (const void*)iree_hal_fake_executable_lookup_global_by_name,
+    (const void*)iree_hal_fake_executable_lookup_global_by_name, (const void*)iree_hal_fake_executable_issue_call,
 };
 
 typedef struct {
@@ -557,6 +585,24 @@ static void* work(void* out) {
     CALL(cb, 14, dispatch_fn)(cb, executable, (uint32_t)function, config, constants, sizeof constants, 3, bindings, 0);
   }
   r->dispatch_ns = now_ns() - start;
+  {
+    /* Two dispatches run as a CPU driver runs them, their workgroups
+     * interleaved: the fill export over 4x2x1, the copy export over 3x1x1. */
+    typedef status_t (*issue_fn)(executable_t*, size_t, const dispatch_state_t*, const workgroup_state_t*, uint32_t);
+    uint64_t sums[2] = {0, 0};
+    void* pointers[2][1] = {{&sums[0]}, {&sums[1]}};
+    size_t lengths[1] = {8};
+    dispatch_state_t states[2] = {{64, 1, 1, 0, 4, 2, 1, 1, 1, NULL, pointers[0], lengths},
+                                  {8, 8, 1, 0, 3, 1, 1, 1, 1, NULL, pointers[1], lengths}};
+    for (uint32_t tile = 0; tile < 8; ++tile)
+      for (size_t d = 0; d < 2; ++d) {
+        uint32_t tiles = states[d].workgroup_count_x * states[d].workgroup_count_y;
+        if (tile >= tiles) continue;
+        workgroup_state_t wg = {tile % states[d].workgroup_count_x, tile / states[d].workgroup_count_x, 0, 0, 0, NULL, 0};
+        ((issue_fn)executable->resource.vtable[6])(executable, d, &states[d], &wg, 0);
+      }
+    cb->sum += sums[0] * 1000 + sums[1];
+  }
   {
     /* A dispatch of no executable fails, as IREE's validation would have it. */
     dispatch_config_t config = {{0, 0, 0}, {1, 1, 1}, {0, 0, NULL, 0, 0}, 0};
