@@ -89,7 +89,7 @@ void writeOps(ChunkSink& sink, const Outbox& out, const std::vector<uint32_t>& s
   // One segment sized for the ops (about 26 words each, plus kernel
   // arguments): a reader then follows no pointer across segments.
   size_t words = 64;
-  for (const OpRecord& r : out.ops) words += 32 + (r.arguments.size() + 7) / 8 + r.note.size() / 8;
+  for (const OpRecord& r : out.ops) words += 32 + (r.arguments.size() + 7) / 8 + (r.note.size() + 80) / 8;
   capnp::MallocMessageBuilder m(static_cast<unsigned>(std::min<size_t>(words, size_t{1} << 28)));
   auto list = m.initRoot<schema::DeviceOps>().initOps(static_cast<unsigned>(out.ops.size()));
   for (unsigned i = 0; i < out.ops.size(); ++i) {
@@ -123,6 +123,7 @@ void writeOps(ChunkSink& sink, const Outbox& out, const std::vector<uint32_t>& s
     o.setStack(stacks[i]);
     o.setCompletedNs(r.completedNs);
     if (!r.note.empty()) o.setNote(r.note);
+    else if (r.fixedNote) o.setNote(r.fixedNote);
     if (!r.arguments.empty()) o.setArguments(capnp::Data::Reader(r.arguments.data(), r.arguments.size()));
     o.setPacketHeader(r.packetHeader);
     o.setQueueIndex(r.queueIndex);

@@ -65,6 +65,7 @@ struct OpRecord {
   uint64_t start = 0, end = 0;  // device ticks
   int64_t completedNs = 0;
   std::string note;
+  const char* fixedNote = nullptr;  // a string literal, written when `note` is empty (no copy per record)
   std::vector<uint64_t> stack;
   std::vector<uint8_t> arguments;  // HSA: kernarg bytes
   uint16_t packetHeader = 0;

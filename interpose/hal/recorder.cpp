@@ -218,7 +218,7 @@ std::unique_ptr<OpRecord> halOp(const CallContext& call, schema::DeviceOpKind ki
   op->thread = op->submitThread = threadIdOf(call.thread);
   op->appendIndex = call.beginIndex;
   op->appendTicks = op->submitTicks = call.ticks;
-  op->note = note;
+  op->fixedNote = note;
   return op;
 }
 
