@@ -97,6 +97,14 @@ void explainOne(const readers::LoadedCapture& lc, const ExplainOptions& o, reade
                 << "x" << op.groupCount[1] << "x" << op.groupCount[2] << " of " << op.groupSize[0] << "x"
                 << op.groupSize[1] << "x" << op.groupSize[2] << "), submitted at +"
                 << formatNanoseconds(op.submitNs - p.startNs) << "\n";
+      if (op.halDispatch != readers::DeviceOp::kNone) {
+        const auto& hal = lc.work.ops[op.halDispatch];
+        const auto& submission = lc.work.ops[op.halSubmission];
+        std::cout << "      the IREE HAL dispatch of " << hal.name << " it became, recorded into command buffer "
+                  << hal.list << " at +" << formatNanoseconds(hal.appendNs - p.startNs)
+                  << ", submitted by queue_execute at +" << formatNanoseconds(submission.appendNs - p.startNs)
+                  << "\n";
+      }
       std::vector<std::string> why;
       auto frames = readers::describeStack(lc.work, op.stack, symbolizer, &why);
       problems.insert(why.begin(), why.end());
@@ -108,6 +116,19 @@ void explainOne(const readers::LoadedCapture& lc, const ExplainOptions& o, reade
       }
     }
     for (const auto& w : problems) std::cout << "  note: " << w << "\n";
+  }
+  const auto& join = lc.work.halJoin;
+  if (join.executions && join.deviceKernels) {
+    std::cout << "\nIREE HAL: the command buffers the program submitted ran " << join.executions
+              << " dispatch" << (join.executions == 1 ? "" : "es") << "; " << join.joined
+              << " joined the device dispatch of the same kernel they became (in submission order)";
+    if (join.joined < join.executions) std::cout << ", " << join.executions - join.joined << " found none";
+    std::cout << ". ";
+    if (join.notFromHal)
+      std::cout << join.notFromHal << " of the " << join.deviceKernels
+                << " device dispatches came from no HAL dispatch (the driver's own work, or another library's).\n";
+    else
+      std::cout << "Every device dispatch came from one.\n";
   }
   if (!p.untimedReasons.empty()) {
     std::cout << "\nSome device work has no device times:";

@@ -64,9 +64,10 @@ void writeJsonLines(const std::vector<readers::LoadedCapture>& loaded, std::ostr
       else out << ",\"finished\":false";
       out << "}\n";
     });
-    for (const auto& op : lc.work.ops) {
+    for (size_t index = 0; index < lc.work.ops.size(); ++index) {
+      const auto& op = lc.work.ops[index];
       out << "{\"type\":\"device\",\"process\":\"" << process << "\",\"pid\":" << c.process().pid
-          << ",\"kind\":\"" << readers::opKindName(op.kind) << "\",\"name\":\"" << readers::jsonEscape(op.name)
+          << ",\"index\":" << index << ",\"kind\":\"" << readers::opKindName(op.kind) << "\",\"name\":\"" << readers::jsonEscape(op.name)
           << "\",\"queue\":\"" << readers::jsonEscape(lc.work.queueName(op.queue)) << "\",\"groups\":["
           << op.groupCount[0] << "," << op.groupCount[1] << "," << op.groupCount[2] << "],\"group_size\":["
           << op.groupSize[0] << "," << op.groupSize[1] << "," << op.groupSize[2] << "],\"bytes\":" << op.bytes
@@ -75,6 +76,11 @@ void writeJsonLines(const std::vector<readers::LoadedCapture>& loaded, std::ostr
       else out << ",\"untimed\":\"" << readers::jsonEscape(op.note) << "\"";
       out << ",\"level\":\"" << levelName(op) << "\"";
       if (op.recordedBy == schema::Api::IREE_HAL) writeHalOperation(op, out);
+      // The join of HAL and device dispatches, by the index of the other line.
+      if (op.halDispatch != readers::DeviceOp::kNone)
+        out << ",\"hal_dispatch\":" << op.halDispatch << ",\"hal_submission\":" << op.halSubmission;
+      if (op.recordedBy == schema::Api::IREE_HAL && op.operation == "dispatch")
+        out << ",\"device_dispatches\":" << op.deviceDispatches;
       out << "}\n";
     }
   }
@@ -96,7 +102,8 @@ CREATE TABLE device_ops(id INTEGER PRIMARY KEY, process_id INTEGER REFERENCES pr
                         groups_x INTEGER, groups_y INTEGER, groups_z INTEGER,
                         group_size_x INTEGER, group_size_y INTEGER, group_size_z INTEGER, bytes INTEGER,
                         submit_ns INTEGER, start_ns INTEGER, end_ns INTEGER, level TEXT,
-                        operation_id INTEGER REFERENCES strings);
+                        operation_id INTEGER REFERENCES strings, hal_dispatch_id INTEGER REFERENCES device_ops,
+                        hal_submission_id INTEGER REFERENCES device_ops);
 CREATE VIEW api_summary AS
   SELECT s.string AS function, COUNT(*) AS count, SUM(a.end_ns - a.begin_ns) AS total_ns
   FROM api_calls a JOIN strings s ON s.id = a.function_id GROUP BY a.function_id;
@@ -216,9 +223,10 @@ void writeSqlite(const std::vector<readers::LoadedCapture>& loaded, const std::s
       "VALUES(?, ?, ?, ?, ?, ?, ?)");
   auto* op = db.prepare(
       "INSERT INTO device_ops(process_id, kind, name_id, queue_id, groups_x, groups_y, groups_z, group_size_x, "
-      "group_size_y, group_size_z, bytes, submit_ns, start_ns, end_ns, level, operation_id) "
-      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "group_size_y, group_size_z, bytes, submit_ns, start_ns, end_ns, level, operation_id, id, hal_dispatch_id, "
+      "hal_submission_id) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   int64_t processId = 0;
+  int64_t opIds = 0;  // device_ops ids before this capture's
   for (const auto& lc : loaded) {
     const auto& c = *lc.capture;
     ++processId;
@@ -256,7 +264,8 @@ void writeSqlite(const std::vector<readers::LoadedCapture>& loaded, const std::s
       db.bind(call, 7, a.depth);
       db.step(call);
     });
-    for (const auto& o : lc.work.ops) {
+    for (size_t index = 0; index < lc.work.ops.size(); ++index) {
+      const auto& o = lc.work.ops[index];
       db.bind(op, 1, processId);
       db.bind(op, 2, readers::opKindName(o.kind));
       db.bind(op, 3, strings.id(o.name));
@@ -277,11 +286,44 @@ void writeSqlite(const std::vector<readers::LoadedCapture>& loaded, const std::s
       db.bind(op, 15, levelName(o));
       if (o.operation.empty()) db.bindNull(op, 16);
       else db.bind(op, 16, strings.id(o.operation));
+      db.bind(op, 17, opIds + static_cast<int64_t>(index) + 1);
+      if (o.halDispatch != readers::DeviceOp::kNone) {
+        db.bind(op, 18, opIds + static_cast<int64_t>(o.halDispatch) + 1);
+        db.bind(op, 19, opIds + static_cast<int64_t>(o.halSubmission) + 1);
+      } else {
+        db.bindNull(op, 18);
+        db.bindNull(op, 19);
+      }
       db.step(op);
     }
+    opIds += static_cast<int64_t>(lc.work.ops.size());
   }
   db.exec("COMMIT");
   db.close();
+}
+
+// Writes a text or protobuf export to `out` (named `name` in messages); false
+// (said on stderr) when that failed.
+bool writeStream(const ExportOptions& o, const std::vector<readers::LoadedCapture>& loaded, std::ostream& out,
+                 const std::string& name) {
+  try {
+    if (o.format == "jsonl") {
+      writeJsonLines(loaded, out);
+    } else {
+      auto timeline = readers::buildTimeline(loaded);
+      if (o.format == "chrome") readers::writeChromeTrace(timeline, out);
+      else readers::writePerfettoTrace(timeline, out);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "gtap export: " << e.what() << "\n";
+    return false;
+  }
+  out.flush();
+  if (!out) {
+    std::cerr << "gtap export: writing " << name << " failed\n";
+    return false;
+  }
+  return true;
 }
 
 // Writes the export to `temp`; false (said on stderr, `temp` removed) when
@@ -304,23 +346,8 @@ bool writeExport(const ExportOptions& o, const std::vector<readers::LoadedCaptur
     std::cerr << "gtap export: cannot write " << temp << "\n";
     return false;
   }
-  try {
-    if (o.format == "jsonl") {
-      writeJsonLines(loaded, out);
-    } else {
-      auto timeline = readers::buildTimeline(loaded);
-      if (o.format == "chrome") readers::writeChromeTrace(timeline, out);
-      else readers::writePerfettoTrace(timeline, out);
-    }
-  } catch (const std::exception& e) {
-    std::cerr << "gtap export: " << e.what() << "\n";
+  if (!writeStream(o, loaded, out, temp)) {
     out.close();
-    std::remove(temp.c_str());
-    return false;
-  }
-  out.flush();
-  if (!out) {
-    std::cerr << "gtap export: writing " << temp << " failed\n";
     std::remove(temp.c_str());
     return false;
   }
@@ -332,7 +359,13 @@ int exportTimeline(const ExportOptions& o) {
     std::cerr << "gtap export: --format must be chrome, perfetto, jsonl or sqlite\n";
     return 2;
   }
-  if (std::filesystem::exists(o.output) && !o.force) {
+  // "-": standard output, for a pipe (a database needs a file).
+  bool toStdout = o.output == "-";
+  if (toStdout && o.format == "sqlite") {
+    std::cerr << "gtap export: an SQLite database needs a file (-o FILE), not standard output\n";
+    return 2;
+  }
+  if (!toStdout && std::filesystem::exists(o.output) && !o.force) {
     std::cerr << "gtap export: " << o.output << " exists; give --force to replace it\n";
     return 2;
   }
@@ -340,6 +373,7 @@ int exportTimeline(const ExportOptions& o) {
   if (opened.captures.empty()) return 1;
   reportNotes(opened, "export");
   auto loaded = loadDeviceWork(opened, "export");
+  if (toStdout) return writeStream(o, loaded, std::cout, "standard output") ? (opened.failures ? 1 : 0) : 1;
   // Written beside the destination and renamed into place, so a failed export
   // leaves whatever was there before.
   std::string temp = o.output + ".partial-" + std::to_string(getpid());
@@ -360,7 +394,7 @@ Action addExportCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("export", "Write a timeline: Chrome JSON (Perfetto UI, speedscope), Perfetto protobuf, JSON Lines, or an SQLite database");
   cmd->add_option("files", o->files, "Capture files (several merge)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--format", o->format, "chrome, perfetto, jsonl or sqlite")->required();
-  cmd->add_option("-o,--output", o->output, "Output file")->required();
+  cmd->add_option("-o,--output", o->output, "Output file; - for standard output (not sqlite)")->required();
   cmd->add_flag("--force", o->force, "Replace an existing output file");
   return [o] { return exportTimeline(*o); };
 }

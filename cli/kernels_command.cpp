@@ -46,6 +46,9 @@ int kernels(const KernelsOptions& o) {
   bool levels = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.level == "hal"; });
   if (levels) columns.push_back("level");
   for (const char* c : {"count", "total", "mean", "min", "max", "p50", "p99", "share", "untimed"}) columns.push_back(c);
+  // HAL dispatches joined to the device dispatches they became.
+  bool joined = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.joined > 0; });
+  if (joined) columns.push_back("joined");
   readers::Table table(columns);
   auto triple = [](const std::array<uint32_t, 3>& v) {
     return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
@@ -76,6 +79,7 @@ int kernels(const KernelsOptions& o) {
     share.text = readers::Cell::ratio(r.share * 100, 1).text + "%";
     row.push_back(share);
     row.push_back(readers::Cell::count(static_cast<int64_t>(r.untimed)));
+    if (joined) row.push_back(readers::Cell::count(static_cast<int64_t>(r.joined)));
     table.add(std::move(row));
   }
   table.print(std::cout, format);

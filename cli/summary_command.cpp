@@ -44,7 +44,8 @@ int summary(const SummaryOptions& o) {
                 << ",\"closed_cleanly\":" << (p.closedCleanly ? "true" : "false")
                 << ",\"events_dropped\":" << p.eventsDropped << ",\"hal_dispatches\":" << p.halDispatches
                 << ",\"hal_submissions\":" << p.halSubmissions << ",\"hal_waits\":" << p.halWaits
-                << ",\"devices\":[";
+                << ",\"hal_executions\":" << lc.work.halJoin.executions
+                << ",\"hal_joined\":" << lc.work.halJoin.joined << ",\"devices\":[";
       for (size_t i = 0; i < p.devices.size(); ++i) {
         const auto& d = p.devices[i];
         std::cout << (i ? "," : "") << "{\"device\":\"" << readers::jsonEscape(d.name) << "\",\"busy_ns\":" << d.busyNs
@@ -82,6 +83,12 @@ int summary(const SummaryOptions& o) {
       if (p.halSubmissions || p.halWaits)
         std::cout << "; " << p.halSubmissions << " queue submissions, " << p.halWaits << " semaphore waits";
       std::cout << "\n";
+      // The device dispatches they became, where the device runtime is recorded too.
+      const auto& join = lc.work.halJoin;
+      if (join.executions && join.deviceKernels)
+        std::cout << "  HAL->device  " << join.joined << " of " << join.executions
+                  << " dispatch executions joined to the device dispatch they became; " << join.notFromHal << " of "
+                  << join.deviceKernels << " device dispatches came from no HAL dispatch\n";
     }
     if (p.allocations)
       std::cout << "  allocations  " << p.allocations << " (" << readers::formatBytes(p.allocatedBytes) << ")\n";
@@ -101,14 +108,21 @@ int summary(const SummaryOptions& o) {
   auto rows = readers::kernelRows(loaded, readers::KernelGrouping::name, false);
   if (!rows.empty()) {
     std::cout << "Top kernels" << (loaded.size() > 1 ? " (all files)" : "") << "\n";
-    readers::Table t({"kernel", "count", "total", "mean", "share"});
+    // IREE HAL dispatches and the device's are two levels of the same work.
+    bool levels = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.level == "hal"; });
+    std::vector<std::string> columns = {"kernel", "count", "total", "mean", "share"};
+    if (levels) columns.insert(columns.begin() + 1, "level");
+    readers::Table t(columns);
     for (size_t i = 0; i < rows.size() && i < o.top; ++i) {
       const auto& r = rows[i];
       readers::Cell share = readers::Cell::ratio(r.share * 100, 1);
       share.text += "%";
-      t.add({readers::Cell::str(r.key), readers::Cell::count(static_cast<int64_t>(r.time.count + r.untimed)),
-             readers::Cell::nanoseconds(r.time.total),
-             readers::Cell::nanoseconds(static_cast<int64_t>(r.time.mean + 0.5)), share});
+      std::vector<readers::Cell> row = {readers::Cell::str(r.key),
+                                        readers::Cell::count(static_cast<int64_t>(r.time.count + r.untimed)),
+                                        readers::Cell::nanoseconds(r.time.total),
+                                        readers::Cell::nanoseconds(static_cast<int64_t>(r.time.mean + 0.5)), share};
+      if (levels) row.insert(row.begin() + 1, readers::Cell::str(r.level));
+      t.add(std::move(row));
     }
     t.print(std::cout, format);
     std::cout << "\n";

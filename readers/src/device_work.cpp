@@ -6,6 +6,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <climits>
+#include <tuple>
+#include <utility>
+#include <unordered_map>
 
 namespace gtap::readers {
 
@@ -241,7 +245,97 @@ DeviceWork loadDeviceWork(const Capture& capture) {
       }
     }
   }
+  joinHalDispatches(w);
   return w;
+}
+
+void joinHalDispatches(DeviceWork& w) {
+  w.halJoin = {};
+  for (DeviceOp& op : w.ops) {
+    op.halDispatch = op.halSubmission = DeviceOp::kNone;
+    op.deviceDispatches = 0;
+  }
+  // Per command buffer, its dispatches and begins in recording order; the
+  // submissions in the order they were made.
+  struct Recording {
+    std::vector<size_t> dispatches;
+    std::vector<int64_t> begins;
+  };
+  std::unordered_map<uint64_t, Recording> buffers;
+  std::vector<size_t> submissions;
+  // Device dispatches by kernel name, in the order they were submitted.
+  std::unordered_map<std::string, std::vector<size_t>> device;
+  auto recorded = [&](size_t i) { return std::make_tuple(w.ops[i].appendNs, w.ops[i].thread, w.ops[i].appendIndex); };
+  // Most captures have no HAL submissions: counted first, nothing else is built.
+  for (size_t i = 0; i < w.ops.size(); ++i) {
+    const DeviceOp& op = w.ops[i];
+    if (op.recordedBy != schema::Api::IREE_HAL) w.halJoin.deviceKernels += op.kind == schema::DeviceOpKind::KERNEL;
+    else if (op.operation == "queue_execute" && op.list) submissions.push_back(i);
+  }
+  w.halJoin.notFromHal = w.halJoin.deviceKernels;
+  if (submissions.empty()) return;
+  for (size_t i = 0; i < w.ops.size(); ++i) {
+    const DeviceOp& op = w.ops[i];
+    if (op.recordedBy != schema::Api::IREE_HAL) {
+      if (op.kind == schema::DeviceOpKind::KERNEL) device[op.name].push_back(i);
+    } else if (op.operation == "dispatch") {
+      buffers[op.list].dispatches.push_back(i);
+    } else if (op.operation == "begin") {
+      buffers[op.list].begins.push_back(op.appendNs);
+    }
+  }
+  auto submitted = [&](size_t i) { return w.ops[i].submitNs ? w.ops[i].submitNs : w.ops[i].appendNs; };
+  for (auto& [name, list] : device)
+    std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) { return submitted(a) < submitted(b); });
+  for (auto& [list, r] : buffers) {
+    std::sort(r.dispatches.begin(), r.dispatches.end(), [&](size_t a, size_t b) { return recorded(a) < recorded(b); });
+    std::sort(r.begins.begin(), r.begins.end());
+  }
+  std::sort(submissions.begin(), submissions.end(), [&](size_t a, size_t b) { return recorded(a) < recorded(b); });
+  // Per name, the next device dispatch not taken at or after a position (a
+  // union-find over positions, so a long run of taken ones is skipped once).
+  std::unordered_map<std::string, std::vector<size_t>> untaken;
+  for (auto& [name, list] : device) {
+    auto& next = untaken[name];
+    next.resize(list.size() + 1);
+    for (size_t k = 0; k <= list.size(); ++k) next[k] = k;
+  }
+  auto findUntaken = [](std::vector<size_t>& next, size_t k) {
+    size_t root = k;
+    while (next[root] != root) root = next[root];
+    while (next[k] != root) k = std::exchange(next[k], root);
+    return root;
+  };
+  for (size_t s : submissions) {
+    auto r = buffers.find(w.ops[s].list);
+    if (r == buffers.end()) continue;
+    int64_t at = w.ops[s].appendNs;
+    // What the buffer held then: recorded since its last begin before the submission.
+    auto begin = std::upper_bound(r->second.begins.begin(), r->second.begins.end(), at);
+    int64_t since = begin == r->second.begins.begin() ? INT64_MIN : *(begin - 1);
+    for (size_t d : r->second.dispatches) {
+      DeviceOp& hal = w.ops[d];
+      if (hal.appendNs < since) continue;
+      if (hal.appendNs > at) break;
+      ++w.halJoin.executions;
+      auto candidates = device.find(hal.name);
+      if (candidates == device.end()) continue;
+      const auto& list = candidates->second;
+      auto& next = untaken[hal.name];
+      // Submitted no earlier than the dispatch was recorded.
+      size_t k = std::partition_point(list.begin(), list.end(),
+                                      [&](size_t i) { return submitted(i) < hal.appendNs; }) - list.begin();
+      k = findUntaken(next, k);
+      if (k == list.size()) continue;
+      next[k] = k + 1;
+      size_t i = list[k];
+      w.ops[i].halDispatch = d;
+      w.ops[i].halSubmission = s;
+      ++hal.deviceDispatches;
+      ++w.halJoin.joined;
+    }
+  }
+  w.halJoin.notFromHal = w.halJoin.deviceKernels - w.halJoin.joined;
 }
 
 }  // namespace gtap::readers

@@ -55,6 +55,7 @@ std::vector<KernelRow> kernelRows(const std::vector<LoadedCapture>& captures, Ke
       acc.row.groupCount = op.groupCount;
       acc.row.groupSize = op.groupSize;
       acc.row.gridSize = op.gridSize;
+      acc.row.joined += level == "hal" ? op.deviceDispatches : op.halDispatch != DeviceOp::kNone;
       if (op.timed) {
         acc.durations.push_back(op.durationNs());
         all += op.durationNs();

@@ -42,11 +42,19 @@ Timeline buildTimeline(const std::vector<LoadedCapture>& captures) {
       threadTracks[id] = track.id;
       t.tracks.push_back(track);
     }
-    // Flows: an append call (thread, begin index) to the operations it made.
+    // Flows: an append call (thread, begin index) to the operations it made;
+    // for a device dispatch an IREE HAL dispatch became, the program's
+    // queue_execute that submitted it.
+    const auto& ops = lc.work.ops;
+    auto madeBy = [&](const DeviceOp& op) {
+      const DeviceOp& from = op.halSubmission != DeviceOp::kNone ? ops[op.halSubmission] : op;
+      return std::make_pair(from.thread, from.appendIndex);
+    };
     std::map<std::pair<uint32_t, uint64_t>, uint64_t> flowOfCall;
-    for (const DeviceOp& op : lc.work.ops)
-      if (op.timed && op.appendIndex != ~uint64_t{0} && !flowOfCall.count({op.thread, op.appendIndex}))
-        flowOfCall[{op.thread, op.appendIndex}] = nextFlow++;
+    for (const DeviceOp& op : ops) {
+      auto call = madeBy(op);
+      if (op.timed && call.second != ~uint64_t{0} && !flowOfCall.count(call)) flowOfCall[call] = nextFlow++;
+    }
     c.forEachCall([&](const ApiCall& call) {
       if (!call.finished) return;
       auto track = threadTracks.find(call.thread);
@@ -89,8 +97,12 @@ Timeline buildTimeline(const std::vector<LoadedCapture>& captures) {
       }
       if (op.bytes) s.args.emplace_back("bytes", std::to_string(op.bytes));
       if (op.kind == schema::DeviceOpKind::COPY) s.args.emplace_back("direction", directionName(op.direction));
+      if (op.halDispatch != DeviceOp::kNone) {
+        s.args.emplace_back("IREE HAL dispatch", ops[op.halDispatch].name);
+        s.args.emplace_back("HAL command buffer", std::to_string(ops[op.halDispatch].list));
+      }
       // A flow has one end: a regular list executed again gets no second arrow.
-      if (auto f = flowOfCall.find({op.thread, op.appendIndex}); f != flowOfCall.end() && !flowEnded.count(f->second)) {
+      if (auto f = flowOfCall.find(madeBy(op)); f != flowOfCall.end() && !flowEnded.count(f->second)) {
         s.flowIn = f->second;
         flowEnded.insert(f->second);
       }

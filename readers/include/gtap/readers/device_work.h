@@ -91,6 +91,14 @@ struct DeviceOp {
     uint64_t semaphore = 0, value = 0;
   };
   std::vector<SemaphoreValue> waits, signals;
+  // IREE HAL dispatches joined to the device dispatches they became
+  // (joinHalDispatches): on a device-level kernel, the HAL dispatch record
+  // and the queue_execute that submitted it (indices into DeviceWork::ops);
+  // on a HAL dispatch, how many device dispatches it became.
+  static constexpr size_t kNone = ~size_t{0};
+  size_t halDispatch = kNone;
+  size_t halSubmission = kNone;
+  uint32_t deviceDispatches = 0;
   int64_t durationNs() const { return endNs - startNs; }
 };
 
@@ -112,6 +120,15 @@ struct HostModule {
   uint64_t loadBias = 0, start = 0, end = 0;
 };
 
+// How the IREE HAL dispatches of a capture met the device dispatches below
+// them: each submission of a command buffer executes its dispatches once.
+struct HalJoin {
+  uint64_t executions = 0;     // HAL dispatches times the submissions that executed them
+  uint64_t joined = 0;         // of those, joined to a device dispatch
+  uint64_t deviceKernels = 0;  // device-level kernel dispatches
+  uint64_t notFromHal = 0;     // of those, joined to no HAL dispatch (the driver's own, or another library's)
+};
+
 struct DeviceWork {
   std::map<uint32_t, Device> devices;
   std::map<uint64_t, Object> objects;
@@ -120,12 +137,22 @@ struct DeviceWork {
   std::map<uint32_t, HostModule> modules;
   std::map<uint32_t, std::vector<uint64_t>> stacks;
   std::vector<std::string> notes;
+  HalJoin halJoin;
 
   const HostModule* moduleFor(uint64_t address) const;
   std::string queueName(uint64_t queue) const;
 };
 
 DeviceWork loadDeviceWork(const Capture& capture);
+
+// Joins each execution of an IREE HAL dispatch to the device dispatch it
+// became, in one process: a queue_execute runs the dispatches its command
+// buffer holds (those recorded since the buffer's last begin); the executions,
+// in submission order, take the device-level kernel dispatches of the same
+// name (the export name is the kernel's symbol) in the order the device
+// runtime saw them submitted, each the first not taken that was submitted no
+// earlier than the HAL dispatch was recorded. loadDeviceWork runs it.
+void joinHalDispatches(DeviceWork& work);
 
 std::string directionName(schema::CopyDirection d);
 std::string memoryKindName(schema::MemoryKind k);

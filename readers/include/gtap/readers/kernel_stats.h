@@ -23,6 +23,10 @@ struct KernelRow {
   std::vector<uint32_t> gridSize;  // HSA: work-items per dimension
   Distribution time;      // timed executions
   uint64_t untimed = 0;   // executions without device times
+  // IREE HAL and device dispatches joined (joinHalDispatches): on a "hal" row,
+  // the device dispatches its dispatches became; on a "device" row, those of
+  // its dispatches a HAL dispatch made.
+  uint64_t joined = 0;
   double share = 0;       // of all kernels' device time
 };
 
