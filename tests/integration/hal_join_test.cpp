@@ -126,6 +126,18 @@ TEST_F(HalJoin, EachSubmittedDispatchJoinsTheHsaDispatchItBecame) {
   EXPECT_EQ(std::set<size_t>(submissions.begin(), submissions.end()).size(), 4u);
   for (size_t i = 0; i + 1 < submissions.size(); ++i)
     EXPECT_EQ(submissions[i] == submissions[i + 1], (i + 1) % 3 != 0 && i + 1 < 9) << i;
+  // The dispatch's bindings, as the program passed them (an
+  // iree_hal_buffer_ref_list_t on the stack after the config): vector_add
+  // binds three buffers, scale two, each of 1024 floats.
+  for (const auto& [buffer, dispatches] : halByBuffer)
+    for (const auto* hal : dispatches) {
+      ASSERT_EQ((*hal)["buffers"].size(), (*hal)["name"] == "vector_add" ? 3u : 2u) << hal->dump();
+      for (const auto& b : (*hal)["buffers"]) {
+        EXPECT_NE(b[0], 0);
+        EXPECT_EQ(b[1], 0);
+        EXPECT_EQ(b[2], 4096);
+      }
+    }
   for (const auto* hal : a) EXPECT_EQ((*hal)["device_dispatches"], 3);
   EXPECT_EQ((*b[0])["device_dispatches"], 1);
   EXPECT_EQ((*c[0])["device_dispatches"], 0) << "buffer C was never submitted";
