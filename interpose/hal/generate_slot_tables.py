@@ -22,10 +22,20 @@ this script):
     vtable <iface> <C struct name> <header path relative to runtime/src> <slot count>
     <slot> <method>\t<return type>\t(<C parameter list>)[\tvia <member> <C struct name>]
     ...
+    struct <iface> <C struct name> <header path relative to runtime/src>
+    field <member> <byte offset>
+    ...
 
 `<iface>` is the struct name without `iree_hal_` and `_vtable_t`. The
 optional last field names the embedded struct a flattened slot comes from.
 Vtables are listed sorted by iface; slots in order.
+
+The `struct` lines give the byte offsets (x86-64) of the object members gtap
+reads directly: iree_hal_local_executable_t's dispatch_ptrs, export_count and
+export_names (IREE's CPU drivers after 3.11). Offsets are counted from the
+members' types; a member of a type whose size is not known here, an array or
+a preprocessor line ends the count, and members past it are not listed. A
+struct with none of those members listed has no `struct` line.
 
 Anything in a vtable body that is neither a function pointer
 `RET (API_PTR* NAME)(PARAMS);` nor an embedded `iree_*_vtable_t NAME;` is an
@@ -199,6 +209,64 @@ class Index:
         return out
 
 
+# Object members gtap reads, per struct: (struct, iface, header under runtime/src/iree, members).
+OBJECT_FIELDS = [
+    ("iree_hal_local_executable_t", "local_executable", os.path.join("hal", "local", "local_executable.h"),
+     ("dispatch_ptrs", "export_count", "export_names")),
+]
+# (size, alignment) of the member types that come before them; pointers are 8.
+TYPE_SIZES = {
+    "iree_hal_resource_t": (16, 8),  # ref count (4, padded to 8) and the vtable pointer
+    "iree_allocator_t": (16, 8),     # self and ctl
+    "iree_host_size_t": (8, 8),
+    "uint64_t": (8, 8),
+    "int64_t": (8, 8),
+    "uint32_t": (4, 4),
+    "int32_t": (4, 4),
+}
+MEMBER = re.compile(r"^(?P<type>(?:const\s+)?(?:struct\s+)?\w+(?:\s*\*\s*(?:const\s*)?)*)\s*(?P<name>\w+)$")
+
+
+def object_fields(iree_dir):
+    """Yields (iface, struct, header relative to runtime/src, [(member, offset)])."""
+    for struct, iface, header, wanted in OBJECT_FIELDS:
+        path = os.path.join(iree_dir, header)
+        if not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = strip_comments(fh.read())
+        m = re.search(r"\bstruct\s+" + struct + r"\s*\{", text)
+        if not m:
+            fail(f"{header}: {struct} not found")
+        end = text.find("}", m.end())
+        body = text[m.end():end]
+        if "{" in body:
+            fail(f"{header}: {struct}: nested braces")
+        found, offset = [], 0
+        for raw in body.split(";"):
+            member = squash(raw)
+            if not member:
+                continue
+            if member.startswith("#"):
+                break  # the layout past here depends on build options
+            mm = MEMBER.match(member)
+            if not mm:
+                break  # an array, a function pointer, a bit field: sizes not counted here
+            kind = mm.group("type")
+            if "*" in kind:
+                size, align = 8, 8
+            elif kind in TYPE_SIZES:
+                size, align = TYPE_SIZES[kind]
+            else:
+                break
+            offset = (offset + align - 1) // align * align
+            if mm.group("name") in wanted:
+                found.append((mm.group("name"), offset))
+            offset += size
+        if found:
+            yield iface, struct, os.path.relpath(path, os.path.dirname(iree_dir)), found
+
+
 def git_commit(path):
     try:
         r = subprocess.run(["git", "-C", path, "rev-parse", "HEAD"], capture_output=True,
@@ -252,6 +320,10 @@ def main():
             if via:
                 line += f"\tvia {via[0]} {via[1]}"
             lines.append(line)
+    for iface, struct, rel, fields in object_fields(iree_dir):
+        lines.append("# struct <iface> <struct> <header>, then field <member> <byte offset>: object members gtap reads")
+        lines.append(f"struct {iface} {struct} {rel}")
+        lines.extend(f"field {name} {offset}" for name, offset in fields)
     content = "\n".join(lines) + "\n"
 
     output = args.output or os.path.join(os.path.dirname(os.path.abspath(__file__)), "slots",

@@ -1,16 +1,23 @@
 #include "recorder.h"
 
+#include <sched.h>
+
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "chunk_producer.h"
 #include "clock.h"
+#include "dispatch_thunks.h"
+#include "log.h"
 #include "profile_records.h"
 #include "session.h"
 
@@ -52,11 +59,47 @@ struct HostDispatch {
   std::array<uint32_t, 3> count{}, size{};
 };
 
+// The lock of the dispatches in flight, taken twice by every workgroup on
+// any worker thread for a few map operations: workers that met on a mutex
+// would sleep in the kernel and be woken, which costs more than the work.
+// Spins, then yields.
+class SpinLock {
+ public:
+  void lock() {
+    unsigned spins = 0;
+    while (flag_.exchange(true, std::memory_order_acquire))
+      while (flag_.load(std::memory_order_relaxed)) {
+        if (++spins < 128)
+          __builtin_ia32_pause();
+        else
+          sched_yield();
+      }
+  }
+  void unlock() { flag_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> flag_{false};
+};
+
+// A dispatch whose last workgroup ended, to be made into its record off the
+// workers' path.
+struct FinishedDispatch {
+  std::array<uint64_t, 3> key;
+  HostDispatch dispatch;
+  int64_t endNs = 0;
+};
+
 struct Recorder {
   std::mutex mu;
-  // executable, export ordinal, the dispatch state's binding pointers: one
-  // dispatch in flight (its workgroups share them)
+  SpinLock runningLock;
+  // Under runningLock: executable, export ordinal, the dispatch state's
+  // binding pointers: one dispatch in flight (its workgroups share them).
   std::map<std::array<uint64_t, 3>, HostDispatch> running;
+  // Under runningLock: ended, and not yet recorded. The worker that ran the
+  // last workgroup only puts it here: the driver signals the dispatch's end
+  // when the function returns, and a program waiting for it (spinning, then
+  // sleeping) should not wait for gtap's records too.
+  std::vector<FinishedDispatch> finished;
   bool hostDevice = false;  // its DeviceRecord written
   core::profile::Outbox out;
   std::unordered_map<uint64_t, Executable> executables;     // executable object address
@@ -64,8 +107,15 @@ struct Recorder {
   std::unordered_map<uint64_t, uint64_t> devices;           // device address -> object id
   // allocated buffer address -> kind and size
   std::unordered_map<uint64_t, std::pair<schema::MemoryKind, uint64_t>> buffers;
-  std::unordered_map<const void*, size_t> infoSlots;        // executable vtable -> function_info slot
+  std::unordered_map<const void*, ExecutableVtable> executableVtables;  // hooked executable vtables
+  std::set<const void*> thunksRefused;  // executable vtables whose refusal of thunks was logged
+  bool thunksExhaustedLogged = false;
 };
+
+// Workgroups counted and still running on this thread: a workgroup that
+// starts inside one (a driver's issue_call calling the export's function
+// through gtap's thunk) is the same workgroup.
+__thread uint32_t t_hostWorkgroups __attribute__((tls_model("initial-exec"))) = 0;
 
 Recorder& recorder() {
   static auto* r = new Recorder();  // outlives static destructors: calls may come after them
@@ -126,18 +176,21 @@ Executable& executableLocked(Recorder& r, uint64_t address, uint64_t ticks, uint
   return it->second;
 }
 
+const void* const* vtableOf(uint64_t object) {
+  return static_cast<const void* const*>(reinterpret_cast<void* const*>(object)[1]);  // after the reference count
+}
+
 // The name and workgroup size of an export, asked of the executable through
 // its own vtable (the call is gtap's: not recorded).
 bool exportInfo(Recorder& r, uint64_t executable, uint64_t token, std::string& name,
                 std::array<uint32_t, 3>& workgroupSize) {
   if (executable == 0) return false;  // the call will fail; nothing to ask
-  auto* object = reinterpret_cast<void* const*>(executable);
-  const void* const* vtable = static_cast<const void* const*>(object[1]);  // after the reference count
+  const void* const* vtable = vtableOf(executable);
   if (!vtable) return false;
-  auto slot = r.infoSlots.find(vtable);
-  if (slot == r.infoSlots.end()) return false;
+  auto known = r.executableVtables.find(vtable);
+  if (known == r.executableVtables.end() || known->second.infoSlot == SIZE_MAX) return false;
   using InfoFn = uint64_t (*)(void*, uint64_t, void*);
-  auto fn = reinterpret_cast<InfoFn>(const_cast<void*>(vtable[slot->second]));
+  auto fn = reinterpret_cast<InfoFn>(const_cast<void*>(vtable[known->second.infoSlot]));
   if (!fn) return false;
   // iree_hal_executable_{function,export}_info_t: name (string view) at 0,
   // flags at 16, three counts at 24, workgroup_size[3] at 32; room to spare.
@@ -382,63 +435,69 @@ void callStart(Decoder decoder, const char* implementation, const SavedRegisters
 }
 
 // issue_call(executable rdi, ordinal rsi, dispatch_state rdx, workgroup_state
-// rcx, worker r8): iree_hal_executable_dispatch_state_v0_t has the workgroup
-// size at 0, 4, 8 (the last 16 bits), the count at 12, 16, 20 (16 bits), the
-// binding pointers at 32 (IREE 3.0 to today).
-void workgroupStart(const SavedRegisters& regs, CallContext& call) {
-  auto* state = reinterpret_cast<const uint8_t*>(regs.rdx);
-  if (!state) return;
-  call.keep[0] = regs.rdi;
-  call.keep[1] = regs.rsi;
-  call.keep[2] = load64(state + 32);
-  Recorder& r = recorder();
-  std::lock_guard<std::mutex> lock(r.mu);
-  auto [it, added] = r.running.try_emplace({call.keep[0], call.keep[1], call.keep[2]});
-  if (!added) return;
-  HostDispatch& d = it->second;
-  d.count = {load32(state + 12), load32(state + 16), static_cast<uint32_t>(load32(state + 20) & 0xffff)};
-  d.size = {load32(state), load32(state + 4), static_cast<uint32_t>(load32(state + 8) & 0xffff)};
-  d.total = uint64_t{d.count[0]} * d.count[1] * d.count[2];
-  d.thread = threadIdOf(call.thread);
-  d.ticks = call.ticks;
-  d.startNs = core::monotonicNs();
+// rcx, worker r8): one workgroup, kept in call.keep until the call ends.
+void issueCallStart(const SavedRegisters& regs, CallContext& call) {
+  HostWorkgroup w;
+  if (!hostWorkgroupStart(regs.rdi, regs.rsi, reinterpret_cast<const void*>(regs.rdx), threadIdOf(call.thread),
+                          call.ticks, w))
+    return;
+  call.keep[0] = w.executable;
+  call.keep[1] = w.ordinal;
+  call.keep[2] = w.bindings;
 }
 
-// A workgroup done; the last of its dispatch makes the dispatch's record.
-void workgroupEnd(CallContext& call) {
-  if (call.keep[0] == 0) return;
-  Recorder& r = recorder();
-  std::lock_guard<std::mutex> lock(r.mu);
-  auto it = r.running.find({call.keep[0], call.keep[1], call.keep[2]});
-  if (it == r.running.end() || ++it->second.done < it->second.total) return;
-  const HostDispatch& d = it->second;
-  if (!r.hostDevice) {
-    r.hostDevice = true;
-    core::profile::DeviceRecord host;
-    host.id = kHostDevice;
-    host.api = schema::Api::IREE_HAL;
-    host.name = "host (IREE CPU driver)";
-    host.frequency = 1000000000;
-    host.kernelBits = host.globalBits = 64;
-    r.out.devices.push_back(std::move(host));
-    r.out.samples.push_back({kHostDevice, 0, 0});
+void issueCallEnd(CallContext& call) {
+  if (call.keep[0] == 0) return;  // not counted
+  hostWorkgroupEnd({call.keep[0], call.keep[1], call.keep[2]});
+}
+
+// Once a local executable is prepared: where IREE's driver calls its export
+// functions directly (local-task after 3.11), its function table is swapped
+// for thunks that count the workgroups (dispatch_thunks.cpp). Its vtable says
+// how many exports it has and their names, which its members must agree with.
+void installThunks(Recorder& r, uint64_t executable) {
+  const void* const* vtable = vtableOf(executable);
+  if (!vtable) return;
+  ExecutableVtable info;
+  uint64_t count = 0;
+  std::vector<std::string> names;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    auto known = r.executableVtables.find(vtable);
+    if (known == r.executableVtables.end() || !known->second.local.known() || known->second.countSlot == SIZE_MAX)
+      return;
+    info = known->second;
+    using CountFn = uint64_t (*)(void*);
+    auto countFn = reinterpret_cast<CountFn>(const_cast<void*>(vtable[info.countSlot]));
+    if (!countFn) return;
+    uint8_t saved = core::t_guard;
+    core::t_guard |= core::kGuardGtap;
+    count = countFn(reinterpret_cast<void*>(executable));
+    core::t_guard = saved;
+    if (count <= dispatchThunkCapacity()) {
+      names.resize(count);
+      std::array<uint32_t, 3> size{};
+      for (uint64_t i = 0; i < count; ++i) exportInfo(r, executable, i, names[i], size);
+    }
   }
-  OpRecord op;
-  op.kind = schema::DeviceOpKind::KERNEL;
-  op.operation = "host_execution";
-  op.recordedBy = schema::Api::IREE_HAL;
-  op.device = kHostDevice;
-  op.thread = op.submitThread = d.thread;
-  op.appendTicks = op.submitTicks = d.ticks;
-  op.groupCount = d.count;
-  op.groupSize = d.size;
-  op.timed = true;
-  op.start = static_cast<uint64_t>(d.startNs);
-  op.end = static_cast<uint64_t>(core::monotonicNs());
-  std::array<uint32_t, 3> infoSize{};
-  op.kernel = kernelLocked(r, call.keep[0], call.keep[1], call.ticks, d.thread, infoSize);
-  r.running.erase(it);
-  r.out.ops.push_back(std::move(op));
+  std::string why;
+  ThunkOutcome outcome = installDispatchThunks(reinterpret_cast<void*>(executable), info.local, count, names, why);
+  if (outcome != ThunkOutcome::refused && outcome != ThunkOutcome::exhausted) return;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    bool first = outcome == ThunkOutcome::exhausted ? !std::exchange(r.thunksExhaustedLogged, true)
+                                                    : r.thunksRefused.insert(vtable).second;
+    if (!first) return;
+  }
+  if (core::config().quiet) return;
+  if (outcome == ThunkOutcome::exhausted)
+    core::logLine("IREE HAL: all %llu of gtap's dispatch thunks are in use: executables prepared from now on have "
+                  "no host_execution records where their driver calls their functions directly",
+                  static_cast<unsigned long long>(dispatchThunkCapacity()));
+  else
+    core::logLine("IREE HAL: not timing the workgroups of %s executables that their driver runs through their "
+                  "functions directly: %s; their dispatches have no host_execution records",
+                  info.implementation ? info.implementation : "these", why.c_str());
 }
 
 void dispatchStart(Decoder decoder, const char* implementation, const SavedRegisters& regs, const uint64_t* stack,
@@ -493,12 +552,91 @@ void dispatchStart(Decoder decoder, const char* implementation, const SavedRegis
   call.pending = op.release();
 }
 
+// The records of the dispatches that ended on CPU drivers since the last
+// call: by the writer, and before an executable goes (a record names its
+// export, which may have to be asked of the executable). Under r.mu.
+void recordFinishedLocked(Recorder& r) {
+  std::vector<FinishedDispatch> finished;
+  {
+    std::lock_guard<SpinLock> lock(r.runningLock);
+    finished.swap(r.finished);
+  }
+  if (finished.empty()) return;
+  if (!r.hostDevice) {
+    r.hostDevice = true;
+    core::profile::DeviceRecord host;
+    host.id = kHostDevice;
+    host.api = schema::Api::IREE_HAL;
+    host.name = "host (IREE CPU driver)";
+    host.frequency = 1000000000;
+    host.kernelBits = host.globalBits = 64;
+    r.out.devices.push_back(std::move(host));
+    r.out.samples.push_back({kHostDevice, 0, 0});
+  }
+  for (const FinishedDispatch& f : finished) {
+    const HostDispatch& d = f.dispatch;
+    OpRecord op;
+    op.kind = schema::DeviceOpKind::KERNEL;
+    op.operation = "host_execution";
+    op.recordedBy = schema::Api::IREE_HAL;
+    op.device = kHostDevice;
+    op.thread = op.submitThread = d.thread;
+    op.appendTicks = op.submitTicks = d.ticks;
+    op.groupCount = d.count;
+    op.groupSize = d.size;
+    op.timed = true;
+    op.start = static_cast<uint64_t>(d.startNs);
+    op.end = static_cast<uint64_t>(f.endNs);
+    std::array<uint32_t, 3> infoSize{};
+    op.kernel = kernelLocked(r, f.key[0], f.key[1], d.ticks, d.thread, infoSize);
+    // A dispatch recorded with workgroup size 0 (the export's own) may reach
+    // the function with 0 (IREE's newest local-task): the export's own, then.
+    if (op.groupSize[0] == 0) op.groupSize = infoSize;
+    r.out.ops.push_back(std::move(op));
+  }
+}
+
 }  // namespace
 
-void noteExecutableVtable(const void* vtable, size_t infoSlot) {
+void noteExecutableVtable(const void* vtable, const ExecutableVtable& info) {
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.infoSlots[vtable] = infoSlot;
+  r.executableVtables[vtable] = info;
+}
+
+// iree_hal_executable_dispatch_state_v0_t has the workgroup size at 0, 4, 8
+// (the last 16 bits), the count at 12, 16, 20 (16 bits), the binding pointers
+// at 32 (IREE 3.0 to today).
+bool hostWorkgroupStart(uint64_t executable, uint64_t ordinal, const void* dispatchState, uint32_t thread,
+                        uint64_t ticks, HostWorkgroup& workgroup) {
+  auto* state = static_cast<const uint8_t*>(dispatchState);
+  if (!state || executable == 0 || t_hostWorkgroups != 0) return false;
+  ++t_hostWorkgroups;
+  workgroup = {executable, ordinal, load64(state + 32)};
+  int64_t now = core::monotonicNs();
+  Recorder& r = recorder();
+  std::lock_guard<SpinLock> lock(r.runningLock);
+  auto [it, added] = r.running.try_emplace({workgroup.executable, workgroup.ordinal, workgroup.bindings});
+  if (!added) return true;
+  HostDispatch& d = it->second;
+  d.count = {load32(state + 12), load32(state + 16), static_cast<uint32_t>(load32(state + 20) & 0xffff)};
+  d.size = {load32(state), load32(state + 4), static_cast<uint32_t>(load32(state + 8) & 0xffff)};
+  d.total = uint64_t{d.count[0]} * d.count[1] * d.count[2];
+  d.thread = thread;
+  d.ticks = ticks;
+  d.startNs = now;
+  return true;
+}
+
+void hostWorkgroupEnd(const HostWorkgroup& workgroup) {
+  --t_hostWorkgroups;
+  int64_t now = core::monotonicNs();
+  Recorder& r = recorder();
+  std::lock_guard<SpinLock> lock(r.runningLock);
+  auto it = r.running.find({workgroup.executable, workgroup.ordinal, workgroup.bindings});
+  if (it == r.running.end() || ++it->second.done < it->second.total) return;
+  r.finished.push_back({it->first, it->second, now});
+  r.running.erase(it);
 }
 
 void atCallStart(Decoder decoder, const char* implementation, const SavedRegisters& regs, const uint64_t* stack,
@@ -538,7 +676,7 @@ void atCallStart(Decoder decoder, const char* implementation, const SavedRegiste
       return;
     case Decoder::issueCall:
       // Every workgroup, the driver's own calls too: they are the dispatch running.
-      if (recordKernels()) workgroupStart(regs, call);
+      if (recordKernels()) issueCallStart(regs, call);
       return;
     case Decoder::prepareExecutable:
       call.keep[0] = regs.rsi;  // params
@@ -550,8 +688,11 @@ void atCallStart(Decoder decoder, const char* implementation, const SavedRegiste
       call.keep[2] = regs.rcx;  // out buffer
       return;
     case Decoder::executableDestroy: {
+      // Thunks it was given stay its own: they are never handed out again
+      // (dispatch_thunks.cpp).
       Recorder& r = recorder();
       std::lock_guard<std::mutex> lock(r.mu);
+      recordFinishedLocked(r);  // while the executable can still name its exports
       auto it = r.executables.find(regs.rdi);
       if (it == r.executables.end()) return;
       r.out.destroyed.emplace_back(it->second.id, call.ticks);
@@ -580,7 +721,7 @@ void atCallStart(Decoder decoder, const char* implementation, const SavedRegiste
 
 void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
   if (decoder == Decoder::issueCall) {  // ended, failed or not: the workgroup is over
-    workgroupEnd(call);
+    issueCallEnd(call);
     return;
   }
   std::unique_ptr<OpRecord> op(static_cast<OpRecord*>(call.pending));
@@ -615,29 +756,34 @@ void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
     case Decoder::prepareExecutable: {
       auto** out = reinterpret_cast<void**>(call.keep[1]);
       auto* params = reinterpret_cast<const uint8_t*>(call.keep[0]);
-      if (!out || !*out || !params) return;
-      // iree_hal_executable_params_t: from IREE 3.4 queue_affinity at 0,
-      // caching_mode at 8, format (string view) at 16, data (byte span) at
-      // 32; before, format at 8 and data at 24. The one whose format reads
-      // as a format name is it.
-      size_t formatAt = 16, dataAt = 32;
-      if (!printable(reinterpret_cast<const char*>(load64(params + 16)), load64(params + 24))) {
-        formatAt = 8;
-        dataAt = 24;
-      }
-      auto* format = reinterpret_cast<const char*>(load64(params + formatAt));
-      uint64_t formatSize = load64(params + formatAt + 8);
-      auto* data = reinterpret_cast<const uint8_t*>(load64(params + dataAt));
-      uint64_t dataSize = load64(params + dataAt + 8);
-      std::lock_guard<std::mutex> lock(r.mu);
+      if (!out || !*out) return;
       uint64_t address = reinterpret_cast<uint64_t>(*out);
-      r.executables.erase(address);  // a new executable at a reused address
-      ObjectRecord& o =
-          newObjectLocked(r, schema::ObjectKind::EXECUTABLE, address, call.ticks, threadIdOf(call.thread));
-      r.executables[address].id = o.id;
-      if (printable(format, formatSize)) o.binaryFormat.assign(format, formatSize);
-      o.name = o.binaryFormat;
-      if (data && dataSize && dataSize <= kMaxExecutableBytes) o.binary.assign(data, data + dataSize);
+      if (params) {
+        // iree_hal_executable_params_t: from IREE 3.4 queue_affinity at 0,
+        // caching_mode at 8, format (string view) at 16, data (byte span) at
+        // 32; before, format at 8 and data at 24. The one whose format reads
+        // as a format name is it.
+        size_t formatAt = 16, dataAt = 32;
+        if (!printable(reinterpret_cast<const char*>(load64(params + 16)), load64(params + 24))) {
+          formatAt = 8;
+          dataAt = 24;
+        }
+        auto* format = reinterpret_cast<const char*>(load64(params + formatAt));
+        uint64_t formatSize = load64(params + formatAt + 8);
+        auto* data = reinterpret_cast<const uint8_t*>(load64(params + dataAt));
+        uint64_t dataSize = load64(params + dataAt + 8);
+        std::lock_guard<std::mutex> lock(r.mu);
+        r.executables.erase(address);  // a new executable at a reused address
+        ObjectRecord& o =
+            newObjectLocked(r, schema::ObjectKind::EXECUTABLE, address, call.ticks, threadIdOf(call.thread));
+        r.executables[address].id = o.id;
+        if (printable(format, formatSize)) o.binaryFormat.assign(format, formatSize);
+        o.name = o.binaryFormat;
+        if (data && dataSize && dataSize <= kMaxExecutableBytes) o.binary.assign(data, data + dataSize);
+      }
+      // Before the program has the executable: a command buffer takes its
+      // functions when a dispatch is recorded into it.
+      if (recordKernels()) installThunks(r, address);
       return;
     }
     case Decoder::allocateBuffer: {
@@ -669,6 +815,7 @@ void produceChunks(core::ChunkSink& sink, bool) {
   {
     Recorder& r = recorder();
     std::lock_guard<std::mutex> lock(r.mu);
+    recordFinishedLocked(r);
     std::swap(out, r.out);
   }
   core::profile::writeProfileRecords(sink, out);

@@ -4,8 +4,9 @@
 // workgroup count and size, constants and bindings; queue submissions,
 // transfers, allocations and flushes; semaphore signals and waits; file
 // imports), executables from the executable cache (format, bytes, exports as
-// kernels), command buffers, and buffer allocations. Arguments are read from the registers and stack the enter stub
-// saved, by the layout the matched IREE version gives each method.
+// kernels), command buffers, buffer allocations, and on CPU drivers each
+// dispatch's run on the host. Arguments are read from the registers and stack
+// the enter stub saved, by the layout the matched IREE version gives each method.
 #pragma once
 
 #include <cstddef>
@@ -74,9 +75,45 @@ void atCallStart(Decoder decoder, const char* implementation, const SavedRegiste
 // `status` is the iree_status_t the call returned (0: OK).
 void atCallEnd(Decoder decoder, uint64_t status, CallContext& call);
 
-// An executable implementation's vtable, hooked, and the slot of its
-// function_info (or export_info, before IREE renamed it): names of exports
-// are asked of the executable through it.
-void noteExecutableVtable(const void* vtable, size_t infoSlot);
+// Where a CPU driver's local executable (iree_hal_local_executable_t) keeps
+// its export functions, export count and export names, in the IREE version
+// its vtable matched; all 0 in versions whose drivers call no export function
+// directly (IREE 3.11 and before).
+struct LocalExecutableLayout {
+  size_t dispatchPtrs = 0, exportCount = 0, exportNames = 0;
+  bool known() const { return dispatchPtrs != 0 && exportCount != 0 && exportNames != 0; }
+};
+
+// A hooked executable implementation's vtable.
+struct ExecutableVtable {
+  const char* implementation = nullptr;  // "iree_hal_elf_executable"
+  // The slots of function_info (export_info before IREE renamed it), through
+  // which export names are asked of the executable, and of function_count
+  // (export_count); SIZE_MAX where the layout has none.
+  size_t infoSlot = SIZE_MAX;
+  size_t countSlot = SIZE_MAX;
+  LocalExecutableLayout local;  // local executables only
+};
+
+void noteExecutableVtable(const void* vtable, const ExecutableVtable& info);
+
+// One workgroup of a dispatch on a CPU driver, whichever way the driver runs
+// it: through the executable's issue_call, or through the export's function
+// (gtap's thunk, dispatch_thunks.cpp). A dispatch in flight is keyed by
+// executable, export and the dispatch state's binding pointers, which its
+// workgroups share whatever worker runs them.
+struct HostWorkgroup {
+  uint64_t executable = 0, ordinal = 0, bindings = 0;
+};
+
+// Counts a workgroup about to run on this thread (`dispatchState`: its
+// iree_hal_executable_dispatch_state_v0_t). False when it is not counted: no
+// dispatch state, or a workgroup already counted on this thread is running it
+// (a driver's issue_call that calls the export's function).
+bool hostWorkgroupStart(uint64_t executable, uint64_t ordinal, const void* dispatchState, uint32_t thread,
+                        uint64_t ticks, HostWorkgroup& workgroup);
+// The workgroup ended (failed or not); the last of its dispatch writes the
+// dispatch's host_execution record.
+void hostWorkgroupEnd(const HostWorkgroup& workgroup);
 
 }  // namespace gtap::hal

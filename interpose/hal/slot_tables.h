@@ -1,6 +1,7 @@
 // The layouts of IREE's HAL vtables, per supported IREE version: which method
-// each slot holds. Generated at build time from interpose/hal/slots/*.txt
-// (facts read off IREE's headers by generate_slot_tables.py).
+// each slot holds, and where the few object members gtap reads sit. Generated
+// at build time from interpose/hal/slots/*.txt (facts read off IREE's headers
+// by generate_slot_tables.py).
 #pragma once
 
 #include <cstddef>
@@ -21,5 +22,22 @@ struct SlotLayout {
 };
 
 const SlotLayout* slotLayouts(size_t& count);
+
+// Where an object member gtap reads sits in an IREE version's struct.
+struct ObjectField {
+  const char* name;  // "dispatch_ptrs"
+  size_t offset;     // bytes from the object's start (x86-64)
+};
+
+struct ObjectLayout {
+  const char* version;    // IREE version the offsets were read from
+  const char* interface;  // the object's vtable interface: "local_executable"
+  const ObjectField* fields;
+  size_t count;
+};
+
+// The offset of `field` in the objects of `interface` in IREE `version`;
+// false when that version's struct has no such member (or was not read).
+bool objectFieldOffset(const char* version, const char* interface, const char* field, size_t& offset);
 
 }  // namespace gtap::hal

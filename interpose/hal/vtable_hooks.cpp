@@ -248,6 +248,31 @@ constexpr ShapedDecoder kShaped[] = {
     {"local_executable", "issue_call", Decoder::issueCall, Decoder::issueCall},
 };
 
+// Where iree_hal_local_executable_t keeps its function table, export count
+// and export names in the IREE versions a vtable matched ("3.11.0, 3.12.0"):
+// known only when every one of them has all three at the same offsets.
+LocalExecutableLayout localExecutableLayout(const std::string& versions) {
+  LocalExecutableLayout layout;
+  bool first = true;
+  size_t at = 0;
+  while (at < versions.size()) {
+    size_t comma = versions.find(", ", at);
+    std::string version = versions.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    at = comma == std::string::npos ? versions.size() : comma + 2;
+    LocalExecutableLayout v;
+    if (!objectFieldOffset(version.c_str(), "local_executable", "dispatch_ptrs", v.dispatchPtrs) ||
+        !objectFieldOffset(version.c_str(), "local_executable", "export_count", v.exportCount) ||
+        !objectFieldOffset(version.c_str(), "local_executable", "export_names", v.exportNames))
+      return {};
+    if (!first && (v.dispatchPtrs != layout.dispatchPtrs || v.exportCount != layout.exportCount ||
+                   v.exportNames != layout.exportNames))
+      return {};
+    layout = v;
+    first = false;
+  }
+  return layout;
+}
+
 Decoder decoderFor(const char* interface, const SlotMethod& method) {
   auto is = [](const char* a, const char* b) { return std::strcmp(a, b) == 0; };
   if (method.variant != 0)
@@ -277,7 +302,9 @@ Decoder decoderFor(const char* interface, const SlotMethod& method) {
 
 extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot, void** returnSlot,
                                                                      const SavedRegisters* regs) {
-  if (!core::g_recordApi) return slot->original;
+  // Any mode records something here: the call (api), the HAL operations
+  // (kernels), buffers (memory).
+  if (!core::g_recordApi && !core::recordKernels() && !core::recordMemory()) return slot->original;
   core::ThreadState* thread = core::enterCall(0);
   if (!thread) return slot->original;
   Shadow* shadow = t_shadow;
@@ -293,11 +320,11 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot
   e.slot = slot;
   e.call = CallContext{};
   e.call.thread = thread;
-  e.call.beginIndex = thread->produced;
+  e.call.beginIndex = core::g_recordApi ? thread->produced : ~uint64_t{0};  // no call record to link to otherwise
   e.call.ticks = core::nowTicks();
   e.call.nested = nested;
   *returnSlot = reinterpret_cast<void*>(&gtap_hal_exit_stub);
-  thread->append({e.call.ticks, 0, slot->function, core::RecordKind::callBegin, 0});
+  if (core::g_recordApi) thread->append({e.call.ticks, 0, slot->function, core::RecordKind::callBegin, 0});
   if (slot->decoder != Decoder::none) {
     // gtap's own work: whatever it calls is not the program's.
     uint8_t saved = core::t_guard;
@@ -319,7 +346,7 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_exit(uint64_t re
     atCallEnd(e.slot->decoder, e.slot->returnsStatus ? result : 0, e.call);
     core::t_guard = saved;
   }
-  e.call.thread->append({core::nowTicks(), value, e.slot->function, core::RecordKind::callEnd, 0});
+  if (core::g_recordApi) e.call.thread->append({core::nowTicks(), value, e.slot->function, core::RecordKind::callEnd, 0});
   return e.returnAddress;
 }
 
@@ -493,12 +520,20 @@ std::vector<VtableOutcome> installHooks() {
         continue;
       }
       o.slotsHooked = static_cast<uint32_t>(values.size());
-      // Executables: export names are asked of them through this slot.
-      if (!std::strcmp(layout->interface, "executable") || !std::strcmp(layout->interface, "local_executable"))
-        for (size_t i = 0; i < layout->count; ++i)
-          if (!std::strcmp(layout->methods[i].name, "function_info") ||
-              !std::strcmp(layout->methods[i].name, "export_info"))
-            noteExecutableVtable(table, i);
+      // Executables: export names and counts are asked of them through these
+      // slots; a local executable's members are read where its version has them.
+      bool local = !std::strcmp(layout->interface, "local_executable");
+      if (local || !std::strcmp(layout->interface, "executable")) {
+        ExecutableVtable info;
+        info.implementation = implementation;
+        for (size_t i = 0; i < layout->count; ++i) {
+          const char* method = layout->methods[i].name;
+          if (!std::strcmp(method, "function_info") || !std::strcmp(method, "export_info")) info.infoSlot = i;
+          if (!std::strcmp(method, "function_count") || !std::strcmp(method, "export_count")) info.countSlot = i;
+        }
+        if (local) info.local = localExecutableLayout(o.versions);
+        noteExecutableVtable(table, info);
+      }
       outcomes.push_back(std::move(o));
     }
   }
@@ -552,7 +587,8 @@ void rescanIfLoaded() {
 struct Install {
   Install() {
     const core::Config& c = core::config();
-    if (!c.enabled || !(c.mode & format::kModeApi)) return;
+    // The HAL is recorded as calls (api), operations (kernels) and buffers (memory).
+    if (!c.enabled || !(c.mode & (format::kModeApi | format::kModeKernels | format::kModeMemory))) return;
     std::lock_guard<std::mutex> lock(g_scanMutex);
     unsigned long long loads = loadsSoFar();
     scan();

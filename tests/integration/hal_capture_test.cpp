@@ -19,6 +19,9 @@ namespace {
 
 constexpr const char* kFill = "iree_hal_fake_command_buffer_fill_buffer";
 
+// `gtap kernels --by=shape` rows, keyed "level kernel groups group_size".
+std::map<std::string, nlohmann::json> kernelRows(const std::string& file);
+
 struct ApiRow {
   uint64_t count = 0, failed = 0;
 };
@@ -176,10 +179,15 @@ TEST(HalCapture, DispatchesAreRecordedByExportName) {
     shapes[shape] += j["count"].get<uint64_t>();
   }
   // Per thread, two dispatches whose workgroups the fixture runs interleaved
-  // through the executable's issue_call: one timed host execution each, from
-  // its first workgroup's start to its last one's end.
+  // through the executable's issue_call, and two through the functions its
+  // dispatch_ptrs holds (gtap's thunks): one timed host execution each, from
+  // its first workgroup's start to its last one's end. The issue_call runs
+  // its workgroup through the thunk too, and it is counted once.
   EXPECT_EQ(hostShapes, (std::map<std::string, uint64_t>{{"fixture_fill_export 4,2,1 64,1,1", 2},
-                                                          {"fixture_copy_export 3,1,1 8,8,1", 2}}));
+                                                          {"fixture_copy_export 3,1,1 8,8,1", 2},
+                                                          {"fixture_copy_export 2,2,1 8,8,1", 2},
+                                                          {"fixture_fill_export 5,1,1 64,1,1", 2}}));
+  EXPECT_EQ(run.err.find("not timing"), std::string::npos) << "the fixture's executables check out: " << run.err;
   // Per thread, 11 dispatches: i = 0..10, every third (i % 3 == 2) the copy
   // export, the workgroup count x alternating 4 and 5.
   std::map<std::string, uint64_t> expected = {{"fixture_fill_export 4,2,1 64,1,1", 2 * 4},
@@ -236,6 +244,69 @@ TEST(HalCapture, DispatchesAreRecordedByExportName) {
   EXPECT_EQ(transfers["copy device-to-device"], std::make_pair(uint64_t{12 + 100}, uint64_t{12 * 512 + 100 * 128}));
 }
 
+// The host executions of dispatches a driver runs through the export
+// functions it took from the executable (IREE's newest local-task): each is
+// one timed record on the host device, with the dispatch's workgroup count and
+// size and the export's name, on the thread that ran its first workgroup; the
+// program's results are what they are without gtap.
+TEST(HalCapture, ExportFunctionsCalledDirectlyAreTimedThroughThunks) {
+  std::string dir = freshDirectory("hal-thunks");
+  auto plain = runProcess({workload("hal_fixture"), "20", "3"});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  auto run = runProcess({gtapBinary(), "run", "-m", "api,kernels", "-o", dir + "/cap.gtap", "--",
+                         workload("hal_fixture"), "20", "3"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out, plain.out);
+  auto exported = runProcess({gtapBinary(), "export", "--format=jsonl", "-o", dir + "/all.jsonl", dir + "/cap.gtap"});
+  ASSERT_EQ(exported.exitCode, 0) << exported.err;
+  std::ifstream in(dir + "/all.jsonl");
+  std::map<std::string, uint64_t> host;
+  std::map<std::string, std::set<uint64_t>> threads;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["type"] != "device" || j["level"] != "host") continue;
+    EXPECT_EQ(j["operation"], "host_execution") << line;
+    ASSERT_TRUE(j.contains("end_ns")) << "timed: " << line;
+    EXPECT_GE(j["end_ns"].get<uint64_t>(), j["start_ns"].get<uint64_t>()) << line;
+    std::string shape = j["name"].get<std::string>() + " " + j["groups"].dump() + " " + j["group_size"].dump();
+    ++host[shape];
+    threads[shape].insert(j["thread"].get<uint64_t>());
+  }
+  EXPECT_EQ(host, (std::map<std::string, uint64_t>{{"fixture_fill_export [4,2,1] [64,1,1]", 3},
+                                                    {"fixture_copy_export [3,1,1] [8,8,1]", 3},
+                                                    {"fixture_copy_export [2,2,1] [8,8,1]", 3},
+                                                    {"fixture_fill_export [5,1,1] [64,1,1]", 3}}))
+      << "every thread's four dispatches, each once";
+  for (const auto& [shape, ids] : threads) EXPECT_EQ(ids.size(), 3u) << shape << ": one per thread";
+}
+
+// An executable whose members disagree with what its vtable says (its
+// export_count against its function_count) keeps its own functions: its
+// dispatches have no host execution, gtap says why once, and the program's
+// results are unchanged. The other executables are timed as before.
+TEST(HalCapture, ExecutableWhoseMembersDisagreeIsLeftAlone) {
+  std::string dir = freshDirectory("hal-thunks-refused");
+  auto plain = runProcess({workload("hal_fixture"), "20", "2", "miscounted"});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  auto run = runProcess({gtapBinary(), "run", "-m", "api,kernels", "-o", dir + "/cap.gtap", "--",
+                         workload("hal_fixture"), "20", "2", "miscounted"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out, plain.out);
+  std::regex line("IREE HAL: not timing the workgroups of iree_hal_fake_executable executables .*: its export_count "
+                  "\\(byte 48\\) reads 1 where its function_count says 2; their dispatches have no host_execution "
+                  "records");
+  auto lines = std::distance(std::sregex_iterator(run.err.begin(), run.err.end(), line), std::sregex_iterator());
+  EXPECT_EQ(lines, 1) << run.err;
+  auto kernels = kernelRows(dir + "/cap.gtap");
+  for (const char* shape : {"host fixture_fill_export 4,2,1 64,1,1", "host fixture_copy_export 3,1,1 8,8,1",
+                            "host fixture_copy_export 2,2,1 8,8,1", "host fixture_fill_export 5,1,1 64,1,1"}) {
+    ASSERT_TRUE(kernels.count(shape)) << shape;
+    EXPECT_EQ(kernels[shape]["count"], 2) << shape;
+  }
+  EXPECT_FALSE(kernels.count("host fixture_fill_export 3,1,1 64,1,1")) << "the miscounted executable's dispatch";
+  EXPECT_EQ(apiRows(dir + "/cap.gtap")["iree_hal_fake_executable_cache_prepare_executable"].count, 4u);
+}
+
 // Queue work ordered by a timeline semaphore (the fixture's rounds: an
 // allocation, a submission of the command buffer binding it, a host signal
 // and a wait, the buffer given back, a flush; one file import): each is a
@@ -266,6 +337,18 @@ TEST(HalCapture, QueueWorkAndSemaphoresAreRecordedWithTheirObjects) {
   EXPECT_EQ(byOperation["begin"].size(), 2u);
   EXPECT_EQ(byOperation["end"].size(), 2u);
   EXPECT_EQ(byOperation["fill_buffer"].size(), 200u) << "the failing fill is not recorded";
+  // Each dispatch's bindings (an iree_hal_buffer_ref_list_t on the stack
+  // after the config): three buffer refs, of 256, 256 and 512 bytes at 0,
+  // 256 and 512 into the program's memory.
+  ASSERT_FALSE(byOperation["dispatch"].empty());
+  for (const auto& j : byOperation["dispatch"]) {
+    ASSERT_EQ(j["buffers"].size(), 3u) << j.dump();
+    for (size_t b = 0; b < 3; ++b) {
+      EXPECT_EQ(j["buffers"][b][0], j["buffers"][0][0]) << "one allocation";
+      EXPECT_EQ(j["buffers"][b][1], 256 * b);
+      EXPECT_EQ(j["buffers"][b][2], b == 2 ? 512 : 256);
+    }
+  }
   // Per thread, in order: round i's allocation signals 3i+1 and gives the
   // buffer the submission binds and the dealloca returns.
   std::map<uint64_t, std::vector<const nlohmann::json*>> allocas, executes, signals, waits, deallocas;
@@ -424,15 +507,15 @@ TEST_P(RealIree, DispatchesAreRecordedByExportName) {
   ASSERT_TRUE(kernels.count("hal elementwise_mul 4,1,1 1,1,1"));
   EXPECT_EQ(kernels["hal elementwise_mul 4,1,1 1,1,1"]["count"], 5);
   EXPECT_EQ(kernels["hal elementwise_mul 4,1,1 1,1,1"]["untimed"], 5);
-  // local-sync runs each dispatch's workgroups through the executable's
-  // issue_call: one timed host execution per dispatch. (local-task in IREE
-  // after 3.11 calls the export's function pointer directly: none there.)
-  if (GetParam() == "local-sync") {
-    ASSERT_TRUE(kernels.count("host elementwise_mul 4,1,1 1,1,1"));
-    EXPECT_EQ(kernels["host elementwise_mul 4,1,1 1,1,1"]["count"], 5);
-    EXPECT_EQ(kernels["host elementwise_mul 4,1,1 1,1,1"]["untimed"], 0);
-    EXPECT_GT(kernels["host elementwise_mul 4,1,1 1,1,1"]["total"].get<int64_t>(), 0);
-  }
+  // One timed host execution per dispatch: local-sync runs the workgroups
+  // through the executable's issue_call, local-task (IREE after 3.11) calls
+  // the export's function, taken from the executable when the command buffer
+  // was recorded, on its workers (gtap's thunks).
+  ASSERT_TRUE(kernels.count("host elementwise_mul 4,1,1 1,1,1"));
+  EXPECT_EQ(kernels["host elementwise_mul 4,1,1 1,1,1"]["count"], 5);
+  EXPECT_EQ(kernels["host elementwise_mul 4,1,1 1,1,1"]["untimed"], 0);
+  EXPECT_GT(kernels["host elementwise_mul 4,1,1 1,1,1"]["total"].get<int64_t>(), 0);
+  EXPECT_EQ(run.err.find("IREE HAL"), std::string::npos) << "every check of the executable passes: " << run.err;
   auto rows = apiRows(dir + "/cap.gtap");
   EXPECT_EQ(countEndingWith(rows, "_executable_cache_prepare_executable"), 1u);
   EXPECT_EQ(countEndingWith(rows, "_allocator_allocate_buffer"), 3u);

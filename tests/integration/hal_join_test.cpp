@@ -223,5 +223,23 @@ TEST_F(HalJoin, ReportsShowBothLevelsAndTheJoin) {
   for (uint64_t id : fromSubmits) EXPECT_TRUE(ended.count(id)) << "flow " << id << " ends on a device dispatch";
 }
 
+// Without api the HAL is still hooked: its operations (kernels) are recorded
+// and joined; no call is.
+TEST_F(HalJoin, KernelsWithoutApiStillRecordsAndJoinsTheHalOperations) {
+  std::string only = *dir_ + "/kernels-only.gtap";
+  EnvChanges env = {{"LD_LIBRARY_PATH", std::string(GTAP_TEST_SIM_DIR) + "/hsa"}};
+  auto r = runProcess(
+      {gtapBinary(), "run", "--sim", "-q", "-m", "kernels", "-o", only, "--", workload("hal_on_hsa"), "2"}, env);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto summary = runProcess({gtapBinary(), "summary", "--format", "jsonl", only});
+  ASSERT_EQ(summary.exitCode, 0) << summary.err;
+  auto s = nlohmann::json::parse(summary.out);
+  EXPECT_EQ(s["api_calls"], 0);
+  EXPECT_EQ(s["hal_dispatches"], 5);
+  EXPECT_EQ(s["hal_submissions"], 3);
+  EXPECT_EQ(s["hal_executions"], 7) << "A's three twice, B's one";
+  EXPECT_EQ(s["hal_joined"], 7);
+}
+
 }  // namespace
 }  // namespace gtap::test

@@ -9,22 +9,32 @@
  * copy_buffer swapped: no IREE version has that layout, so it must be left
  * alone (and say so).
  *
- *   hal_fixture [N=1000] [THREADS=1]
+ *   hal_fixture [N=1000] [THREADS=1] [miscounted]
  *
  * Each thread records N fills (plus one that fails with INVALID_ARGUMENT),
  * N/2 copies and one update into its own command buffer, prepares an
  * executable with two exports through an executable cache (IREE's newest
- * layouts) and records N/10+1 dispatches of them (every third the second
- * export, and one of no executable, which fails), queues N/20+1 fills (256 bytes), updates (14) and copies (512) on a
- * device (36 slots), then N fills through the odd command buffer. Prints per-thread totals and a checksum;
- * the output is the same with and without a tool watching. On stderr, thread
- * 0's host time per fill and per dispatch (benchmarks/compare reads them). */
+ * layouts, the executable object laid out as IREE's newest local executable)
+ * and records N/10+1 dispatches of them (every third the second export, and
+ * one of no executable, which fails), runs two dispatches' workgroups through
+ * the executable's issue_call and two through the export functions its
+ * dispatch_ptrs holds (as IREE's newest local-task does), queues N/20+1 fills
+ * (256 bytes), updates (14) and copies (512) on a device (36 slots), then N
+ * fills through the odd command buffer. With "miscounted", each thread also
+ * prepares an executable whose export_count member disagrees with its
+ * function_count and runs one dispatch through its dispatch_ptrs. Prints
+ * per-thread totals and a checksum; the output is the same with and without
+ * a tool watching. On stderr, thread 0's host time per fill and per dispatch
+ * (benchmarks/compare reads them). */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "hal_device_slots.h"
 
 typedef uintptr_t status_t; /* as iree_status_t: 0 is OK, else the code is in the low 5 bits */
 enum { kOk = 0, kInvalidArgument = 3 };
@@ -124,15 +134,22 @@ SLOT status_t iree_hal_fake_command_buffer_collective(command_buffer_t* cb, void
                                                       buffer_ref_t send, buffer_ref_t recv, uint64_t count) {
   (void)cb; (void)channel; (void)op; (void)param; (void)send; (void)recv; (void)count; return kOk;
 }
+/* As iree_hal_buffer_ref_list_t: 16 bytes; after a dispatch's constants no
+ * two registers are left, so it is passed on the stack. */
+typedef struct {
+  size_t count;
+  const buffer_ref_t* values;
+} buffer_ref_list_t;
+
 SLOT status_t iree_hal_fake_command_buffer_dispatch(command_buffer_t* cb, void* executable, uint64_t function,
                                                     const dispatch_config_t config, const void* constants,
-                                                    size_t constants_length, size_t binding_count,
-                                                    const buffer_ref_t* bindings, uint64_t flags) {
+                                                    size_t constants_length, const buffer_ref_list_t bindings,
+                                                    uint64_t flags) {
   if (!executable || function >= 2) return make_status(kInvalidArgument);
   cb->dispatches++;
   uint64_t groups = (uint64_t)config.workgroup_count[0] * config.workgroup_count[1] * config.workgroup_count[2];
-  cb->sum = cb->sum * 31 + groups + function + constants_length + binding_count + flags +
-            (constants ? *(const uint32_t*)constants : 0) + bindings[binding_count - 1].length;
+  cb->sum = cb->sum * 31 + groups + function + constants_length + bindings.count + flags +
+            (constants ? *(const uint32_t*)constants : 0) + bindings.values[bindings.count - 1].length;
   return kOk;
 }
 
@@ -166,13 +183,70 @@ typedef struct {
   const uint32_t* constants;
 } executable_params_t;
 
+/* As iree_hal_executable_dispatch_state_v0_t and ..._workgroup_state_v0_t. */
+typedef struct {
+  uint32_t workgroup_size_x, workgroup_size_y;
+  uint16_t workgroup_size_z, constant_count;
+  uint32_t workgroup_count_x, workgroup_count_y;
+  uint16_t workgroup_count_z;
+  uint8_t max_concurrency, binding_count;
+  const uint32_t* constants;
+  void* const* binding_ptrs;
+  const size_t* binding_lengths;
+} dispatch_state_t;
+typedef struct {
+  uint32_t workgroup_id_x, workgroup_id_y;
+  uint16_t workgroup_id_z, reserved;
+  uint32_t processor_id;
+  void* local_memory;
+  uint32_t local_memory_size;
+} workgroup_state_t;
+
+/* As iree_hal_executable_dispatch_v0_t: an export's function, one workgroup per call. */
+typedef int (*export_fn)(const void* environment, const dispatch_state_t* dispatch, const workgroup_state_t* workgroup);
+
+/* As iree_hal_local_executable_t (IREE after 3.11): the resource, the host
+ * allocator, then dispatch_attrs at 32, dispatch_ptrs at 40, export_count at
+ * 48, export_names at 56, profile_id, the environment. */
 typedef struct {
   resource_t resource;
+  struct {
+    void* self;
+    void* ctl;
+  } host_allocator;
+  const void* dispatch_attrs;
+  const export_fn* dispatch_ptrs;
+  size_t export_count;
+  const char* const* export_names;
+  uint64_t profile_id;
+  uint64_t environment[8]; /* iree_hal_executable_environment_v0_t: opaque here */
   size_t bytes;
 } executable_t;
+_Static_assert(offsetof(executable_t, dispatch_ptrs) == 40 && offsetof(executable_t, export_count) == 48 &&
+                   offsetof(executable_t, export_names) == 56,
+               "IREE's local executable layout");
 
 static const char* const kExports[2] = {"fixture_fill_export", "fixture_copy_export"};
 static const uint32_t kExportGroupSize[2][3] = {{64, 1, 1}, {8, 8, 1}};
+
+/* The exports' code (a library's functions): each adds its workgroup's id,
+ * weighted by its ordinal + 1, into the first binding. */
+static int run_workgroup(size_t ordinal, const dispatch_state_t* dispatch, const workgroup_state_t* workgroup) {
+  uint64_t* sum = (uint64_t*)dispatch->binding_ptrs[0];
+  *sum += (ordinal + 1) * (workgroup->workgroup_id_x + 10 * workgroup->workgroup_id_y + 1);
+  return 0;
+}
+__attribute__((noinline)) static int fixture_fill_export(const void* environment, const dispatch_state_t* dispatch,
+                                                         const workgroup_state_t* workgroup) {
+  (void)environment;
+  return run_workgroup(0, dispatch, workgroup);
+}
+__attribute__((noinline)) static int fixture_copy_export(const void* environment, const dispatch_state_t* dispatch,
+                                                         const workgroup_state_t* workgroup) {
+  (void)environment;
+  return run_workgroup(1, dispatch, workgroup);
+}
+static const export_fn kExportFunctions[2] = {fixture_fill_export, fixture_copy_export};
 
 SLOT void iree_hal_fake_executable_destroy(executable_t* e) { free(e); }
 SLOT size_t iree_hal_fake_executable_function_count(executable_t* e) { (void)e; return 2; }
@@ -195,32 +269,13 @@ SLOT status_t iree_hal_fake_executable_lookup_function_by_name(executable_t* e, 
 SLOT status_t iree_hal_fake_executable_lookup_global_by_name(executable_t* e, string_view_t n, uint64_t a, void** o) {
   (void)e; (void)n; (void)a; *o = NULL; return kOk;
 }
-/* As iree_hal_executable_dispatch_state_v0_t and ..._workgroup_state_v0_t. */
-typedef struct {
-  uint32_t workgroup_size_x, workgroup_size_y;
-  uint16_t workgroup_size_z, constant_count;
-  uint32_t workgroup_count_x, workgroup_count_y;
-  uint16_t workgroup_count_z;
-  uint8_t max_concurrency, binding_count;
-  const uint32_t* constants;
-  void* const* binding_ptrs;
-  const size_t* binding_lengths;
-} dispatch_state_t;
-typedef struct {
-  uint32_t workgroup_id_x, workgroup_id_y;
-  uint16_t workgroup_id_z, reserved;
-  uint32_t processor_id;
-  void* local_memory;
-  uint32_t local_memory_size;
-} workgroup_state_t;
-
-/* A CPU driver runs one workgroup: adds its id into the first binding. */
+/* A CPU driver runs one workgroup. Through the object's own dispatch_ptrs
+ * (IREE's libraries call their own table; an implementation may read the
+ * object's): the workgroup is one, whichever way it is counted. */
 SLOT status_t iree_hal_fake_executable_issue_call(executable_t* e, size_t ordinal, const dispatch_state_t* dispatch,
                                                   const workgroup_state_t* workgroup, uint32_t worker) {
-  (void)e; (void)worker;
-  uint64_t* sum = (uint64_t*)dispatch->binding_ptrs[0];
-  *sum += (ordinal + 1) * (workgroup->workgroup_id_x + 10 * workgroup->workgroup_id_y + 1);
-  return kOk;
+  (void)worker;
+  return e->dispatch_ptrs[ordinal](e->environment, dispatch, workgroup) == 0 ? kOk : make_status(13);
 }
 /* IREE's newest local executable: the executable's six slots, then issue_call. */
 static const void* const iree_hal_fake_executable_vtable[7] = {
@@ -242,14 +297,24 @@ SLOT status_t iree_hal_fake_executable_cache_infer_format(executable_cache_t* c,
 SLOT int iree_hal_fake_executable_cache_can_prepare_format(executable_cache_t* c, uint32_t mode, string_view_t f) {
   (void)c; (void)mode; (void)f; return 1;
 }
-SLOT status_t iree_hal_fake_executable_cache_prepare_executable(executable_cache_t* c, const executable_params_t* p,
-                                                                executable_t** out) {
-  (void)c;
+/* As IREE's loaders fill a local executable: the library's function table
+ * and names. Executable data starting with "miscounted" gets an export_count
+ * that disagrees with function_count (a layout gtap must not trust). */
+static executable_t* new_executable(const executable_params_t* p) {
   executable_t* e = calloc(1, sizeof *e);
   e->resource.ref_count = 1;
   e->resource.vtable = iree_hal_fake_executable_vtable;
+  e->dispatch_ptrs = kExportFunctions;
+  e->export_count = 2;
+  e->export_names = kExports;
   e->bytes = p->executable_data.data_length;
-  *out = e;
+  if (p->executable_data.data_length >= 10 && !memcmp(p->executable_data.data, "miscounted", 10)) e->export_count = 1;
+  return e;
+}
+SLOT status_t iree_hal_fake_executable_cache_prepare_executable(executable_cache_t* c, const executable_params_t* p,
+                                                                executable_t** out) {
+  (void)c;
+  *out = new_executable(p);
   return kOk;
 }
 static const void* const iree_hal_fake_executable_cache_vtable[4] = {
@@ -276,11 +341,7 @@ SLOT int iree_hal_fake_loader_query_support(loader_t* l, uint32_t mode, string_v
 SLOT status_t iree_hal_fake_loader_try_load(loader_t* l, const executable_params_t* p, size_t worker_capacity,
                                             executable_t** out) {
   (void)l; (void)worker_capacity;
-  executable_t* e = calloc(1, sizeof *e);
-  e->resource.ref_count = 1;
-  e->resource.vtable = iree_hal_fake_executable_vtable;
-  e->bytes = p->executable_data.data_length;
-  *out = e;
+  *out = new_executable(p);
   return kOk;
 }
 static const void* const iree_hal_fake_loader_vtable[4] = {
@@ -465,20 +526,8 @@ SLOT status_t iree_hal_fake_device_queue_write(device_t* d, uint64_t a, const se
   return make_status(12);
 }
 
-#define DEVICE_SLOT(name) (const void*)iree_hal_fake_device_##name
-static const void* const iree_hal_fake_device_vtable[36] = {
-    DEVICE_SLOT(destroy), DEVICE_SLOT(id), DEVICE_SLOT(host_allocator), DEVICE_SLOT(device_allocator),
-    DEVICE_SLOT(replace_device_allocator), DEVICE_SLOT(replace_channel_provider), DEVICE_SLOT(trim),
-    DEVICE_SLOT(query_i64), DEVICE_SLOT(query_capabilities), DEVICE_SLOT(topology_info),
-    DEVICE_SLOT(refine_topology_edge), DEVICE_SLOT(assign_topology_info), DEVICE_SLOT(create_channel),
-    DEVICE_SLOT(create_command_buffer), DEVICE_SLOT(create_event), DEVICE_SLOT(create_executable_cache),
-    DEVICE_SLOT(import_file), DEVICE_SLOT(create_semaphore), DEVICE_SLOT(query_semaphore_compatibility),
-    DEVICE_SLOT(query_queue_pool_backend), DEVICE_SLOT(queue_alloca), DEVICE_SLOT(queue_dealloca),
-    DEVICE_SLOT(queue_fill), DEVICE_SLOT(queue_update), DEVICE_SLOT(queue_copy), DEVICE_SLOT(queue_read),
-    DEVICE_SLOT(queue_write), DEVICE_SLOT(queue_host_call), DEVICE_SLOT(queue_dispatch), DEVICE_SLOT(queue_execute),
-    DEVICE_SLOT(queue_flush), DEVICE_SLOT(profiling_begin), DEVICE_SLOT(profiling_flush), DEVICE_SLOT(profiling_end),
-    DEVICE_SLOT(external_capture_begin), DEVICE_SLOT(external_capture_end),
-};
+#define DEVICE_SLOT(name) (const void*)iree_hal_fake_device_##name,
+static const void* const iree_hal_fake_device_vtable[36] = {HAL_DEVICE_SLOTS(DEVICE_SLOT)};
 
 /* --- the odd one: fill_buffer and copy_buffer swapped ------------------------ */
 SLOT void iree_hal_odd_command_buffer_destroy(command_buffer_t* cb) { free(cb); }
@@ -506,7 +555,7 @@ typedef status_t (*fill_fn)(command_buffer_t*, buffer_ref_t, const void*, size_t
 typedef status_t (*copy_fn)(command_buffer_t*, buffer_ref_t, buffer_ref_t, uint64_t);
 typedef status_t (*update_fn)(command_buffer_t*, const void*, size_t, buffer_ref_t, uint64_t);
 typedef status_t (*dispatch_fn)(command_buffer_t*, void*, uint64_t, const dispatch_config_t, const void*, size_t,
-                                size_t, const buffer_ref_t*, uint64_t);
+                                const buffer_ref_list_t, uint64_t);
 typedef void (*destroy_fn)(command_buffer_t*);
 
 __attribute__((noinline)) static void* create_resource(size_t size, const void* const* vtable) {
@@ -528,7 +577,42 @@ __attribute__((noinline)) static command_buffer_t* create(const void* const* vta
 #define CALL(cb, slot, type) ((type)((cb)->resource.vtable[slot]))
 
 static uint32_t g_n = 1000;
+static int g_miscounted = 0;
 static int g_failures = 0;
+
+/* Runs dispatches as IREE's newest local-task does: each export's function
+ * taken from the executable's dispatch_ptrs after it was prepared (when a
+ * command buffer records the dispatch), then called per workgroup, the
+ * dispatches' workgroups interleaved. Returns a checksum of what they added. */
+static uint64_t run_direct(executable_t* executable, size_t count, const size_t* ordinals,
+                           const uint32_t (*groups)[2]) {
+  export_fn functions[2];
+  uint64_t sums[2] = {0, 0};
+  void* pointers[2][1] = {{&sums[0]}, {&sums[1]}};
+  size_t lengths[1] = {8};
+  dispatch_state_t states[2];
+  memset(states, 0, sizeof states);
+  for (size_t d = 0; d < count; ++d) {
+    functions[d] = executable->dispatch_ptrs[ordinals[d]];
+    states[d].workgroup_size_x = kExportGroupSize[ordinals[d]][0];
+    states[d].workgroup_size_y = kExportGroupSize[ordinals[d]][1];
+    states[d].workgroup_size_z = (uint16_t)kExportGroupSize[ordinals[d]][2];
+    states[d].workgroup_count_x = groups[d][0];
+    states[d].workgroup_count_y = groups[d][1];
+    states[d].workgroup_count_z = 1;
+    states[d].max_concurrency = 1;
+    states[d].binding_count = 1;
+    states[d].binding_ptrs = pointers[d];
+    states[d].binding_lengths = lengths;
+  }
+  for (uint32_t tile = 0; tile < 16; ++tile)
+    for (size_t d = 0; d < count; ++d) {
+      if (tile >= groups[d][0] * groups[d][1]) continue;
+      workgroup_state_t wg = {tile % groups[d][0], tile / groups[d][0], 0, 0, 0, NULL, 0};
+      if (functions[d](executable->environment, &states[d], &wg) != 0) __atomic_add_fetch(&g_failures, 1, __ATOMIC_RELAXED);
+    }
+  return sums[0] * 1000 + sums[1];
+}
 
 typedef struct {
   uint64_t fills, copies, updates, dispatches, bytes, sum, odd_fills;
@@ -575,14 +659,15 @@ static void* work(void* out) {
   executable_t* executable = NULL;
   ((status_t(*)(executable_cache_t*, const executable_params_t*, executable_t**))cache->resource.vtable[3])(
       cache, &params, &executable);
-  buffer_ref_t bindings[3] = {{0, 0, memory, 0, 256}, {0, 1, memory, 256, 256}, {0, 2, memory, 512, 512}};
+  buffer_ref_t binding_refs[3] = {{0, 0, memory, 0, 256}, {0, 1, memory, 256, 256}, {0, 2, memory, 512, 512}};
+  buffer_ref_list_t bindings = {3, binding_refs};
   uint32_t constants[2] = {7, 9};
   start = now_ns();
   for (uint32_t i = 0; i < g_n / 10 + 1; ++i) {
     /* workgroup_size 0: the export's own; the count differs per dispatch. */
     dispatch_config_t config = {{0, 0, 0}, {4 + (i & 1), 2, 1}, {0, 0, NULL, 0, 0}, 0};
     uint64_t function = i % 3 == 2 ? 1 : 0;
-    CALL(cb, 14, dispatch_fn)(cb, executable, (uint32_t)function, config, constants, sizeof constants, 3, bindings, 0);
+    CALL(cb, 14, dispatch_fn)(cb, executable, (uint32_t)function, config, constants, sizeof constants, bindings, 0);
   }
   r->dispatch_ns = now_ns() - start;
   {
@@ -604,9 +689,29 @@ static void* work(void* out) {
     cb->sum += sums[0] * 1000 + sums[1];
   }
   {
+    /* Two more as local-task runs them: the copy export over 2x2x1, the fill
+     * export over 5x1x1. */
+    static const size_t ordinals[2] = {1, 0};
+    static const uint32_t groups[2][2] = {{2, 2}, {5, 1}};
+    cb->sum += run_direct(executable, 2, ordinals, groups) * 3;
+  }
+  if (g_miscounted) {
+    /* An executable whose members disagree with its vtable: one dispatch of
+     * the fill export over 3x1x1, run the same way. */
+    static const uint8_t kMiscounted[] = "miscounted executable bytes";
+    executable_params_t odd = {~0ull, 0, {"fixture-format", 14}, {kMiscounted, sizeof kMiscounted}, 0, NULL};
+    executable_t* miscounted = NULL;
+    ((status_t(*)(executable_cache_t*, const executable_params_t*, executable_t**))cache->resource.vtable[3])(
+        cache, &odd, &miscounted);
+    static const size_t ordinals[1] = {0};
+    static const uint32_t groups[1][2] = {{3, 1}};
+    cb->sum += run_direct(miscounted, 1, ordinals, groups) * 5;
+    ((void (*)(executable_t*))miscounted->resource.vtable[0])(miscounted);
+  }
+  {
     /* A dispatch of no executable fails, as IREE's validation would have it. */
     dispatch_config_t config = {{0, 0, 0}, {1, 1, 1}, {0, 0, NULL, 0, 0}, 0};
-    status_t bad_dispatch = CALL(cb, 14, dispatch_fn)(cb, NULL, 0, config, constants, sizeof constants, 3, bindings, 0);
+    status_t bad_dispatch = CALL(cb, 14, dispatch_fn)(cb, NULL, 0, config, constants, sizeof constants, bindings, 0);
     if ((bad_dispatch & 31) == kInvalidArgument) __atomic_add_fetch(&g_failures, 1, __ATOMIC_RELAXED);
     if (bad_dispatch) free_status(bad_dispatch);
   }
@@ -697,8 +802,9 @@ int main(int argc, char** argv) {
 #endif
   if (argc > 1) g_n = (uint32_t)strtoul(argv[1], NULL, 10);
   int threads = argc > 2 ? atoi(argv[2]) : 1;
-  if (g_n == 0 || threads < 1 || threads > 64) {
-    fprintf(stderr, "usage: %s [N>0] [THREADS 1..64]\n", argv[0]);
+  g_miscounted = argc > 3 && !strcmp(argv[3], "miscounted");
+  if (g_n == 0 || threads < 1 || threads > 64 || (argc > 3 && !g_miscounted)) {
+    fprintf(stderr, "usage: %s [N>0] [THREADS 1..64] [miscounted]\n", argv[0]);
     return 64;
   }
   pthread_t ids[64];

@@ -22,6 +22,7 @@
 // driver writes (the warm-up included), "checksum out HEX".
 #include "hsa_workload.h"
 #include "hsa_workload_args.h"
+#include "hal_device_slots.h"
 
 using namespace workload;
 
@@ -345,20 +346,8 @@ SLOT status_t iree_hal_hsa_fixture_device_queue_execute(Device* d, uint64_t, con
   for (size_t i = 0; i < signal.count; ++i) static_cast<Semaphore*>(signal.semaphores[i])->value = signal.values[i];
   return kOk;
 }
-#define DEVICE_SLOT(name) (const void*)iree_hal_hsa_fixture_device_##name
-VTABLE iree_hal_hsa_fixture_device_vtable[36] = {
-    DEVICE_SLOT(destroy), DEVICE_SLOT(id), DEVICE_SLOT(host_allocator), DEVICE_SLOT(device_allocator),
-    DEVICE_SLOT(replace_device_allocator), DEVICE_SLOT(replace_channel_provider), DEVICE_SLOT(trim),
-    DEVICE_SLOT(query_i64), DEVICE_SLOT(query_capabilities), DEVICE_SLOT(topology_info),
-    DEVICE_SLOT(refine_topology_edge), DEVICE_SLOT(assign_topology_info), DEVICE_SLOT(create_channel),
-    DEVICE_SLOT(create_command_buffer), DEVICE_SLOT(create_event), DEVICE_SLOT(create_executable_cache),
-    DEVICE_SLOT(import_file), DEVICE_SLOT(create_semaphore), DEVICE_SLOT(query_semaphore_compatibility),
-    DEVICE_SLOT(query_queue_pool_backend), DEVICE_SLOT(queue_alloca), DEVICE_SLOT(queue_dealloca),
-    DEVICE_SLOT(queue_fill), DEVICE_SLOT(queue_update), DEVICE_SLOT(queue_copy), DEVICE_SLOT(queue_read),
-    DEVICE_SLOT(queue_write), DEVICE_SLOT(queue_host_call), DEVICE_SLOT(queue_dispatch), DEVICE_SLOT(queue_execute),
-    DEVICE_SLOT(queue_flush), DEVICE_SLOT(profiling_begin), DEVICE_SLOT(profiling_flush), DEVICE_SLOT(profiling_end),
-    DEVICE_SLOT(external_capture_begin), DEVICE_SLOT(external_capture_end),
-};
+#define DEVICE_SLOT(name) (const void*)iree_hal_hsa_fixture_device_##name,
+VTABLE iree_hal_hsa_fixture_device_vtable[36] = {HAL_DEVICE_SLOTS(DEVICE_SLOT)};
 
 }  // extern "C"
 
