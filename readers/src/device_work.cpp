@@ -263,8 +263,14 @@ void joinHalDispatches(DeviceWork& w) {
   };
   std::unordered_map<uint64_t, Recording> buffers;
   std::vector<size_t> submissions;
-  // Device dispatches by kernel name, in the order they were submitted.
-  std::unordered_map<std::string, std::vector<size_t>> device;
+  // Device dispatches by kernel name, in the order they were submitted, and
+  // per position the next one not taken at or after it (a union-find, so a
+  // long run of taken ones is skipped once).
+  struct Candidates {
+    std::vector<size_t> ops;
+    std::vector<size_t> next;
+  };
+  std::unordered_map<std::string, Candidates> device;
   auto recorded = [&](size_t i) { return std::make_tuple(w.ops[i].appendNs, w.ops[i].thread, w.ops[i].appendIndex); };
   // Most captures have no HAL submissions: counted first, nothing else is built.
   for (size_t i = 0; i < w.ops.size(); ++i) {
@@ -277,7 +283,7 @@ void joinHalDispatches(DeviceWork& w) {
   for (size_t i = 0; i < w.ops.size(); ++i) {
     const DeviceOp& op = w.ops[i];
     if (op.recordedBy != schema::Api::IREE_HAL) {
-      if (op.kind == schema::DeviceOpKind::KERNEL) device[op.name].push_back(i);
+      if (op.kind == schema::DeviceOpKind::KERNEL) device[op.name].ops.push_back(i);
     } else if (op.operation == "dispatch") {
       buffers[op.list].dispatches.push_back(i);
     } else if (op.operation == "begin") {
@@ -285,21 +291,16 @@ void joinHalDispatches(DeviceWork& w) {
     }
   }
   auto submitted = [&](size_t i) { return w.ops[i].submitNs ? w.ops[i].submitNs : w.ops[i].appendNs; };
-  for (auto& [name, list] : device)
-    std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) { return submitted(a) < submitted(b); });
+  for (auto& [name, c] : device) {
+    std::stable_sort(c.ops.begin(), c.ops.end(), [&](size_t a, size_t b) { return submitted(a) < submitted(b); });
+    c.next.resize(c.ops.size() + 1);
+    for (size_t k = 0; k <= c.ops.size(); ++k) c.next[k] = k;
+  }
   for (auto& [list, r] : buffers) {
     std::sort(r.dispatches.begin(), r.dispatches.end(), [&](size_t a, size_t b) { return recorded(a) < recorded(b); });
     std::sort(r.begins.begin(), r.begins.end());
   }
   std::sort(submissions.begin(), submissions.end(), [&](size_t a, size_t b) { return recorded(a) < recorded(b); });
-  // Per name, the next device dispatch not taken at or after a position (a
-  // union-find over positions, so a long run of taken ones is skipped once).
-  std::unordered_map<std::string, std::vector<size_t>> untaken;
-  for (auto& [name, list] : device) {
-    auto& next = untaken[name];
-    next.resize(list.size() + 1);
-    for (size_t k = 0; k <= list.size(); ++k) next[k] = k;
-  }
   auto findUntaken = [](std::vector<size_t>& next, size_t k) {
     size_t root = k;
     while (next[root] != root) root = next[root];
@@ -320,8 +321,8 @@ void joinHalDispatches(DeviceWork& w) {
       ++w.halJoin.executions;
       auto candidates = device.find(hal.name);
       if (candidates == device.end()) continue;
-      const auto& list = candidates->second;
-      auto& next = untaken[hal.name];
+      const auto& list = candidates->second.ops;
+      auto& next = candidates->second.next;
       // Submitted no earlier than the dispatch was recorded.
       size_t k = std::partition_point(list.begin(), list.end(),
                                       [&](size_t i) { return submitted(i) < hal.appendNs; }) - list.begin();

@@ -3,7 +3,6 @@
 // command buffers on the simulated HSA runtime, under `gtap run --sim`.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <fstream>
@@ -12,6 +11,7 @@
 #include <sstream>
 
 #include "process.h"
+#include "sqlite_query.h"
 
 namespace gtap::test {
 namespace {
@@ -176,21 +176,11 @@ TEST_F(HalJoin, ReportsShowBothLevelsAndTheJoin) {
   ASSERT_EQ(exported.exitCode, 0) << exported.err;
   sqlite3* handle = nullptr;
   ASSERT_EQ(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  int64_t joined = -1;
-  const char* sql =
-      "SELECT COUNT(*) FROM device_ops d JOIN device_ops h ON h.id = d.hal_dispatch_id "
-      "JOIN device_ops s ON s.id = d.hal_submission_id JOIN strings o ON o.id = s.operation_id "
-      "WHERE d.level = 'device' AND h.level = 'hal' AND h.name_id = d.name_id AND o.string = 'queue_execute'";
-  char* error = nullptr;
-  EXPECT_EQ(sqlite3_exec(handle, sql,
-                         [](void* out, int, char** values, char**) {
-                           *static_cast<int64_t*>(out) = std::stoll(values[0]);
-                           return 0;
-                         },
-                         &joined, &error),
-            SQLITE_OK)
-      << (error ? error : "");
-  sqlite3_free(error);
+  int64_t joined = queryInt(handle,
+                            "SELECT COUNT(*) FROM device_ops d JOIN device_ops h ON h.id = d.hal_dispatch_id "
+                            "JOIN device_ops s ON s.id = d.hal_submission_id JOIN strings o ON o.id = s.operation_id "
+                            "WHERE d.level = 'device' AND h.level = 'hal' AND h.name_id = d.name_id "
+                            "AND o.string = 'queue_execute'");
   sqlite3_close(handle);
   EXPECT_EQ(joined, 10);
 

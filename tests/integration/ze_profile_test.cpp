@@ -14,6 +14,7 @@
 
 #include "gtap/readers/device_work.h"
 #include "process.h"
+#include "sqlite_query.h"
 
 namespace gtap::test {
 namespace {
@@ -227,35 +228,6 @@ TEST(ZeProfile, ExportsLoad) {
                                GTAP_TEST_PERFETTO_PROTO_DIR + " " + GTAP_TEST_PERFETTO_PROTO + " < " + trace});
   EXPECT_EQ(shell.exitCode, 0) << shell.err;
   EXPECT_NE(shell.out.find("vector_add"), std::string::npos);
-}
-
-using Counts = std::map<std::string, int64_t>;
-
-// Rows of (text, integer) a query yields, in order; a failed query fails the test.
-std::vector<std::pair<std::string, int64_t>> queryPairs(sqlite3* db, const std::string& sql) {
-  std::vector<std::pair<std::string, int64_t>> rows;
-  sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql << ": " << sqlite3_errmsg(db);
-  int rc;
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    auto* text = sqlite3_column_text(stmt, 0);
-    rows.emplace_back(text ? reinterpret_cast<const char*>(text) : "", sqlite3_column_int64(stmt, 1));
-  }
-  EXPECT_EQ(rc, SQLITE_DONE) << sql << ": " << sqlite3_errmsg(db);
-  sqlite3_finalize(stmt);
-  return rows;
-}
-
-// A query's (text, count) rows as a map; a text seen twice fails the test.
-Counts queryCounts(sqlite3* db, const std::string& sql) {
-  Counts counts;
-  for (const auto& [text, n] : queryPairs(db, sql)) EXPECT_TRUE(counts.emplace(text, n).second) << text;
-  return counts;
-}
-
-int64_t queryInt(sqlite3* db, const std::string& sql) {
-  auto rows = queryPairs(db, "SELECT '', (" + sql + ")");
-  return rows.empty() ? -1 : rows.front().second;
 }
 
 std::string fileBytes(const std::string& path) {
