@@ -131,35 +131,54 @@ Hash128 CaptureWriter::writeBlob(const void* data, size_t size, const Hash128& h
   return hash;
 }
 
+bool CaptureWriter::writeTrailer(uint64_t eventsWritten, uint64_t eventsDropped, int64_t endHostNs,
+                                 const std::string& closeReason) {
+  if (!ok()) return false;
+  trailerOffset_ = offset_;
+  chunksBeforeTrailer_ = index_.size();
+  rawBytesBeforeTrailer_ = rawBytes_;
+  capnp::MallocMessageBuilder message;
+  auto trailer = message.initRoot<schema::Trailer>();
+  auto chunks = trailer.initChunks(static_cast<unsigned>(index_.size()));
+  for (size_t i = 0; i < index_.size(); ++i) {
+    auto c = chunks[static_cast<unsigned>(i)];
+    c.setOffset(index_[i].offset);
+    c.setKind(index_[i].kind);
+    c.setStoredSize(index_[i].storedSize);
+    c.setFirstHostNs(index_[i].times.first);
+    c.setLastHostNs(index_[i].times.last);
+  }
+  trailer.setEventsWritten(eventsWritten);
+  trailer.setEventsDropped(eventsDropped);
+  trailer.setEndHostNs(endHostNs);
+  trailer.setCloseReason(closeReason);
+  if (!writeMessage(schema::ChunkKind::TRAILER, message)) return false;
+  uint8_t footer[kFooterSize];
+  std::memcpy(footer, &trailerOffset_, 8);
+  std::memcpy(footer + 8, kFooterMagic, 8);
+  return writeAll(footer, sizeof footer);
+}
+
+bool CaptureWriter::removeTrailer() {
+  if (fd_ < 0 || !ok()) return false;
+  // The file is cut back to the end of the last chunk and writing goes on
+  // from there, as if the trailer had never been written.
+  if (::ftruncate(fd_, static_cast<off_t>(trailerOffset_)) != 0 ||
+      ::lseek(fd_, static_cast<off_t>(trailerOffset_), SEEK_SET) < 0) {
+    error_ = path_ + ": cannot take back the trailer at offset " + std::to_string(trailerOffset_) + ": " +
+             std::strerror(errno);
+    return false;
+  }
+  offset_ = trailerOffset_;
+  index_.resize(chunksBeforeTrailer_);
+  rawBytes_ = rawBytesBeforeTrailer_;
+  return true;
+}
+
 bool CaptureWriter::close(uint64_t eventsWritten, uint64_t eventsDropped, int64_t endHostNs,
                           const std::string& closeReason) {
   if (fd_ < 0) return false;
-  bool good = ok();
-  if (good) {
-    capnp::MallocMessageBuilder message;
-    auto trailer = message.initRoot<schema::Trailer>();
-    auto chunks = trailer.initChunks(static_cast<unsigned>(index_.size()));
-    for (size_t i = 0; i < index_.size(); ++i) {
-      auto c = chunks[static_cast<unsigned>(i)];
-      c.setOffset(index_[i].offset);
-      c.setKind(index_[i].kind);
-      c.setStoredSize(index_[i].storedSize);
-      c.setFirstHostNs(index_[i].times.first);
-      c.setLastHostNs(index_[i].times.last);
-    }
-    trailer.setEventsWritten(eventsWritten);
-    trailer.setEventsDropped(eventsDropped);
-    trailer.setEndHostNs(endHostNs);
-    trailer.setCloseReason(closeReason);
-    uint64_t trailerOffset = offset_;
-    good = writeMessage(schema::ChunkKind::TRAILER, message);
-    if (good) {
-      uint8_t footer[kFooterSize];
-      std::memcpy(footer, &trailerOffset, 8);
-      std::memcpy(footer + 8, kFooterMagic, 8);
-      good = writeAll(footer, sizeof footer);
-    }
-  }
+  bool good = writeTrailer(eventsWritten, eventsDropped, endHostNs, closeReason);
   if (::close(fd_) != 0 && good) {
     error_ = path_ + ": close failed: " + std::strerror(errno);
     good = false;

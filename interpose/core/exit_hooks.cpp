@@ -75,7 +75,14 @@ void onThreadExit(void* state) { markThreadExited(static_cast<ThreadState*>(stat
 
 bool g_exitHooksInstalled = false;
 
+using ExitFn = void (*)(int);
+// Looked up at load: a vfork child that calls _exit must look nothing up.
+ExitFn g_realUnderscoreExit = nullptr;
+ExitFn g_realUnderscoreCapitalExit = nullptr;
+
 __attribute__((constructor(101))) void gtapLoad() {
+  g_realUnderscoreExit = reinterpret_cast<ExitFn>(realDlsym(RTLD_NEXT, "_exit"));
+  g_realUnderscoreCapitalExit = reinterpret_cast<ExitFn>(realDlsym(RTLD_NEXT, "_Exit"));
   initSessionGlobals();
   pthread_key_create(&g_threadKey, &onThreadExit);
   pthread_atfork(&prepareFork, &afterForkParent, &afterForkChild);
@@ -84,12 +91,6 @@ __attribute__((constructor(101))) void gtapLoad() {
 // Runs after the program's own static destructors (libgtap is initialised
 // before the program), so calls they make are still recorded.
 __attribute__((destructor(101))) void gtapUnload() { finishSession("exit"); }
-
-using ExitFn = void (*)(int);
-
-ExitFn realExit(const char* name) {
-  return reinterpret_cast<ExitFn>(realDlsym(RTLD_NEXT, name));
-}
 
 }  // namespace
 
@@ -107,19 +108,18 @@ void registerThreadExit(ThreadState* t) { pthread_setspecific(g_threadKey, t); }
 // _exit and _Exit end the process without atexit handlers or destructors (a
 // forked child often leaves this way): the capture is closed first, with the
 // same bounded, signal-safe wait as for a fatal signal, since these may be
-// called from a signal handler.
+// called from a signal handler. A vfork child's _exit (after a failed exec)
+// closes nothing: the session it sees is its parent's (session.cpp).
 extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status) {
   gtap::core::finishSessionFromSignal(0, 3000);
-  static gtap::core::ExitFn real = gtap::core::realExit("_exit");
-  if (real) real(status);
+  if (auto real = gtap::core::g_realUnderscoreExit) real(status);
   syscall(SYS_exit_group, status);
   __builtin_unreachable();
 }
 
 extern "C" __attribute__((visibility("default"), noreturn)) void _Exit(int status) {
   gtap::core::finishSessionFromSignal(0, 3000);
-  static gtap::core::ExitFn real = gtap::core::realExit("_Exit");
-  if (real) real(status);
+  if (auto real = gtap::core::g_realUnderscoreCapitalExit) real(status);
   syscall(SYS_exit_group, status);
   __builtin_unreachable();
 }

@@ -21,4 +21,15 @@ RankInfo detectRank();
 bool expandOutputPattern(const std::string& pattern, int pid, const RankInfo& rank,
                          std::time_t start, std::string& out, std::string& error);
 
+// Creates the capture file `path` (O_EXCL|O_NOFOLLOW, mode 0600), or when that
+// name is taken its first free numbered alternative ("name.1.gtap", ...), and
+// the directories it needs, each 0700 whatever the umask. The whole path is
+// checked before anything is created (length, each component's length, every
+// existing component a directory); directories gtap creates are entered
+// through descriptors, never by name again, so a symbolic link planted in one
+// is never followed; when creation fails part-way, the directories created
+// are removed. Returns the open descriptor and sets `chosen` to the file's
+// path, or returns -1 and sets `error` (naming the path and what failed).
+int createOutputFile(const std::string& path, std::string& chosen, std::string& error);
+
 }  // namespace gtap::core

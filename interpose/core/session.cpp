@@ -83,42 +83,22 @@ std::vector<std::string> commandLine() {
   return args;
 }
 
-void makeParentDirectories(const std::string& path) {
-  for (size_t pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1)) {
-    std::string dir = path.substr(0, pos);
-    ::mkdir(dir.c_str(), 0777);
-  }
-}
-
-// Never replaces an existing file: picks "name.1.gtap", "name.2.gtap", ... and
-// says so.
+// Never replaces an existing file (output_path.h): a name taken, by another
+// file or by the program this process ran before an exec (same pid), gets a
+// numbered alternative, and gtap says so.
 std::unique_ptr<format::CaptureWriter> createOutput(std::string path, std::string& error) {
   struct stat st {};
   if (!path.empty() && (path.back() == '/' || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)))) {
     if (path.back() != '/') path += '/';
     path += "gtap-" + std::to_string(g_pid) + ".gtap";
   }
-  makeParentDirectories(path);
-  std::string stem = path, ext;
-  if (size_t dot = path.rfind('.'); dot != std::string::npos && dot > path.rfind('/') + 1) {
-    stem = path.substr(0, dot);
-    ext = path.substr(dot);
-  }
-  for (int n = 0; n < 1000; ++n) {
-    std::string candidate = n == 0 ? path : stem + "." + std::to_string(n) + ext;
-    int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      if (errno == EEXIST) continue;
-      error = candidate + ": " + std::strerror(errno);
-      return nullptr;
-    }
-    if (n > 0) logLine("%s exists; writing %s instead", path.c_str(), candidate.c_str());
-    // Created here (so a bad path is known at once); written only by the
-    // writer thread, preamble included.
-    return std::make_unique<format::CaptureWriter>(fd, candidate);
-  }
-  error = path + ": it and 999 numbered alternatives exist";
-  return nullptr;
+  std::string chosen;
+  int fd = createOutputFile(path, chosen, error);
+  if (fd < 0) return nullptr;
+  if (chosen != path) logLine("%s exists; writing %s instead", path.c_str(), chosen.c_str());
+  // Created here (so a bad path is known at once); written only by the
+  // writer thread, preamble included.
+  return std::make_unique<format::CaptureWriter>(fd, chosen);
 }
 
 void kickCurrentWriter();
@@ -144,6 +124,13 @@ struct Session {
   std::atomic<uint32_t> flushRequests{0};
   std::atomic<uint32_t> flushesDone{0};
   std::atomic<int> stopSignal{0};
+  // Exec: each exec takes a number (execRequests) and waits until the writer
+  // has written everything and the trailer after seeing that number
+  // (execServed); the writer then waits while an exec is under way
+  // (execPending > 0).
+  std::atomic<uint32_t> execRequests{0};
+  std::atomic<uint32_t> execServed{0};
+  std::atomic<int> execPending{0};
   // Why the session stops: set once, before stopRequested, by the first
   // finishSession (a string literal, so the writer may read it any time);
   // null when a signal stopped it (stopSignal says which).
@@ -405,9 +392,13 @@ struct Session {
       (void)ignored;
       uint32_t requested = flushRequests.load();
       bool stop = stopRequested.load();
+      // Read before the drain, as the flush requests: what the exec's thread
+      // published before asking is then in this drain.
+      uint32_t execAsked = execRequests.load();
       drain();
       flushesDone.store(requested);
       if (stop) break;
+      if (execAsked != execServed.load()) suspendForExec(execAsked);
     }
     const char* why = stopReason.load();
     std::string reason = why ? why : "exit";
@@ -423,6 +414,34 @@ struct Session {
         logLine("closing %s failed: %s", file->path().c_str(), file->error().c_str());
     }
     writerDone.store(true);
+  }
+
+  // The program is about to replace itself: the file is made complete as at
+  // exit (everything published so far, then the trailer), but stays open (the
+  // kernel closes it at a successful exec: O_CLOEXEC). When every exec under
+  // way has failed and returned, the trailer is cut off again and capture goes
+  // on in the same file; records made meanwhile waited in their buffers.
+  void suspendForExec(uint32_t asked) {
+    bool complete = recording.load() && file->ok() &&
+                    file->writeTrailer(eventsWritten, eventsDropped, monotonicNs(), "exec");
+    if (complete && !cfg.quiet)
+      logLine("wrote %s (%llu events from %u threads, %llu KiB); the process execs", file->path().c_str(),
+              static_cast<unsigned long long>(eventsWritten), threadsSeen,
+              static_cast<unsigned long long>(file->bytesWritten() / 1024));
+    execServed.store(asked);
+    pollfd pfd{wakeFd, POLLIN, 0};
+    // Until every exec has returned; or until a newer exec asks, whose
+    // thread may have recorded more since: back to drain, and a new trailer.
+    while (execPending.load() > 0 && execRequests.load() == asked && !stopRequested.load()) {
+      // Flushes asked for meanwhile have nothing more to wait for.
+      flushesDone.store(flushRequests.load());
+      ::poll(&pfd, 1, 100);
+      uint64_t count;
+      ssize_t ignored = ::read(wakeFd, &count, sizeof count);
+      (void)ignored;
+    }
+    if (complete && !file->removeTrailer()) stopRecordingAfterError();
+    if (execRequests.load() != asked) kick();  // serve the newer exec at once
   }
 
   // Waits for the writer with sleeps only (usable from a signal handler).
@@ -442,9 +461,23 @@ void kickCurrentWriter() {
   if (Session* s = g_session.load(std::memory_order_acquire)) s->kick();
 }
 
-Session* liveSession() {
+// A process made without gtap's fork handlers (a vfork child, which shares
+// the parent's memory and runs on its stack until it execs or exits, or any
+// other clone) has a pid other than g_pid: nothing of gtap's is its own, and
+// it must change none of it. The kernel's pid, since nothing else can be
+// trusted there.
+bool pidIsNotGPid() { return static_cast<int>(::syscall(SYS_getpid)) != g_pid; }
+
+// The session of g_pid, as the fork handlers see it (the child's pid is not
+// g_pid yet in afterForkChild).
+Session* sessionOfGPid() {
   Session* s = g_session.load(std::memory_order_acquire);
   return s && s->pid == g_pid ? s : nullptr;
+}
+
+Session* liveSession() {
+  Session* s = sessionOfGPid();
+  return s && !pidIsNotGPid() ? s : nullptr;
 }
 
 Session* startSession() {
@@ -498,6 +531,7 @@ ThreadState* enterSlow() {
   ThreadState* t = t_state;
   if (t == &g_deadThread) return nullptr;
   if (!configStorage().enabled) return nullptr;
+  if (pidIsNotGPid()) return nullptr;
   uint8_t saved = t_guard;
   t_guard |= kGuardGtap;  // whatever the session start calls is not ours to record
   Session* s = liveSession();
@@ -602,16 +636,48 @@ void finishSessionFromSignal(int sig, int timeoutMs) {
   s->waitFor(s->writerDone, timeoutMs);
 }
 
+bool suspendSessionForExec() {
+  Session* s = liveSession();
+  if (!s || s->writerDone.load() || s->stopRequested.load() || pthread_equal(pthread_self(), s->writerHandle))
+    return false;
+  s->execPending.fetch_add(1);
+  uint32_t mine = s->execRequests.fetch_add(1) + 1;
+  s->kick();
+  // Bounded, with sleeps only: exec may be called from a signal handler.
+  bool served = false;
+  for (int waited = 0; waited < kFinishTimeoutMs && !s->writerDone.load(); ++waited) {
+    if (static_cast<int32_t>(s->execServed.load() - mine) >= 0) {
+      served = true;
+      break;
+    }
+    timespec ts{0, 1000000};
+    nanosleep(&ts, nullptr);
+  }
+  if (!served && !s->writerDone.load())
+    logLine("the writer did not finish %s in %d s before the exec; the file may lack its trailer",
+            s->file->path().c_str(), kFinishTimeoutMs / 1000);
+  return true;
+}
+
+void resumeSessionAfterExec() {
+  Session* s = liveSession();
+  if (!s) return;
+  s->execPending.fetch_sub(1);
+  s->kick();
+}
+
+bool inVforkOrCloneChild() { return pidIsNotGPid(); }
+
 void prepareFork() {
   g_startMutex.lock();
-  if (Session* s = liveSession()) {
+  if (Session* s = sessionOfGPid()) {
     s->registryMutex.lock();
     s->pool.mutex().lock();
   }
 }
 
 void afterForkParent() {
-  if (Session* s = liveSession()) {
+  if (Session* s = sessionOfGPid()) {
     s->pool.mutex().unlock();
     s->registryMutex.unlock();
   }
@@ -619,7 +685,7 @@ void afterForkParent() {
 }
 
 void afterForkChild() {
-  Session* parent = liveSession();
+  Session* parent = sessionOfGPid();
   if (parent) {
     parent->pool.mutex().unlock();
     parent->registryMutex.unlock();

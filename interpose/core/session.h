@@ -61,6 +61,15 @@ void finishSession(const char* reason);            // flush, write trailer, clos
 bool flushSessionFromSignal(int timeoutMs);        // async-signal-safe request + bounded wait
 void finishSessionFromSignal(int sig, int timeoutMs);
 
+// Exec (exec_hooks.cpp): before the real exec, the writer writes everything
+// and the trailer and waits; true when this call made it wait, and then
+// resumeSessionAfterExec must follow when the exec returns (it failed).
+bool suspendSessionForExec();
+void resumeSessionAfterExec();
+// True in a process gtap's fork handlers did not see made (a vfork child, a
+// clone): it shares or copied the parent's state and must touch none of it.
+bool inVforkOrCloneChild();
+
 // Used by the fork handlers.
 void prepareFork();
 void afterForkParent();

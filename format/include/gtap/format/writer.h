@@ -48,6 +48,12 @@ class CaptureWriter {
   // Writes the trailer (chunk index and totals) and the footer, then closes.
   bool close(uint64_t eventsWritten, uint64_t eventsDropped, int64_t endHostNs,
              const std::string& closeReason);
+  // Writes the trailer and footer as close() does but keeps the file open: a
+  // process about to exec leaves a complete file. removeTrailer() takes them
+  // back (the exec failed) and later chunks follow the last one before it.
+  bool writeTrailer(uint64_t eventsWritten, uint64_t eventsDropped, int64_t endHostNs,
+                    const std::string& closeReason);
+  bool removeTrailer();
   // Forgets the file without writing or closing anything: the fd belongs to
   // another process's session (used in a forked child).
   void abandon();
@@ -74,6 +80,9 @@ class CaptureWriter {
   std::string error_;
   uint64_t offset_ = 0;
   uint64_t rawBytes_ = 0;
+  uint64_t trailerOffset_ = 0;
+  size_t chunksBeforeTrailer_ = 0;
+  uint64_t rawBytesBeforeTrailer_ = 0;
   ZSTD_CCtx* zstd_ = nullptr;
   std::vector<uint8_t> staging_;
   std::vector<IndexEntry> index_;
