@@ -531,10 +531,13 @@ ThreadState* enterSlow() {
   ThreadState* t = t_state;
   if (t == &g_deadThread) return nullptr;
   if (!configStorage().enabled) return nullptr;
+  // A session that records no more answers without a system call: calls
+  // after the end (or after a failed write) pass through at little cost.
+  Session* s = sessionOfGPid();
+  if (s && (!s->recording.load() || s->stopRequested.load())) return nullptr;
   if (pidIsNotGPid()) return nullptr;
   uint8_t saved = t_guard;
   t_guard |= kGuardGtap;  // whatever the session start calls is not ours to record
-  Session* s = liveSession();
   if (!s) s = startSession();
   ThreadState* result = nullptr;
   if (s && s->recording.load() && !s->stopRequested.load()) {
