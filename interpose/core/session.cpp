@@ -425,7 +425,7 @@ struct Session {
     bool complete = recording.load() && file->ok() &&
                     file->writeTrailer(eventsWritten, eventsDropped, monotonicNs(), "exec");
     if (complete && !cfg.quiet)
-      logLine("wrote %s (%llu events from %u threads, %llu KiB); the process execs", file->path().c_str(),
+      logLine("wrote %s (%llu events from %u threads, %llu KiB) before an exec", file->path().c_str(),
               static_cast<unsigned long long>(eventsWritten), threadsSeen,
               static_cast<unsigned long long>(file->bytesWritten() / 1024));
     execServed.store(asked);
