@@ -123,6 +123,17 @@ std::unique_ptr<format::CaptureWriter> createOutput(std::string path, std::strin
 
 void kickCurrentWriter();
 
+// "signal 11 (SIGSEGV)", "signal 36 (SIGRTMIN+2)": the close reason of a file
+// whose process a signal ended.
+std::string signalReason(int sig) {
+  std::string name;
+  if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+    name = sig == SIGRTMIN ? "SIGRTMIN" : "SIGRTMIN+" + std::to_string(sig - SIGRTMIN);
+  else if (const char* abbrev = sigabbrev_np(sig))
+    name = std::string("SIG") + abbrev;
+  return "signal " + std::to_string(sig) + (name.empty() ? "" : " (" + name + ")");
+}
+
 struct Session {
   explicit Session(const Config& c) : cfg(c), pool(c.bufferBytes, &kickCurrentWriter) {}
 
@@ -144,6 +155,11 @@ struct Session {
   std::atomic<uint32_t> flushRequests{0};
   std::atomic<uint32_t> flushesDone{0};
   std::atomic<int> stopSignal{0};
+  // Set when the process starts to exit: from then on only the exiting
+  // thread's calls (its atexit handlers, static destructors) are recorded, so
+  // threads still calling cannot keep the final drains chasing their records.
+  std::atomic<bool> exiting{false};
+  pthread_t exitingThread{};
   // Why the session stops: set once, before stopRequested, by the first
   // finishSession (a string literal, so the writer may read it any time);
   // null when a signal stopped it (stopSignal says which).
@@ -411,7 +427,7 @@ struct Session {
     }
     const char* why = stopReason.load();
     std::string reason = why ? why : "exit";
-    if (int sig = stopSignal.load()) reason = "signal " + std::to_string(sig);
+    if (int sig = stopSignal.load()) reason = signalReason(sig);
     bool closedOk = file->close(eventsWritten, eventsDropped, monotonicNs(), reason);
     if (!cfg.quiet) {
       if (closedOk)
@@ -503,7 +519,8 @@ ThreadState* enterSlow() {
   Session* s = liveSession();
   if (!s) s = startSession();
   ThreadState* result = nullptr;
-  if (s && s->recording.load() && !s->stopRequested.load()) {
+  if (s && s->recording.load() && !s->stopRequested.load() &&
+      (!s->exiting.load() || pthread_equal(s->exitingThread, pthread_self()))) {
     if (!t || t->pool != &s->pool) {
       t = s->registerThread();
       t_state = t;
@@ -543,6 +560,14 @@ void runExitWork() {
 void markThreadExited(ThreadState* t) {
   if (t_state == t) t_state = &g_deadThread;
   t->exited.store(true, std::memory_order_release);
+}
+
+void beginExit() {
+  Session* s = liveSession();
+  if (!s || s->exiting.load()) return;
+  s->exitingThread = pthread_self();
+  s->exiting.store(true);
+  g_generation.fetch_add(1);  // the other threads re-check and pass through
 }
 
 void flushSession() {
