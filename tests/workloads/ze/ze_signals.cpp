@@ -108,6 +108,16 @@ void send(int sig, const std::string& how) {
   }
 }
 
+const char* describe(int sig) {
+  struct sigaction sa {};
+  if (sigaction(sig, nullptr, &sa) != 0) return "error";
+  if (sa.sa_handler == SIG_DFL) return "default";
+  if (sa.sa_handler == SIG_IGN) return "ignored";
+  if (sa.sa_handler == &handlerExit) return "handlerExit";
+  if (sa.sa_handler == &handlerReturn) return (sa.sa_flags & SA_RESTART) ? "handlerReturn restart" : "handlerReturn";
+  return "other";
+}
+
 int die(int sig, const std::string& how, const std::string& handler) {
   if (handler == "exit") {
     signal(sig, &handlerExit);
@@ -119,6 +129,7 @@ int die(int sig, const std::string& how, const std::string& handler) {
   }
   start();
   call(3);
+  std::printf("disposition %s\n", describe(sig));
   report();
   send(sig, how);
   // Here only when the program's handler returned.
@@ -160,16 +171,6 @@ int ignored() {
   return 0;
 }
 
-const char* describe(int sig) {
-  struct sigaction sa {};
-  if (sigaction(sig, nullptr, &sa) != 0) return "error";
-  if (sa.sa_handler == SIG_DFL) return "default";
-  if (sa.sa_handler == SIG_IGN) return "ignored";
-  if (sa.sa_handler == &handlerExit) return "handlerExit";
-  if (sa.sa_handler == &handlerReturn) return (sa.sa_flags & SA_RESTART) ? "handlerReturn restart" : "handlerReturn";
-  return "other";
-}
-
 int view() {
   signal(SIGUSR1, &handlerExit);
   start();
@@ -192,7 +193,7 @@ int view() {
   std::printf("SIGTERM %s\n", describe(SIGTERM));
   signal(SIGALRM, SIG_IGN);
   std::printf("SIGALRM %s\n", describe(SIGALRM));
-  std::fflush(stdout);
+  report();
   // Back to the default: the signal still ends the program.
   raise(SIGTERM);
   return 0;

@@ -48,6 +48,12 @@ inline int parseScopeSignal(std::string_view text, std::string& error) {
     }
     sig = min ? SIGRTMIN + offset : SIGRTMAX - offset;
   } else if (!number(name, sig)) {
+    // Another signal's name ("TERM"): named in the refusal below.
+    sig = 0;
+    for (int n = 1; n < 32 && !sig; ++n)
+      if (const char* abbrev = sigabbrev_np(n); abbrev && name == abbrev) sig = n;
+  }
+  if (sig == 0) {
     error = "'" + std::string(text) + "' is not a signal; accepted: " + kScopeSignalsAccepted;
     return 0;
   }
