@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -441,6 +442,15 @@ struct Session {
     writerDone.store(true);
   }
 
+  void stopAfterException(const char* what) {
+    if (recording.exchange(false))
+      logLine("internal error while writing %s (%s); capture stops here, calls pass through to the runtime",
+              file->path().c_str(), what);
+    pool.stopWaiting();
+    g_generation.fetch_add(1);
+    writerDone.store(true);
+  }
+
   // Waits for the writer with sleeps only (usable from a signal handler).
   bool waitFor(const std::atomic<bool>& flag, int timeoutMs) {
     for (int waited = 0; !flag.load(); waited += 1) {
@@ -495,7 +505,17 @@ Session* startSession() {
   Session* raw = s.release();
   // The writer thread is created with the caller's mask; it blocks all signals
   // itself at once.
-  raw->writer = std::thread([raw] { raw->run(); });
+  raw->writer = std::thread([raw] {
+    // Nothing the writer meets (a failed allocation, a library's exception)
+    // may end the program: recording stops, the program runs on.
+    try {
+      raw->run();
+    } catch (const std::exception& e) {
+      raw->stopAfterException(e.what());
+    } catch (...) {
+      raw->stopAfterException("unknown exception");
+    }
+  });
   raw->writerHandle = raw->writer.native_handle();
   g_session.store(raw, std::memory_order_release);
   installExitHooks();
@@ -517,18 +537,37 @@ ThreadState* enterSlow() {
   uint8_t saved = t_guard;
   t_guard |= kGuardGtap;  // whatever the session start calls is not ours to record
   Session* s = liveSession();
-  if (!s) s = startSession();
+  if (!s) {
+    // Starting a session allocates and creates a thread; if that fails the
+    // program runs on without capture.
+    try {
+      s = startSession();
+    } catch (const std::exception& e) {
+      logLine("cannot start capture (%s); continuing without capture", e.what());
+      g_disabledPid = g_pid;
+      s = nullptr;
+    }
+  }
   ThreadState* result = nullptr;
   if (s && s->recording.load() && !s->stopRequested.load() &&
       (!s->exiting.load() || pthread_equal(s->exitingThread, pthread_self()))) {
     if (!t || t->pool != &s->pool) {
-      t = s->registerThread();
+      try {
+        t = s->registerThread();
+      } catch (const std::exception&) {
+        t_guard = saved;
+        return nullptr;  // this thread's calls pass through unrecorded
+      }
       t_state = t;
       registerThreadExit(t);
     }
     t->generation = g_generation.load();
     result = t;
   }
+  // While the process exits, another thread's call passes through; it gives
+  // up the processor first so the writer's final flush is not starved by
+  // threads the exit is about to end anyway (it never waits).
+  if (!result && s && s->exiting.load() && !pthread_equal(s->exitingThread, pthread_self())) sched_yield();
   t_guard = saved;
   return result;
 }
