@@ -20,7 +20,16 @@
 //       N copies of MIB MiB from ordinary host memory to the device on a
 //       synchronous immediate list; "distinct" changes every page before each
 //       copy, "repeat" copies the same bytes every time.
+//   compare_ze exit-busy THREADS MS
+//       THREADS threads call zeDriverGetApiVersion in a loop; after MS ms main
+//       prints "returning_ns T" (CLOCK_MONOTONIC) and returns while they still
+//       call: the time from T to the process's end is what exit costs.
+#include <time.h>
+
+#include <atomic>
 #include <chrono>
+#include <thread>
+#include <vector>
 
 #include "ze_workload.h"
 
@@ -30,7 +39,7 @@ namespace {
 
 const char* kUsage =
     "calls N | launch-regular N BATCH | launch-immediate N BATCH | mixed CALLS LAUNCHES | upload N MIB "
-    "distinct|repeat";
+    "distinct|repeat | exit-busy THREADS MS";
 
 using SteadyClock = std::chrono::steady_clock;
 
@@ -64,6 +73,27 @@ int calls(uint32_t n) {
   sum.add(&version, sizeof version);
   report(start, n, sum);
   return ok == n ? 0 : kExitZeFailure;
+}
+
+int exitBusy(uint32_t threads, uint32_t ms) {
+  ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
+  uint32_t count = 1;
+  ze_driver_handle_t driver = nullptr;
+  ZE_CHECK(zeDriverGet(&count, &driver));
+  std::atomic<uint32_t> started{0};
+  for (uint32_t i = 0; i < threads; ++i)
+    std::thread([driver, &started] {
+      ze_api_version_t version{};
+      started.fetch_add(1);
+      for (;;) zeDriverGetApiVersion(driver, &version);
+    }).detach();
+  while (started.load() < threads) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  std::printf("returning_ns %lld\nchecksum 0\n", static_cast<long long>(now.tv_sec) * 1000000000 + now.tv_nsec);
+  std::fflush(stdout);
+  return 0;
 }
 
 // The kernel adds 1 to one counter per launch; the counter is the result.
@@ -219,6 +249,7 @@ int main(int argc, char** argv) {
   const std::string what = argv[1];
   const uint32_t n = count(argc, argv, 2);
   if (what == "calls" && argc == 3) return calls(n);
+  if (what == "exit-busy" && argc == 4) return exitBusy(n, count(argc, argv, 3));
   if (what == "launch-regular" && argc == 4) return launchRegular(n, count(argc, argv, 3));
   if (what == "launch-immediate" && argc == 4) return launchImmediate(n, count(argc, argv, 3));
   if (what == "mixed" && argc == 4) return mixed(n, count(argc, argv, 3, true));

@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "gtap/format/modes.h"
+#include "gtap/format/scope_signal.h"
 #include "install_paths.h"
 
 namespace gtap::cli {
@@ -65,6 +66,13 @@ int run(const RunOptions& o) {
       return 2;
     }
     setenv("GTAP_MODE", o.mode.c_str(), 1);
+  }
+  if (!o.scopeSignal.empty()) {
+    std::string error;
+    if (!format::parseScopeSignal(o.scopeSignal, error)) {
+      std::cerr << "gtap run: --scope-signal: " << error << "\n";
+      return 2;
+    }
   }
   bool replayOptions = !o.filePolicy.empty() || !o.fileValidation.empty() || !o.scopes.empty() ||
                        !o.scopeSignal.empty();

@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include "gtap/format/scope_signal.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <csignal>
@@ -20,19 +22,6 @@ bool parseUnsigned(const char* text, uint64_t min, uint64_t max, uint64_t& out) 
   out = v;
   return true;
 }
-// "SIGUSR2", "USR2" or a number.
-int parseSignal(std::string_view text) {
-  if (text.substr(0, 3) == "SIG") text.remove_prefix(3);
-  static const std::pair<std::string_view, int> kNames[] = {
-      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"WINCH", SIGWINCH}, {"URG", SIGURG},
-      {"PROF", SIGPROF}, {"TTIN", SIGTTIN}, {"TTOU", SIGTTOU}};
-  for (auto& [name, number] : kNames)
-    if (text == name) return number;
-  uint64_t n = 0;
-  if (parseUnsigned(std::string(text).c_str(), 1, 64, n)) return static_cast<int>(n);
-  return 0;
-}
-
 // NAME=START:END[,NAME=START:END...]
 bool parseScopes(std::string_view text, std::vector<Config::DispatchScope>& out) {
   while (!text.empty()) {
@@ -113,8 +102,9 @@ Config readConfig() {
     }
   }
   if (const char* v = std::getenv("GTAP_SCOPE_SIGNAL"); v && *v) {
-    c.scopeSignal = parseSignal(v);
-    if (!c.scopeSignal) c.problems.push_back(std::string("GTAP_SCOPE_SIGNAL='") + v + "' is not a signal; ignored");
+    std::string error;
+    c.scopeSignal = format::parseScopeSignal(v, error);
+    if (!c.scopeSignal) c.problems.push_back("GTAP_SCOPE_SIGNAL: " + error + "; ignored");
   }
   return c;
 }

@@ -11,6 +11,7 @@
 
 #include "dlsym_hook.h"
 #include "session.h"
+#include "signals.h"
 
 namespace gtap::core {
 
@@ -18,55 +19,8 @@ namespace {
 
 pthread_key_t g_threadKey;
 
-// Signals whose default action ends the process. For each, gtap flushes (and
-// on a default action, closes) the capture first, then lets the program's own
-// handler or the default action happen exactly as without gtap.
-constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS,
-                                 SIGTERM, SIGINT,  SIGHUP, SIGQUIT, SIGXCPU, SIGXFSZ};
-struct sigaction g_previous[65];
-bool g_installed[65];
-
-bool isFault(int sig) { return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE; }
-
-void onFatalSignal(int sig, siginfo_t* info, void* context) {
-  int savedErrno = errno;
-  const struct sigaction& prev = g_previous[sig];
-  bool programHandler = (prev.sa_flags & SA_SIGINFO) ? prev.sa_sigaction != nullptr
-                                                     : (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN);
-  if (programHandler) {
-    // The program may handle faults deliberately (and continue); flushing on
-    // every fault would cost it dearly, so only other signals flush here.
-    if (!isFault(sig)) flushSessionFromSignal(2000);
-    errno = savedErrno;
-    if (prev.sa_flags & SA_SIGINFO)
-      prev.sa_sigaction(sig, info, context);
-    else
-      prev.sa_handler(sig);
-    return;
-  }
-  finishSessionFromSignal(sig, 3000);
-  // Back to the default action: a fault re-executes and ends the process; an
-  // asynchronous signal is raised again and delivered when this handler returns.
-  sigaction(sig, &prev, nullptr);
-  if (!isFault(sig)) raise(sig);
-  errno = savedErrno;
-}
-
-void installSignalHandlers() {
-  for (int sig : kFatalSignals) {
-    struct sigaction current {};
-    if (sigaction(sig, nullptr, &current) != 0) continue;
-    if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN) continue;
-    struct sigaction ours {};
-    ours.sa_sigaction = onFatalSignal;
-    sigemptyset(&ours.sa_mask);
-    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-    g_previous[sig] = current;
-    if (sigaction(sig, &ours, nullptr) == 0) g_installed[sig] = true;
-  }
-}
-
 void flushAtExit() {
+  beginExit();
   runExitWork();
   flushSession();
 }
@@ -98,7 +52,7 @@ void installExitHooks() {
   if (g_exitHooksInstalled) return;  // inherited by a forked child, as are the hooks
   g_exitHooksInstalled = true;
   std::atexit(&flushAtExit);
-  installSignalHandlers();
+  armSignals();
 }
 
 void registerThreadExit(ThreadState* t) { pthread_setspecific(g_threadKey, t); }

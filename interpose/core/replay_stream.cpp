@@ -13,6 +13,7 @@
 #include "config.h"
 #include "functions.h"
 #include "session.h"
+#include "signals.h"
 
 namespace gtap::core::replay {
 
@@ -152,7 +153,7 @@ struct Registration {
       sa.sa_handler = &onScopeSignal;
       sigemptyset(&sa.sa_mask);
       sa.sa_flags = SA_RESTART;
-      sigaction(c.scopeSignal, &sa, nullptr);
+      realSigaction(c.scopeSignal, &sa, nullptr);
     }
   }
 } registration;

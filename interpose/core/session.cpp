@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -103,6 +104,17 @@ std::unique_ptr<format::CaptureWriter> createOutput(std::string path, std::strin
 
 void kickCurrentWriter();
 
+// "signal 11 (SIGSEGV)", "signal 36 (SIGRTMIN+2)": the close reason of a file
+// whose process a signal ended.
+std::string signalReason(int sig) {
+  std::string name;
+  if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+    name = sig == SIGRTMIN ? "SIGRTMIN" : "SIGRTMIN+" + std::to_string(sig - SIGRTMIN);
+  else if (const char* abbrev = sigabbrev_np(sig))
+    name = std::string("SIG") + abbrev;
+  return "signal " + std::to_string(sig) + (name.empty() ? "" : " (" + name + ")");
+}
+
 struct Session {
   explicit Session(const Config& c) : cfg(c), pool(c.bufferBytes, &kickCurrentWriter) {}
 
@@ -131,6 +143,11 @@ struct Session {
   std::atomic<uint32_t> execRequests{0};
   std::atomic<uint32_t> execServed{0};
   std::atomic<int> execPending{0};
+  // Set when the process starts to exit: from then on only the exiting
+  // thread's calls (its atexit handlers, static destructors) are recorded, so
+  // threads still calling cannot keep the final drains chasing their records.
+  std::atomic<bool> exiting{false};
+  pthread_t exitingThread{};
   // Why the session stops: set once, before stopRequested, by the first
   // finishSession (a string literal, so the writer may read it any time);
   // null when a signal stopped it (stopSignal says which).
@@ -402,7 +419,7 @@ struct Session {
     }
     const char* why = stopReason.load();
     std::string reason = why ? why : "exit";
-    if (int sig = stopSignal.load()) reason = "signal " + std::to_string(sig);
+    if (int sig = stopSignal.load()) reason = signalReason(sig);
     bool closedOk = file->close(eventsWritten, eventsDropped, monotonicNs(), reason);
     if (!cfg.quiet) {
       if (closedOk)
@@ -442,6 +459,15 @@ struct Session {
     }
     if (complete && !file->removeTrailer()) stopRecordingAfterError();
     if (execRequests.load() != asked) kick();  // serve the newer exec at once
+  }
+
+  void stopAfterException(const char* what) {
+    if (recording.exchange(false))
+      logLine("internal error while writing %s (%s); capture stops here, calls pass through to the runtime",
+              file->path().c_str(), what);
+    pool.stopWaiting();
+    g_generation.fetch_add(1);
+    writerDone.store(true);
   }
 
   // Waits for the writer with sleeps only (usable from a signal handler).
@@ -512,7 +538,17 @@ Session* startSession() {
   Session* raw = s.release();
   // The writer thread is created with the caller's mask; it blocks all signals
   // itself at once.
-  raw->writer = std::thread([raw] { raw->run(); });
+  raw->writer = std::thread([raw] {
+    // Nothing the writer meets (a failed allocation, a library's exception)
+    // may end the program: recording stops, the program runs on.
+    try {
+      raw->run();
+    } catch (const std::exception& e) {
+      raw->stopAfterException(e.what());
+    } catch (...) {
+      raw->stopAfterException("unknown exception");
+    }
+  });
   raw->writerHandle = raw->writer.native_handle();
   g_session.store(raw, std::memory_order_release);
   installExitHooks();
@@ -538,17 +574,37 @@ ThreadState* enterSlow() {
   if (pidIsNotGPid()) return nullptr;
   uint8_t saved = t_guard;
   t_guard |= kGuardGtap;  // whatever the session start calls is not ours to record
-  if (!s) s = startSession();
+  if (!s) {
+    // Starting a session allocates and creates a thread; if that fails the
+    // program runs on without capture.
+    try {
+      s = startSession();
+    } catch (const std::exception& e) {
+      logLine("cannot start capture (%s); continuing without capture", e.what());
+      g_disabledPid = g_pid;
+      s = nullptr;
+    }
+  }
   ThreadState* result = nullptr;
-  if (s && s->recording.load() && !s->stopRequested.load()) {
+  if (s && s->recording.load() && !s->stopRequested.load() &&
+      (!s->exiting.load() || pthread_equal(s->exitingThread, pthread_self()))) {
     if (!t || t->pool != &s->pool) {
-      t = s->registerThread();
+      try {
+        t = s->registerThread();
+      } catch (const std::exception&) {
+        t_guard = saved;
+        return nullptr;  // this thread's calls pass through unrecorded
+      }
       t_state = t;
       registerThreadExit(t);
     }
     t->generation = g_generation.load();
     result = t;
   }
+  // While the process exits, another thread's call passes through; it gives
+  // up the processor first so the writer's final flush is not starved by
+  // threads the exit is about to end anyway (it never waits).
+  if (!result && s && s->exiting.load() && !pthread_equal(s->exitingThread, pthread_self())) sched_yield();
   t_guard = saved;
   return result;
 }
@@ -580,6 +636,14 @@ void runExitWork() {
 void markThreadExited(ThreadState* t) {
   if (t_state == t) t_state = &g_deadThread;
   t->exited.store(true, std::memory_order_release);
+}
+
+void beginExit() {
+  Session* s = liveSession();
+  if (!s || s->exiting.load()) return;
+  s->exitingThread = pthread_self();
+  s->exiting.store(true);
+  g_generation.fetch_add(1);  // the other threads re-check and pass through
 }
 
 void flushSession() {

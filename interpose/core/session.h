@@ -56,6 +56,7 @@ extern bool g_recordApi;
 
 // Called at exit points; see exit_hooks.cpp.
 void runExitWork();                                // front ends' exit work, on the exiting thread
+void beginExit();                                  // exit began here: other threads pass through from now
 void flushSession();                               // write what is buffered now
 void finishSession(const char* reason);            // flush, write trailer, close
 bool flushSessionFromSignal(int timeoutMs);        // async-signal-safe request + bounded wait

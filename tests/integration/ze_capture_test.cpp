@@ -220,7 +220,7 @@ TEST(ZeCapture, CrashKeepsEveryCallAndTheSignalStillKills) {
   ASSERT_EQ(files.size(), 1u);
   readers::Capture c(files[0]);
   EXPECT_TRUE(c.recovery().closedCleanly) << c.recovery().stopReason;
-  EXPECT_EQ(c.trailer().closeReason, "signal 11");
+  EXPECT_EQ(c.trailer().closeReason, "signal 11 (SIGSEGV)");
   EXPECT_EQ(capturedCounts(files[0]), workloadCounts(r.out, "calls"));
 }
 
