@@ -49,8 +49,7 @@ Action addApiCommand(CLI::App& app) {
   auto o = std::make_shared<ApiOptions>();
   auto* cmd = app.add_subcommand("api", "Per-function API call counts and times (count, total, mean, min, max, p50, p99)");
   cmd->add_option("files", o->files, "Capture files (several merge, e.g. one per rank)")
-      ->required()
-      ->check(CLI::ExistingFile);
+      ->required();
   cmd->add_option("--format", o->format, "text, csv or jsonl");
   return [o] { return api(*o); };
 }

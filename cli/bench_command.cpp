@@ -2,6 +2,7 @@
 // device time of each kernel. The device times come from gtap profiling the
 // replay: the command runs itself again as a worker with libgtap.so preloaded
 // in kernels mode, then reads the worker's timings and its profile.
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,9 +12,12 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <stdexcept>
 
 #include "bench.h"
 #include "commands.h"
+#include "exit_status.h"
 #include "gtap/readers/json.h"
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/table.h"
@@ -70,6 +74,25 @@ int runWorker(const BenchOptions& o, const std::string& library, const std::stri
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   std::cerr << "gtap bench: the replay worker was killed by signal " << WTERMSIG(status) << "\n";
   return -1;
+}
+
+// Copies the file at `from` into `to`'s temporary file. Throws on failure.
+void copyInto(const std::string& from, readers::OutputFile& to) {
+  int in = open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) throw std::runtime_error("cannot read " + from + ": " + std::strerror(errno));
+  std::vector<char> buffer(1 << 20);
+  for (;;) {
+    ssize_t n = read(in, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(in);
+      throw std::runtime_error("cannot read " + from + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    to.stream().write(buffer.data(), n);
+  }
+  close(in);
 }
 
 struct WallTimes {
@@ -165,55 +188,75 @@ int bench(const BenchOptions& o) {
     std::string error;
     if (!useSimulatedZeDriver(error)) {
       std::cerr << "gtap bench --sim: " << error << "\n";
-      return 2;
+      return kExitError;
     }
   }
   if (!o.workerResult.empty()) return runBenchWorker(o);
   if (o.format != "text" && o.format != "json") {
     std::cerr << "gtap bench: --format must be text or json\n";
-    return 2;
+    return kExitUsage;
   }
-  if (!o.profile.empty() && std::filesystem::exists(std::filesystem::symlink_status(o.profile))) {
-    std::cerr << "gtap bench: --profile " << o.profile << " exists; it is never replaced\n";
-    return 2;
+  // The worker checks these too; a malformed one is said here, as usage.
+  readers::ReplayOptions checked;
+  if (!o.source.toReplayOptions(checked, "bench")) return kExitUsage;
+  // The kept profile's file is made before the replays, so that a target
+  // gtap will not write is said at once; it is removed on every failure.
+  std::optional<readers::OutputFile> kept;
+  if (!o.profile.empty()) {
+    try {
+      kept.emplace(o.profile, false);
+    } catch (const readers::OutputError& e) {
+      return reportOutputError("bench --profile", e, "it is never replaced");
+    }
   }
   auto library = gtapLibraryDirectory() / "libgtap.so";
   if (!std::filesystem::exists(library)) {
     std::cerr << "gtap bench: " << library.string() << " not found (is gtap installed whole?)\n";
-    return 2;
+    return kExitError;
   }
   if (library.string().find_first_of(" :") != std::string::npos) {
     std::cerr << "gtap bench: the path " << library.string() << " holds a space or colon, which LD_PRELOAD cannot carry\n";
-    return 2;
+    return kExitError;
   }
   std::string pattern = (std::filesystem::temp_directory_path() / "gtap-bench-XXXXXX").string();
   TempDirectory temp;
   if (!mkdtemp(pattern.data())) {
     std::cerr << "gtap bench: cannot create a temporary directory: " << std::strerror(errno) << "\n";
-    return 1;
+    return kExitError;
   }
   temp.path = pattern;
-  std::string profile = o.profile.empty() ? temp.path + "/profile.gtap" : o.profile;
+  // The worker's libgtap.so writes the profile in the private directory; a
+  // kept one is copied into place from there.
+  std::string profile = temp.path + "/profile.gtap";
   std::string result = temp.path + "/timings.txt";
   int status = runWorker(o, library.string(), profile, result);
   if (status != 0) {
     if (status > 0) std::cerr << "gtap bench: the replay failed (worker exit status " << status << ")\n";
-    return 1;
+    return kExitError;
   }
   BenchTimings timings;
   std::string error;
   if (!readBenchTimings(result, timings, error)) {
     std::cerr << "gtap bench: " << error << "\n";
-    return 1;
+    return kExitError;
   }
   auto kernels = kernelTimes(profile, timings, error);
   if (!error.empty()) {
     std::cerr << "gtap bench: reading the profile " << profile << ": " << error << "\n";
-    return 1;
+    return kExitError;
+  }
+  if (kept) {
+    try {
+      copyInto(profile, *kept);
+      kept->commit();
+    } catch (const std::exception& e) {
+      std::cerr << "gtap bench: --profile: " << e.what() << "\n";
+      return kExitError;
+    }
   }
   if (o.format == "json") printJson(o, timings, kernels, o.profile);
   else printText(o, timings, kernels, o.profile);
-  return 0;
+  return kExitSuccess;
 }
 
 }  // namespace
@@ -224,10 +267,15 @@ Action addBenchCommand(CLI::App& app) {
   o->source.add(cmd);
   cmd->add_option("--iterations", o->iterations, "Replays to time (default 10)")->check(CLI::Range(1, 1000000));
   cmd->add_option("--scope", o->scope, "Time only this scope's begin..end windows (work outside still replays)");
-  cmd->add_option("--profile", o->profile, "Keep the replay's kernel profile in this new file");
+  cmd->add_option("--profile", o->profile, "Keep the replay's kernel profile in this new file (an existing one is never replaced)");
   cmd->add_option("--format", o->format, "text or json");
   // Set when bench runs itself as the worker.
   cmd->add_option("--worker-result", o->workerResult)->group("");
+  cmd->footer(
+      "With --sim, device code is host code: the replays run the machine code the capture holds, like running a "
+      "program, so never bench a capture you do not trust with --sim.\n"
+      "Exit status: 0 done, 1 a replay failed or the capture cannot be read, 2 usage (an unknown option, a "
+      "malformed --remap or --substitute, a --profile file that exists or is not a new regular file).");
   return [o] { return bench(*o); };
 }
 

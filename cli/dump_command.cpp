@@ -229,7 +229,7 @@ int dump(const DumpOptions& o) {
 Action addDumpCommand(CLI::App& app) {
   auto o = std::make_shared<DumpOptions>();
   auto* cmd = app.add_subcommand("dump", "Every record of a capture's replay stream (--mode=replay), then a summary");
-  cmd->add_option("file", o->file, "Capture file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("file", o->file, "Capture file")->required();
   cmd->add_option("--format", o->format, "text or jsonl");
   return [o] { return dump(*o); };
 }

@@ -63,7 +63,7 @@ Action addExecutablesCommand(CLI::App& app) {
   auto o = std::make_shared<ExecutablesOptions>();
   auto* cmd = app.add_subcommand("executables",
                                  "Modules / code objects and their kernels: arguments, registers, LDS, scratch, wavefront");
-  cmd->add_option("files", o->files, "Capture files")->required()->check(CLI::ExistingFile);
+  cmd->add_option("files", o->files, "Capture files")->required();
   cmd->add_option("--format", o->format, "text, csv or jsonl");
   return [o] { return executables(*o); };
 }

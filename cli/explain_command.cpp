@@ -154,7 +154,7 @@ int explain(const ExplainOptions& o) {
 Action addExplainCommand(CLI::App& app) {
   auto o = std::make_shared<ExplainOptions>();
   auto* cmd = app.add_subcommand("explain", "Where device time went, idle gaps and what the host did, the slowest launches and their stacks");
-  cmd->add_option("files", o->files, "Capture files")->required()->check(CLI::ExistingFile);
+  cmd->add_option("files", o->files, "Capture files")->required();
   cmd->add_option("--top", o->top, "How many kernels, gaps and launches to name");
   cmd->add_option("--debug-dir", o->debugDirs, "Directories of separate debug files (by build-id)");
   return [o] { return explain(*o); };

@@ -2,17 +2,16 @@
 // Lines of every API call and device operation, or the same calls and
 // operations as an SQLite database (docs/export.md has its schema).
 #include <sqlite3.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "commands.h"
+#include "exit_status.h"
+#include "gtap/readers/output_file.h"
 #include "gtap/readers/table.h"
 #include "gtap/readers/timeline_builder.h"
 #include "open_captures.h"
@@ -119,7 +118,9 @@ struct SqliteError : std::runtime_error {
 class SqliteDatabase {
  public:
   explicit SqliteDatabase(const std::string& path) {
-    int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+    // The file exists already (created exclusively by OutputFile): SQLite
+    // neither creates one nor follows a link in its place.
+    int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
                              nullptr);
     if (rc != SQLITE_OK) {
       // A failed open still hands back a connection (to ask for the message),
@@ -207,10 +208,12 @@ class StringTable {
   std::unordered_map<std::string, int64_t> ids_;
 };
 
-// The captures as one database at `path`, in one transaction. The file is
-// the export's own temporary, so it goes without a journal or syncs.
-void writeSqlite(const std::vector<readers::LoadedCapture>& loaded, const std::string& path) {
-  SqliteDatabase db(path);
+// The captures as one database in `out`'s temporary file, in one
+// transaction. The file is the export's own until it is renamed into place,
+// so it goes without a journal or syncs (commit() syncs it once).
+void writeSqlite(const std::vector<readers::LoadedCapture>& loaded, readers::OutputFile& out) {
+  SqliteDatabase db(out.temporaryPath());
+  out.checkOpenedElsewhere();
   db.exec("PRAGMA journal_mode=OFF");
   db.exec("PRAGMA synchronous=OFF");
   db.exec("BEGIN");
@@ -302,89 +305,79 @@ void writeSqlite(const std::vector<readers::LoadedCapture>& loaded, const std::s
   db.close();
 }
 
-// Writes a text or protobuf export to `out` (named `name` in messages); false
-// (said on stderr) when that failed.
-bool writeStream(const ExportOptions& o, const std::vector<readers::LoadedCapture>& loaded, std::ostream& out,
-                 const std::string& name) {
+// A text or protobuf export into `out`. Throws what the exporters throw; a
+// failed write shows in the stream's state.
+void writeTextOrProtobuf(const ExportOptions& o, const std::vector<readers::LoadedCapture>& loaded,
+                         std::ostream& out) {
+  if (o.format == "jsonl") {
+    writeJsonLines(loaded, out);
+  } else {
+    auto timeline = readers::buildTimeline(loaded);
+    if (o.format == "chrome") readers::writeChromeTrace(timeline, out);
+    else readers::writePerfettoTrace(timeline, out);
+  }
+}
+
+// The export on standard output; false (said on stderr) when that failed.
+bool writeToStdout(const ExportOptions& o, const std::vector<readers::LoadedCapture>& loaded) {
   try {
-    if (o.format == "jsonl") {
-      writeJsonLines(loaded, out);
-    } else {
-      auto timeline = readers::buildTimeline(loaded);
-      if (o.format == "chrome") readers::writeChromeTrace(timeline, out);
-      else readers::writePerfettoTrace(timeline, out);
-    }
+    writeTextOrProtobuf(o, loaded, std::cout);
   } catch (const std::exception& e) {
     std::cerr << "gtap export: " << e.what() << "\n";
     return false;
   }
-  out.flush();
-  if (!out) {
-    std::cerr << "gtap export: writing " << name << " failed\n";
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "gtap export: writing standard output failed\n";
     return false;
   }
   return true;
 }
 
-// Writes the export to `temp`; false (said on stderr, `temp` removed) when
-// that failed.
-bool writeExport(const ExportOptions& o, const std::vector<readers::LoadedCapture>& loaded, const std::string& temp) {
-  if (o.format == "sqlite") {
-    // A stale file of this name would be opened as a database, not replaced.
-    std::remove(temp.c_str());
-    try {
-      writeSqlite(loaded, temp);
-    } catch (const std::exception& e) {
-      std::cerr << "gtap export: writing " << o.output << " failed: " << e.what() << "\n";
-      std::remove(temp.c_str());
-      return false;
-    }
-    return true;
+// Writes the export into `out` and puts it in place; the exit status (a
+// failure said on stderr, the temporary file removed).
+int writeExport(const ExportOptions& o, const std::vector<readers::LoadedCapture>& loaded, readers::OutputFile& out) {
+  try {
+    if (o.format == "sqlite") writeSqlite(loaded, out);
+    else writeTextOrProtobuf(o, loaded, out.stream());
+    out.commit();
+  } catch (const readers::OutputError& e) {
+    // A target that became one gtap will not write while the export ran.
+    return reportOutputError("export", e, "give --force to replace it");
+  } catch (const std::exception& e) {
+    std::cerr << "gtap export: writing " << o.output << " failed: " << e.what() << "\n";
+    return kExitError;
   }
-  std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    std::cerr << "gtap export: cannot write " << temp << "\n";
-    return false;
-  }
-  if (!writeStream(o, loaded, out, temp)) {
-    out.close();
-    std::remove(temp.c_str());
-    return false;
-  }
-  return true;
+  return kExitSuccess;
 }
 
 int exportTimeline(const ExportOptions& o) {
   if (o.format != "chrome" && o.format != "perfetto" && o.format != "jsonl" && o.format != "sqlite") {
     std::cerr << "gtap export: --format must be chrome, perfetto, jsonl or sqlite\n";
-    return 2;
+    return kExitUsage;
   }
   // "-": standard output, for a pipe (a database needs a file).
   bool toStdout = o.output == "-";
   if (toStdout && o.format == "sqlite") {
     std::cerr << "gtap export: an SQLite database needs a file (-o FILE), not standard output\n";
-    return 2;
+    return kExitUsage;
   }
-  if (!toStdout && std::filesystem::exists(o.output) && !o.force) {
-    std::cerr << "gtap export: " << o.output << " exists; give --force to replace it\n";
-    return 2;
+  // Created before the captures are read, so that a target that cannot be
+  // written is said at once; removed again on every failure below.
+  std::optional<readers::OutputFile> out;
+  if (!toStdout) {
+    try {
+      out.emplace(o.output, o.force);
+    } catch (const readers::OutputError& e) {
+      return reportOutputError("export", e, "give --force to replace it");
+    }
   }
   auto opened = openCaptures(o.files, "export");
-  if (opened.captures.empty()) return 1;
+  if (opened.captures.empty()) return kExitError;
   reportNotes(opened, "export");
   auto loaded = loadDeviceWork(opened, "export");
-  if (toStdout) return writeStream(o, loaded, std::cout, "standard output") ? (opened.failures ? 1 : 0) : 1;
-  // Written beside the destination and renamed into place, so a failed export
-  // leaves whatever was there before.
-  std::string temp = o.output + ".partial-" + std::to_string(getpid());
-  if (!writeExport(o, loaded, temp)) return 1;
-  std::error_code ec;
-  std::filesystem::rename(temp, o.output, ec);
-  if (ec) {
-    std::cerr << "gtap export: cannot move " << temp << " to " << o.output << ": " << ec.message() << "\n";
-    return 1;
-  }
-  return opened.failures ? 1 : 0;
+  int status = toStdout ? (writeToStdout(o, loaded) ? kExitSuccess : kExitError) : writeExport(o, loaded, *out);
+  return status == kExitSuccess && opened.failures ? kExitError : status;
 }
 
 }  // namespace
@@ -392,10 +385,10 @@ int exportTimeline(const ExportOptions& o) {
 Action addExportCommand(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
   auto* cmd = app.add_subcommand("export", "Write a timeline: Chrome JSON (Perfetto UI, speedscope), Perfetto protobuf, JSON Lines, or an SQLite database");
-  cmd->add_option("files", o->files, "Capture files (several merge)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("files", o->files, "Capture files (several merge)")->required();
   cmd->add_option("--format", o->format, "chrome, perfetto, jsonl or sqlite")->required();
   cmd->add_option("-o,--output", o->output, "Output file; - for standard output (not sqlite)")->required();
-  cmd->add_flag("--force", o->force, "Replace an existing output file");
+  cmd->add_flag("--force", o->force, "Replace an existing regular output file (never a link, directory or device)");
   return [o] { return exportTimeline(*o); };
 }
 

@@ -112,7 +112,7 @@ int info(const InfoOptions& o) {
 Action addInfoCommand(CLI::App& app) {
   auto o = std::make_shared<InfoOptions>();
   auto* cmd = app.add_subcommand("info", "What capture files hold: process, chunks, sizes, clean close or recovery");
-  cmd->add_option("files", o->files, "Capture files")->required()->check(CLI::ExistingFile);
+  cmd->add_option("files", o->files, "Capture files")->required();
   cmd->add_option("--format", o->format, "text or jsonl");
   return [o] { return info(*o); };
 }

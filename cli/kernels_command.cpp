@@ -92,7 +92,7 @@ int kernels(const KernelsOptions& o) {
 Action addKernelsCommand(CLI::App& app) {
   auto o = std::make_shared<KernelsOptions>();
   auto* cmd = app.add_subcommand("kernels", "Device time per kernel: count, total, mean, min, max, p50, p99, share");
-  cmd->add_option("files", o->files, "Capture files (several merge)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("files", o->files, "Capture files (several merge)")->required();
   cmd->add_option("--format", o->format, "text, csv or jsonl");
   cmd->add_option("--by", o->by, "name, module, queue or shape (name with group count and size, and the grid for HSA)");
   cmd->add_flag("--per-process", o->perProcess, "One row per process (rank) and key");

@@ -1,13 +1,16 @@
+#include <exception>
 #include <iostream>
 #include <map>
 #include <string>
 
 #include "commands.h"
+#include "exit_status.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"gtap: capture what a program asks of its GPU runtime, then report and replay it"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "gtap " GTAP_VERSION);
+  app.footer(gtap::cli::kExitStatusHelp);
   std::map<CLI::App*, gtap::cli::Action> actions;
   auto add = [&](gtap::cli::Action (*make)(CLI::App&)) {
     size_t before = app.get_subcommands({}).size();
@@ -31,9 +34,19 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "run") argc = gtap::cli::splitRunArguments(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version print and succeed; every other parse error is a
+    // usage error, whatever code CLI11 gives its kind.
+    int code = app.exit(e);
+    return code == static_cast<int>(CLI::ExitCodes::Success) ? gtap::cli::kExitSuccess : gtap::cli::kExitUsage;
   }
-  for (auto& [sub, action] : actions)
-    if (sub->parsed()) return action();
-  return 2;
+  try {
+    for (auto& [sub, action] : actions)
+      if (sub->parsed()) return action();
+  } catch (const std::exception& e) {
+    // Caught so that the stack unwinds: objects such as an output file's
+    // temporary file clean up after themselves.
+    std::cerr << "gtap: " << e.what() << "\n";
+    return gtap::cli::kExitError;
+  }
+  return gtap::cli::kExitUsage;
 }

@@ -86,7 +86,7 @@ int memory(const MemoryOptions& o) {
 Action addMemoryCommand(CLI::App& app) {
   auto o = std::make_shared<MemoryOptions>();
   auto* cmd = app.add_subcommand("memory", "Allocations by kind (peaks, totals) and copies by direction with bandwidth");
-  cmd->add_option("files", o->files, "Capture files (several merge)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("files", o->files, "Capture files (several merge)")->required();
   cmd->add_option("--format", o->format, "text, csv or jsonl");
   cmd->add_flag("--per-process", o->perProcess, "One row per process (rank)");
   return [o] { return memory(*o); };

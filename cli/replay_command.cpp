@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "exit_status.h"
 #include "gtap/readers/replay_stream.h"
 #include "gtap/readers/replayer.h"
 #include "gtap/readers/table.h"
@@ -19,18 +20,15 @@ struct ReplayCommandOptions {
   bool verify = false;
 };
 
-constexpr int kExitFailed = 1;
-constexpr int kExitMismatch = 3;
-
 int replay(const ReplayCommandOptions& o) {
   readers::ReplayOptions options;
   options.verify = o.verify;
-  if (!o.source.toReplayOptions(options, "replay")) return 2;
+  if (!o.source.toReplayOptions(options, "replay")) return kExitUsage;
   if (o.source.sim) {
     std::string error;
     if (!useSimulatedZeDriver(error)) {
       std::cerr << "gtap replay --sim: " << error << "\n";
-      return 2;
+      return kExitError;
     }
   }
   try {
@@ -44,15 +42,15 @@ int replay(const ReplayCommandOptions& o) {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
     std::cout << "gtap replay: " << capture.path() << ": performed " << result.records << " records, "
               << result.kernels << " kernel launches in " << readers::formatNanoseconds(ns) << "\n";
-    if (!o.verify) return 0;
+    if (!o.verify) return kExitSuccess;
     std::cout << "verified " << result.readBacks << " read-backs, " << result.mismatches.size() << " mismatched\n";
     for (const auto& m : result.mismatches)
       std::cout << "  read-back seq " << m.seq << " (copy seq " << m.copySeq << "): " << m.differing << " of "
                 << m.size << " bytes differ, the first at offset " << m.firstOffset << "\n";
-    return result.mismatches.empty() ? 0 : kExitMismatch;
+    return result.mismatches.empty() ? kExitSuccess : kExitMismatch;
   } catch (const std::exception& e) {
     std::cerr << "gtap replay: " << e.what() << "\n";
-    return kExitFailed;
+    return kExitError;
   }
 }
 
@@ -63,7 +61,12 @@ Action addReplayCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("replay", "Run a capture's replay stream again on Level Zero, without the program");
   o->source.add(cmd);
   cmd->add_flag("--verify", o->verify, "Compare each read-back with the bytes the program saw");
-  cmd->footer("Exit status: 0 replayed (and every read-back matched), 1 replay failed, 3 a read-back differed.");
+  cmd->footer(
+      "Replaying runs the device code the capture holds. On the simulated device (--sim) device code is host "
+      "code: replaying a capture there runs the machine code in it, like running a program, so never replay a "
+      "capture you do not trust with --sim.\n"
+      "Exit status: 0 replayed (and every read-back matched), 1 the replay failed or the capture cannot be read, "
+      "2 usage (an unknown option, a malformed --remap or --substitute), 3 a read-back differed.");
   return [o] { return replay(*o); };
 }
 

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "exit_status.h"
 #include "gtap/format/modes.h"
 #include "gtap/format/scope_signal.h"
 #include "install_paths.h"
@@ -45,25 +46,25 @@ void appendPathList(const char* variable, const std::string& value, char separat
 int run(const RunOptions& o) {
   if (o.command.empty()) {
     std::cerr << "gtap run: no program given (usage: gtap run [options] -- PROGRAM ARGS...)\n";
-    return 2;
+    return kExitUsage;
   }
   auto libdir = gtapLibraryDirectory();
   auto library = libdir / "libgtap.so";
   if (!std::filesystem::exists(library)) {
     std::cerr << "gtap run: " << library.string() << " not found (is gtap installed whole?)\n";
-    return 2;
+    return kExitError;
   }
   if (library.string().find_first_of(" :") != std::string::npos) {
     std::cerr << "gtap run: the path " << library.string()
               << " holds a space or colon, which LD_PRELOAD cannot carry\n";
-    return 2;
+    return kExitError;
   }
   if (!o.mode.empty()) {
     uint32_t bits = 0;
     std::string error;
     if (!format::parseModeList(o.mode, bits, error)) {
       std::cerr << "gtap run: --mode: " << error << "\n";
-      return 2;
+      return kExitUsage;
     }
     setenv("GTAP_MODE", o.mode.c_str(), 1);
   }
@@ -83,7 +84,7 @@ int run(const RunOptions& o) {
     if (!mode || !format::parseModeList(mode, bits, error) || !(bits & format::kModeReplay)) {
       std::cerr << "gtap run: --file-policy, --file-validation, --scope and --scope-signal apply to replay "
                    "streams: add replay to --mode\n";
-      return 2;
+      return kExitUsage;
     }
   }
   if (!o.filePolicy.empty()) setenv("GTAP_FILE_POLICY", o.filePolicy.c_str(), 1);
@@ -104,7 +105,7 @@ int run(const RunOptions& o) {
     std::string error;
     if (!useSimulatedZeDriver(error) || !useSimulatedHsaRuntime(error)) {
       std::cerr << "gtap run --sim: " << error << "\n";
-      return 2;
+      return kExitError;
     }
   }
   appendPathList("LD_PRELOAD", library.string(), ':');
@@ -200,7 +201,11 @@ Action addRunCommand(CLI::App& app) {
   cmd->add_flag("--sim", o->sim,
                 "Use gtap's simulated devices (a Level Zero driver and an HSA runtime) instead of real ones");
   cmd->add_flag("-q,--quiet", o->quiet, "No closing line on stderr (GTAP_QUIET)");
-  cmd->footer("Example: gtap run --sim -o run-%p.gtap -- ./app --size 1024");
+  cmd->footer(
+      "Example: gtap run --sim -o run-%p.gtap -- ./app --size 1024\n"
+      "Exit status: the program's own (gtap becomes the program; one killed by a signal dies of the same signal, "
+      "which a shell shows as 128+N). Before the program starts: 2 usage, 1 gtap installed incompletely, 126 the "
+      "program cannot be executed, 127 it is not found.");
   return [o] {
     o->command = g_program;
     return run(*o);

@@ -144,7 +144,7 @@ int summary(const SummaryOptions& o) {
 Action addSummaryCommand(CLI::App& app) {
   auto o = std::make_shared<SummaryOptions>();
   auto* cmd = app.add_subcommand("summary", "What ran, for how long, device busy time, top kernels, transfers, allocations");
-  cmd->add_option("files", o->files, "Capture files")->required()->check(CLI::ExistingFile);
+  cmd->add_option("files", o->files, "Capture files")->required();
   cmd->add_option("--format", o->format, "text or jsonl");
   cmd->add_option("--top", o->top, "How many kernels to list");
   return [o] { return summary(*o); };

@@ -71,7 +71,8 @@ OpenedFile openChecked(const readers::FileReference& f, const std::vector<std::p
   bool remapped = false;
   std::string path = remapPath(f.path, remaps, remapped);
   std::string named = remapped ? path + " (captured as " + f.path + ")" : path;
-  int raw = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Without blocking: a FIFO put where the file was would wait for a writer.
+  int raw = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (raw < 0)
     throw ReplayError(where + ": external file " + named + " cannot be opened: " + std::strerror(errno) +
                       " (give --remap OLD=NEW if it moved)");
@@ -79,6 +80,8 @@ OpenedFile openChecked(const readers::FileReference& f, const std::vector<std::p
   struct stat st {};
   if (fstat(fd->get(), &st) != 0)
     throw ReplayError(where + ": cannot stat external file " + named + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    throw ReplayError(where + ": external file " + named + " is not a regular file (the capture read a file)");
   int64_t mtimeNs = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   std::vector<std::string> differences;
   if (static_cast<uint64_t>(st.st_size) != f.fileSize)

@@ -1,7 +1,11 @@
 #include "substitution.h"
 
-#include <fstream>
-#include <iterator>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <set>
 
 namespace gtap::replay {
@@ -26,11 +30,54 @@ struct Scratch {
   }
 };
 
+// Opens a --substitute file without blocking (a FIFO would wait for a
+// writer) and refuses anything but a regular file small enough to be a module.
+int openSubstituteFile(const std::string& path, const std::string& what, uint64_t& size) {
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw ReplayError(what + ": cannot open " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    throw ReplayError(what + ": cannot stat " + path + ": " + std::strerror(err));
+  }
+  std::string kind = S_ISDIR(st.st_mode)    ? "a directory"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                     : S_ISREG(st.st_mode)  ? ""
+                                            : "not a regular file";
+  if (!kind.empty()) {
+    close(fd);
+    throw ReplayError(what + ": " + path + " is " + kind + ", not a module binary");
+  }
+  if (static_cast<uint64_t>(st.st_size) > readers::kMaxSubstituteBytes) {
+    close(fd);
+    throw ReplayError(what + ": " + path + " holds " + std::to_string(st.st_size) +
+                      " bytes, more than a module can (" + std::to_string(readers::kMaxSubstituteBytes) + ")");
+  }
+  size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+// The file as it was checked: exactly the size fstat gave, never more.
 Bytes readFile(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ReplayError(what + ": cannot read " + path);
-  auto bytes = std::make_shared<std::vector<uint8_t>>(std::istreambuf_iterator<char>(in),
-                                                     std::istreambuf_iterator<char>());
+  uint64_t size = 0;
+  int fd = openSubstituteFile(path, what, size);
+  auto bytes = std::make_shared<std::vector<uint8_t>>(size);
+  uint64_t done = 0;
+  while (done < size) {
+    ssize_t n = pread(fd, bytes->data() + done, size - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::string reason = n < 0 ? std::strerror(errno) : "it became shorter while being read";
+      close(fd);
+      throw ReplayError(what + ": cannot read " + path + ": " + reason);
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  close(fd);
   return {bytes, bytes->data(), bytes->size()};
 }
 
@@ -115,3 +162,12 @@ std::map<uint64_t, Bytes> checkSubstitutions(const ReplaySetup& setup) {
 }
 
 }  // namespace gtap::replay
+
+namespace gtap::readers {
+
+void checkSubstituteFile(const std::string& path, const std::string& what) {
+  uint64_t size = 0;
+  close(replay::openSubstituteFile(path, what, size));
+}
+
+}  // namespace gtap::readers

@@ -27,6 +27,16 @@ class ReplayError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The largest module binary --substitute takes: 1 GiB, the most one capture
+// chunk holds, so no capture can hold a larger module either.
+inline constexpr uint64_t kMaxSubstituteBytes = uint64_t{1} << 30;
+
+// Checks, without reading it, that `path` can be a module binary: a regular
+// file of at most kMaxSubstituteBytes. Throws ReplayError naming `what` and
+// the path (a device, FIFO, socket or directory is never opened for reading;
+// a FIFO is opened without waiting for a writer).
+void checkSubstituteFile(const std::string& path, const std::string& what);
+
 struct ModuleSubstitution {
   std::string selector;  // a module id (as dump shows), a kernel name, or "all"
   std::string path;      // the replacement binary
