@@ -113,6 +113,24 @@ void Capture::readMetadata() {
         trailer_.eventsDropped = t.getEventsDropped();
         trailer_.endHostNs = t.getEndHostNs();
         trailer_.closeReason = t.getCloseReason();
+        // The index is not used to find chunks (the walk does that), but an
+        // entry that disagrees with the file says the trailer is damaged.
+        uint64_t wrong = 0;
+        std::string firstWrong;
+        for (auto ref : t.getChunks()) {
+          auto it = std::lower_bound(chunks.begin(), chunks.end(), ref.getOffset(),
+                                     [](const format::ChunkInfo& x, uint64_t off) { return x.offset < off; });
+          if (it != chunks.end() && it->offset == ref.getOffset() && it->kind == ref.getKind() &&
+              it->storedSize == ref.getStoredSize())
+            continue;
+          if (!wrong++)
+            firstWrong = "offset " + std::to_string(ref.getOffset()) + ", " + kindName(ref.getKind()) + ", " +
+                         std::to_string(ref.getStoredSize()) + " bytes";
+        }
+        if (wrong)
+          notes_.push_back(path() + ": " + at(c) + ": trailer: " + std::to_string(wrong) + " of " +
+                           std::to_string(t.getChunks().size()) +
+                           " index entries name no chunk of the file (first: " + firstWrong + ")");
       }
     } catch (const format::FormatError& e) {
       notes_.push_back(e.what());

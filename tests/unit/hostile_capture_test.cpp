@@ -128,10 +128,19 @@ TEST(HostileCapture, EveryReaderEndsCleanlyOnEveryCraftedFile) {
     Outcome out = readEverything(path);
     // Errors name the file (and so say which capture is damaged).
     EXPECT_TRUE(out.all(path)) << (out.errors.empty() ? "" : out.errors[0]);
-    if (c.name.rfind("valid", 0) == 0 && c.name.find("replay") == std::string::npos)
-      EXPECT_TRUE(out.errors.empty() && out.notes.empty()) << (out.errors.empty() ? out.notes[0] : out.errors[0]);
+    // The valid files read without a note (the profile-only one has no
+    // replay stream, and nothing here has a driver to replay on).
+    if (c.name.rfind("valid", 0) == 0) {
+      EXPECT_TRUE(out.notes.empty()) << out.notes[0];
+      for (const auto& e : out.errors)
+        EXPECT_TRUE(e.find("holds no replay stream") != std::string::npos || e.find("zeInit") != std::string::npos ||
+                    e.find("Level Zero") != std::string::npos)
+            << e;
+    }
     // A damaged or incomplete module binary is reported naming its blob.
-    if (!c.mustName.empty()) EXPECT_TRUE(out.any(c.mustName)) << c.mustName;
+    if (!c.mustName.empty()) {
+      EXPECT_TRUE(out.any(c.mustName)) << c.mustName;
+    }
     std::filesystem::remove(path);
   }
   // Memory stays proportional to the files (a few KiB each), never to what

@@ -146,6 +146,21 @@ struct Rec {
   std::string text;
 };
 
+inline Rec rec(O op, uint64_t object = 0, std::vector<uint64_t> objects = {}, std::vector<uint64_t> values = {},
+               std::vector<uint64_t> addresses = {}, Rec::P payload = Rec::P::none, std::vector<uint8_t> bytes = {},
+               std::string text = {}) {
+  Rec r;
+  r.op = op;
+  r.object = object;
+  r.objects = std::move(objects);
+  r.values = std::move(values);
+  r.addresses = std::move(addresses);
+  r.payload = payload;
+  r.bytes = std::move(bytes);
+  r.text = std::move(text);
+  return r;
+}
+
 inline std::vector<Rec> vectorAddRecords(const std::vector<uint8_t>& kernels) {
   auto ptr = [](uint64_t v) {
     std::vector<uint8_t> b(8);
@@ -155,33 +170,33 @@ inline std::vector<Rec> vectorAddRecords(const std::vector<uint8_t>& kernels) {
   std::vector<uint8_t> count(4);
   std::memcpy(count.data(), &kCount, 4);
   std::vector<Rec> r;
-  r.push_back({O::DEVICE, 1, {}, {0, 0, 0x6774, 0x5a01}, {}, Rec::P::none, {}, "gtap simulated GPU"});
-  r.push_back({O::CONTEXT_CREATE, 2, {}, {0}});
-  r.push_back({O::MEM_ALLOC, 3, {2, 1}, {3, kBytes, 64}, {kA}});
-  r.push_back({O::MEM_ALLOC, 4, {2, 1}, {3, kBytes, 64}, {kB}});
-  r.push_back({O::MEM_ALLOC, 5, {2, 1}, {2, kBytes, 64}, {kC}});
-  r.push_back({O::MODULE_CREATE, 6, {2, 1}, {1}, {}, Rec::P::blob, kernels});
-  r.push_back({O::KERNEL_CREATE, 7, {6}, {0}, {}, Rec::P::none, {}, "vector_add"});
-  r.push_back({O::KERNEL_SET_GROUP_SIZE, 7, {}, {64, 1, 1}});
-  r.push_back({O::KERNEL_SET_ARGUMENT, 7, {}, {0, 8, 1}, {}, Rec::P::inlineBytes, ptr(kA)});
-  r.push_back({O::KERNEL_SET_ARGUMENT, 7, {}, {1, 8, 1}, {}, Rec::P::inlineBytes, ptr(kB)});
-  r.push_back({O::KERNEL_SET_ARGUMENT, 7, {}, {2, 8, 1}, {}, Rec::P::inlineBytes, ptr(kC)});
-  r.push_back({O::KERNEL_SET_ARGUMENT, 7, {}, {3, 4, 1}, {}, Rec::P::inlineBytes, count});
-  r.push_back({O::LIST_CREATE_IMMEDIATE, 8, {2, 1}, {0, 0, 0, 0, 0}});
-  r.push_back({O::HOST_DATA, 3, {}, {0, 0}, {kA}, Rec::P::blob, floatBytes(1.0f)});
-  r.push_back({O::HOST_DATA, 4, {}, {0, 0}, {kB}, Rec::P::inlineBytes, floatBytes(0.5f)});
-  r.push_back({O::LAUNCH_KERNEL, 8, {7, 0}, {kCount / 64, 1, 1, 0, 0}});
-  r.push_back({O::FILL, 8, {0}, {16}, {kA}, Rec::P::inlineBytes, {0, 0, 0, 0}});
-  r.push_back({O::COPY, 8, {0}, {kBytes}, {kHost, kC}});  // seq 18
-  r.push_back({O::BARRIER, 8, {0}});
-  r.push_back({O::READ_BACK, 18, {}, {0}, {kHost}, Rec::P::blob, floatBytes(1.5f)});
-  r.push_back({O::LIST_DESTROY, 8});
-  r.push_back({O::KERNEL_DESTROY, 7});
-  r.push_back({O::MODULE_DESTROY, 6});
-  r.push_back({O::MEM_FREE, 5, {2}, {}, {kC}});
-  r.push_back({O::MEM_FREE, 4, {2}, {}, {kB}});
-  r.push_back({O::MEM_FREE, 3, {2}, {}, {kA}});
-  r.push_back({O::CONTEXT_DESTROY, 2});
+  r.push_back(rec(O::DEVICE, 1, {}, {0, 0, 0x6774, 0x5a01}, {}, Rec::P::none, {}, "gtap simulated GPU"));
+  r.push_back(rec(O::CONTEXT_CREATE, 2, {}, {0}));
+  r.push_back(rec(O::MEM_ALLOC, 3, {2, 1}, {3, kBytes, 64}, {kA}));
+  r.push_back(rec(O::MEM_ALLOC, 4, {2, 1}, {3, kBytes, 64}, {kB}));
+  r.push_back(rec(O::MEM_ALLOC, 5, {2, 1}, {2, kBytes, 64}, {kC}));
+  r.push_back(rec(O::MODULE_CREATE, 6, {2, 1}, {1}, {}, Rec::P::blob, kernels));
+  r.push_back(rec(O::KERNEL_CREATE, 7, {6}, {0}, {}, Rec::P::none, {}, "vector_add"));
+  r.push_back(rec(O::KERNEL_SET_GROUP_SIZE, 7, {}, {64, 1, 1}));
+  r.push_back(rec(O::KERNEL_SET_ARGUMENT, 7, {}, {0, 8, 1}, {}, Rec::P::inlineBytes, ptr(kA)));
+  r.push_back(rec(O::KERNEL_SET_ARGUMENT, 7, {}, {1, 8, 1}, {}, Rec::P::inlineBytes, ptr(kB)));
+  r.push_back(rec(O::KERNEL_SET_ARGUMENT, 7, {}, {2, 8, 1}, {}, Rec::P::inlineBytes, ptr(kC)));
+  r.push_back(rec(O::KERNEL_SET_ARGUMENT, 7, {}, {3, 4, 1}, {}, Rec::P::inlineBytes, count));
+  r.push_back(rec(O::LIST_CREATE_IMMEDIATE, 8, {2, 1}, {0, 0, 0, 0, 0}));
+  r.push_back(rec(O::HOST_DATA, 3, {}, {0, 0}, {kA}, Rec::P::blob, floatBytes(1.0f)));
+  r.push_back(rec(O::HOST_DATA, 4, {}, {0, 0}, {kB}, Rec::P::inlineBytes, floatBytes(0.5f)));
+  r.push_back(rec(O::LAUNCH_KERNEL, 8, {7, 0}, {kCount / 64, 1, 1, 0, 0}));
+  r.push_back(rec(O::FILL, 8, {0}, {16}, {kA}, Rec::P::inlineBytes, {0, 0, 0, 0}));
+  r.push_back(rec(O::COPY, 8, {0}, {kBytes}, {kHost, kC}));  // seq 18
+  r.push_back(rec(O::BARRIER, 8, {0}));
+  r.push_back(rec(O::READ_BACK, 18, {}, {0}, {kHost}, Rec::P::blob, floatBytes(1.5f)));
+  r.push_back(rec(O::LIST_DESTROY, 8));
+  r.push_back(rec(O::KERNEL_DESTROY, 7));
+  r.push_back(rec(O::MODULE_DESTROY, 6));
+  r.push_back(rec(O::MEM_FREE, 5, {2}, {}, {kC}));
+  r.push_back(rec(O::MEM_FREE, 4, {2}, {}, {kB}));
+  r.push_back(rec(O::MEM_FREE, 3, {2}, {}, {kA}));
+  r.push_back(rec(O::CONTEXT_DESTROY, 2));
   return r;
 }
 
@@ -421,7 +436,8 @@ inline void setValue(schema::ReplayRecord::Builder r, unsigned i, uint64_t v) {
     old.set(i, v);
     return;
   }
-  std::vector<uint64_t> keep(old.begin(), old.end());
+  std::vector<uint64_t> keep;
+  for (auto x : old) keep.push_back(x);
   keep.resize(i + 1, 0);
   keep[i] = v;
   auto vals = r.initValues(static_cast<unsigned>(keep.size()));
