@@ -67,7 +67,8 @@ TEST(HostileCaptureCli, EveryCommandEndsCleanlyOnEveryCraftedFile) {
     for (const auto& args : commands) {
       ProcessResult r = bounded(args, c.bytes.size());
       expectClean(r, file, args[0]);
-      if (c.name.rfind("valid", 0) == 0) {
+      // The valid files are answered (a profile capture has no stream to dump).
+      if (c.name.rfind("valid", 0) == 0 && (c.replay || args[0] != "dump")) {
         EXPECT_EQ(0, r.exitCode) << args[0] << ": " << r.err;
       }
       if (!c.mustName.empty() && (args[0] == "executables" || args[0] == "replay") && r.exitCode != 0) {

@@ -58,6 +58,7 @@ struct Case {
 inline constexpr uint64_t kA = 0x10000000, kB = 0x20000000, kC = 0x30000000, kHost = 0x7fff00000000;
 inline constexpr uint32_t kCount = 256;
 inline constexpr uint64_t kBytes = kCount * sizeof(float);
+inline constexpr uint64_t kCopySeq = 19;  // the device-to-host copy's seq in the base stream
 
 inline std::vector<uint8_t> floatBytes(float scale) {
   std::vector<uint8_t> out(kBytes);
@@ -183,13 +184,18 @@ inline std::vector<Rec> vectorAddRecords(const std::vector<uint8_t>& kernels) {
   r.push_back(rec(O::KERNEL_SET_ARGUMENT, 7, {}, {2, 8, 1}, {}, Rec::P::inlineBytes, ptr(kC)));
   r.push_back(rec(O::KERNEL_SET_ARGUMENT, 7, {}, {3, 4, 1}, {}, Rec::P::inlineBytes, count));
   r.push_back(rec(O::LIST_CREATE_IMMEDIATE, 8, {2, 1}, {0, 0, 0, 0, 0}));
+  r.push_back(rec(O::EVENT_POOL_CREATE, 9, {2}, {1, 2}));
+  r.push_back(rec(O::EVENT_CREATE, 10, {9}, {0, 4, 4}));
   r.push_back(rec(O::HOST_DATA, 3, {}, {0, 0}, {kA}, Rec::P::blob, floatBytes(1.0f)));
   r.push_back(rec(O::HOST_DATA, 4, {}, {0, 0}, {kB}, Rec::P::inlineBytes, floatBytes(0.5f)));
   r.push_back(rec(O::LAUNCH_KERNEL, 8, {7, 0}, {kCount / 64, 1, 1, 0, 0}));
+  r.push_back(rec(O::COPY, 8, {10}, {kBytes}, {kHost, kC}));  // seq kCopySeq
+  r.push_back(rec(O::EVENT_HOST_SYNCHRONIZE, 10, {}, {UINT64_MAX}));
+  r.push_back(rec(O::READ_BACK, kCopySeq, {}, {0}, {kHost}, Rec::P::blob, floatBytes(1.5f)));
   r.push_back(rec(O::FILL, 8, {0}, {16}, {kA}, Rec::P::inlineBytes, {0, 0, 0, 0}));
-  r.push_back(rec(O::COPY, 8, {0}, {kBytes}, {kHost, kC}));  // seq 18
   r.push_back(rec(O::BARRIER, 8, {0}));
-  r.push_back(rec(O::READ_BACK, 18, {}, {0}, {kHost}, Rec::P::blob, floatBytes(1.5f)));
+  r.push_back(rec(O::EVENT_DESTROY, 10));
+  r.push_back(rec(O::EVENT_POOL_DESTROY, 9));
   r.push_back(rec(O::LIST_DESTROY, 8));
   r.push_back(rec(O::KERNEL_DESTROY, 7));
   r.push_back(rec(O::MODULE_DESTROY, 6));
@@ -699,7 +705,7 @@ inline std::vector<Case> allCases(const std::vector<uint8_t>& kernels, const std
   replayHook("replay-hostData-target-copy", [](auto l) {
     auto r = record(l, O::HOST_DATA, 1);
     setValue(r, 0, 1);
-    r.setObject(18);
+    r.setObject(kCopySeq);
   });
   replayHook("replay-kernelArg-size-huge", [kHuge](auto l) { setValue(record(l, O::KERNEL_SET_ARGUMENT), 1, kHuge); });
   replayHook("replay-kernelArg-size-plus-1", [](auto l) { setValue(record(l, O::KERNEL_SET_ARGUMENT), 1, 9); });

@@ -114,6 +114,9 @@ readers::ReplayResult Session::run() {
 }
 
 void Session::perform(const ReplayRecord& r, size_t index) {
+  // An op this replayer does not know (a newer or damaged file) is never skipped.
+  if (static_cast<unsigned>(r.op) > static_cast<unsigned>(O::SCOPE_END))
+    throw ReplayError(setup_.where(r) + ": unknown op " + std::to_string(static_cast<unsigned>(r.op)));
   switch (r.op) {
     case O::DEVICE: return;  // mapped by prepare()
     case O::UNSUPPORTED:
