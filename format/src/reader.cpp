@@ -204,53 +204,23 @@ DecodedChunk CaptureReader::decode(const ChunkInfo& c) const {
     return open(kj::mv(out), c, where);
   }
   unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
-  if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != c.rawSize)
-    throw FormatError(where + "compressed frame declares " + std::to_string(declared) + " bytes, chunk header says " +
-                      std::to_string(c.rawSize));
+  if (declared != c.rawSize)
+    throw FormatError(where + "compressed frame declares " +
+                      (declared == ZSTD_CONTENTSIZE_UNKNOWN || declared == ZSTD_CONTENTSIZE_ERROR
+                           ? std::string("no size")
+                           : std::to_string(declared) + " bytes") +
+                      ", chunk header says " + std::to_string(c.rawSize));
+  // The declared size is allocated up front, in one piece: it is bounded by
+  // the stored size (headerProblem, and the record expansion above), and a
+  // payload that does not really decode to it fails before the untouched
+  // pages cost anything.
+  auto buffer = kj::heapArray<capnp::word>(words);
   // One decompression context per thread, reused: a context costs more to
   // set up than a small chunk costs to decompress.
   thread_local std::unique_ptr<ZSTD_DCtx, FreeDCtx> dctx(ZSTD_createDCtx());
-  if (!dctx) throw FormatError(where + "cannot make a zstd context");
-  ZSTD_DCtx_reset(dctx.get(), ZSTD_reset_session_only);
-  // The output grows as bytes really come out, up to the declared size: a
-  // header that claims more than its payload holds costs nothing. The first
-  // guess covers what record chunks expand to in one go.
-  size_t capacity = std::min<size_t>(c.rawSize, std::max<size_t>(size_t{1} << 20, size_t{c.storedSize} * 16));
-  auto buffer = kj::heapArray<capnp::word>(capacity / sizeof(capnp::word));
-  ZSTD_inBuffer in{stored.data(), stored.size(), 0};
-  size_t produced = 0;
-  for (;;) {
-    ZSTD_outBuffer out{buffer.begin(), buffer.size() * sizeof(capnp::word), produced};
-    size_t consumed = in.pos;
-    size_t r = ZSTD_decompressStream(dctx.get(), &out, &in);
-    if (ZSTD_isError(r)) throw FormatError(where + "cannot decompress: " + ZSTD_getErrorName(r));
-    if (out.pos == produced && in.pos == consumed && r != 0 && out.pos < out.size)
-      throw FormatError(where + "compressed payload makes no progress after " + std::to_string(produced) + " bytes");
-    produced = out.pos;
-    if (r == 0 && in.pos == in.size) break;  // the frame is complete and nothing follows
-    if (out.pos < out.size) {
-      if (in.pos == in.size)
-        throw FormatError(where + "compressed payload ends after " + std::to_string(produced) + " of " +
-                          std::to_string(c.rawSize) + " decoded bytes");
-      if (r == 0) throw FormatError(where + "bytes follow the compressed frame");
-      continue;
-    }
-    if (produced == c.rawSize) {
-      // Full: anything more the frame holds is past the declared size.
-      uint8_t probe;
-      ZSTD_outBuffer extra{&probe, 1, 0};
-      size_t more = ZSTD_decompressStream(dctx.get(), &extra, &in);
-      if (ZSTD_isError(more)) throw FormatError(where + "cannot decompress: " + ZSTD_getErrorName(more));
-      if (extra.pos != 0) throw FormatError(where + "decodes to more than the declared " + std::to_string(c.rawSize) + " bytes");
-      if (more != 0 || in.pos != in.size)
-        throw FormatError(where + "compressed frame does not end where the payload does");
-      break;
-    }
-    size_t grown = std::min<size_t>(c.rawSize, buffer.size() * sizeof(capnp::word) * 2);
-    auto bigger = kj::heapArray<capnp::word>(grown / sizeof(capnp::word));
-    std::memcpy(bigger.begin(), buffer.begin(), produced);
-    buffer = kj::mv(bigger);
-  }
+  size_t produced = dctx ? ZSTD_decompressDCtx(dctx.get(), buffer.begin(), c.rawSize, stored.data(), stored.size())
+                         : ZSTD_decompress(buffer.begin(), c.rawSize, stored.data(), stored.size());
+  if (ZSTD_isError(produced)) throw FormatError(where + "cannot decompress: " + ZSTD_getErrorName(produced));
   if (produced != c.rawSize)
     throw FormatError(where + "decodes to " + std::to_string(produced) + " bytes, the header says " +
                       std::to_string(c.rawSize));
