@@ -76,7 +76,7 @@ OpenedFile openChecked(const readers::FileReference& f, const std::vector<std::p
   std::string error;
   int raw = format::openRegularFile(path, st, error);
   if (raw < 0)
-    throw ReplayError(where + ": external file " + named + " cannot be read: " + error +
+    throw ReplayError(where + ": external file " + named + " cannot be opened: " + error +
                       " (give --remap OLD=NEW if it moved)");
   auto fd = std::make_shared<Fd>(raw);
   int64_t mtimeNs = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
