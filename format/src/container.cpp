@@ -16,6 +16,14 @@ void put64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 
 static_assert(std::endian::native == std::endian::little, "gtap files are little-endian");
 
+std::string chunkKindName(uint16_t kind) {
+  // As ChunkKind in capture.capnp names them.
+  static constexpr const char* kNames[] = {"invalid", "fileInfo", "definitions", "apiEvents", "blob",     "trailer",
+                                           "devices", "objects",  "deviceOps",   "memoryOps", "stacks", "replay"};
+  if (kind < sizeof kNames / sizeof kNames[0]) return kNames[kind];
+  return "kind " + std::to_string(kind);
+}
+
 void encodeChunkHeader(const ChunkHeader& h, uint8_t out[kChunkHeaderSize]) {
   put32(out, kChunkMagic);
   put16(out + 4, h.kind);

@@ -1,5 +1,7 @@
 #include "gtap/format/reader.h"
 
+#include "gtap/format/regular_file.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -28,11 +30,36 @@ std::string at(const std::string& name, uint64_t offset) {
 capnp::ReaderOptions optionsFor(size_t words) {
   capnp::ReaderOptions options;
   // Bounded by the chunk's own size, so a hostile message cannot make traversal
-  // (e.g. repeated far pointers to the same data) explode.
-  options.traversalLimitInWords = words * 4 + 1024;
+  // (repeated far pointers to the same data, lists of empty structs) explode;
+  // the factor leaves room for readers that get a field twice.
+  options.traversalLimitInWords = words * 4 + 64;
   options.nestingLimit = 16;
   return options;
 }
+
+// What is impossible about a chunk header, or "": sizes past the format's
+// limits or past what the codec can expand to, an unknown codec.
+std::string headerProblem(const ChunkInfo& c) {
+  auto sizes = [&] { return " (stored " + std::to_string(c.storedSize) + ", decoded " + std::to_string(c.rawSize) + ")"; };
+  if (c.codec != Codec::none && c.codec != Codec::zstd)
+    return "unknown codec " + std::to_string(static_cast<int>(c.codec));
+  if (c.storedSize > kMaxStoredSize)
+    return "stored size " + std::to_string(c.storedSize) + " exceeds the format's " + std::to_string(kMaxStoredSize);
+  if (c.rawSize > kMaxRawSize)
+    return "decoded size " + std::to_string(c.rawSize) + " exceeds the format's " + std::to_string(kMaxRawSize);
+  if (c.rawSize == 0 || c.rawSize % sizeof(capnp::word) != 0)
+    return "decoded size " + std::to_string(c.rawSize) + " is not a positive multiple of 8";
+  if (c.codec == Codec::none && c.storedSize != c.rawSize) return "an uncompressed chunk's sizes differ" + sizes();
+  if (c.codec == Codec::zstd && c.rawSize > uint64_t{c.storedSize} * kZstdMaxExpansion)
+    return "more than zstd can expand its stored bytes to" + sizes();
+  if (c.kind == static_cast<uint16_t>(schema::ChunkKind::BLOB) && c.rawSize > kMaxBlobPartSize + kBlobMessageOverhead)
+    return "a blob chunk larger than any blob part (" + std::to_string(kMaxBlobPartSize) + " bytes)" + sizes();
+  return {};
+}
+
+struct FreeDCtx {
+  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
 
 }  // namespace
 
@@ -43,13 +70,10 @@ DecodedChunk::DecodedChunk(kj::Array<capnp::word> words, const ChunkInfo& info)
 }
 
 CaptureReader::CaptureReader(const std::string& path) : name_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw FormatError(path + ": cannot open: " + std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw FormatError(path + ": not a regular file");
-  }
+  std::string error;
+  int fd = openRegularFile(path, st, error);
+  if (fd < 0) throw FormatError(path + ": cannot read as a capture: " + error);
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {
     mapping_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -116,16 +140,13 @@ void CaptureReader::scan() {
     c.storedSize = load<uint32_t>(h + 8);
     c.rawSize = load<uint32_t>(h + 12);
     uint64_t checksum = load<uint64_t>(h + 16);
-    if (c.storedSize > kMaxStoredSize || c.rawSize > kMaxRawSize ||
-        (c.codec != Codec::none && c.codec != Codec::zstd)) {
-      recovery_.stopReason = at(name_, off) + "chunk header out of range (stored " +
-                             std::to_string(c.storedSize) + ", raw " +
-                             std::to_string(c.rawSize) + ", codec " +
-                             std::to_string(static_cast<int>(c.codec)) + ")";
+    std::string bad = headerProblem(c);
+    if (!bad.empty()) {
+      recovery_.stopReason = at(name_, off) + chunkKindName(c.kind) + " chunk header out of range: " + bad;
       break;
     }
     if (c.storedSize > left - kChunkHeaderSize) {
-      recovery_.stopReason = at(name_, off) + "truncated: chunk declares " +
+      recovery_.stopReason = at(name_, off) + "truncated: " + chunkKindName(c.kind) + " chunk declares " +
                              std::to_string(c.storedSize) + " payload bytes, " +
                              std::to_string(left - kChunkHeaderSize) + " present";
       break;
@@ -133,8 +154,8 @@ void CaptureReader::scan() {
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
     // (A fuzzing build skips this so the fuzzer reaches the decoders.)
     if (chunkChecksum(h, h + kChunkHeaderSize, c.storedSize) != checksum) {
-      recovery_.stopReason = at(name_, off) + "checksum mismatch in chunk of kind " +
-                             std::to_string(c.kind);
+      recovery_.stopReason = at(name_, off) + "checksum mismatch in " + chunkKindName(c.kind) +
+                             " chunk (header or payload damaged)";
       break;
     }
 #else
@@ -165,37 +186,52 @@ std::span<const uint8_t> CaptureReader::storedBytes(const ChunkInfo& c) const {
 
 DecodedChunk CaptureReader::decode(const ChunkInfo& c) const {
   auto stored = storedBytes(c);
-  if (c.rawSize % sizeof(capnp::word) != 0 || c.rawSize == 0)
-    throw FormatError(at(name_, c.offset) + "chunk message size " + std::to_string(c.rawSize) +
-                      " is not a positive multiple of 8");
-  auto words = kj::heapArray<capnp::word>(c.rawSize / sizeof(capnp::word));
-  auto* out = reinterpret_cast<uint8_t*>(words.begin());
-  if (c.codec == Codec::zstd) {
-    unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
-    if (declared != c.rawSize)
-      throw FormatError(at(name_, c.offset) + "compressed frame declares " +
-                        std::to_string(declared) + " bytes, chunk header says " +
-                        std::to_string(c.rawSize));
-    // One decompression context per thread, reused: a context costs more to
-    // set up than a small chunk costs to decompress.
-    struct FreeDCtx {
-      void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
-    };
-    thread_local std::unique_ptr<ZSTD_DCtx, FreeDCtx> dctx(ZSTD_createDCtx());
-    size_t n = dctx ? ZSTD_decompressDCtx(dctx.get(), out, c.rawSize, stored.data(), stored.size())
-                    : ZSTD_decompress(out, c.rawSize, stored.data(), stored.size());
-    if (ZSTD_isError(n) || n != c.rawSize)
-      throw FormatError(at(name_, c.offset) + "cannot decompress chunk: " +
-                        (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short output"));
-  } else {
-    if (stored.size() != c.rawSize)
-      throw FormatError(at(name_, c.offset) + "uncompressed chunk sizes disagree");
-    std::memcpy(out, stored.data(), c.rawSize);
+  std::string where = at(name_, c.offset) + chunkKindName(c.kind) + " chunk: ";
+  // Chunks in the index passed headerProblem(); these hold for any ChunkInfo.
+  if (c.rawSize % sizeof(capnp::word) != 0 || c.rawSize == 0 || c.rawSize > kMaxRawSize)
+    throw FormatError(where + "decoded size " + std::to_string(c.rawSize) + " is not a positive multiple of 8 within " +
+                      std::to_string(kMaxRawSize));
+  if (c.codec == Codec::zstd && c.kind != static_cast<uint16_t>(schema::ChunkKind::BLOB) &&
+      c.rawSize > uint64_t{c.storedSize} * kMaxRecordExpansion)
+    throw FormatError(where + "declares " + std::to_string(c.rawSize) + " decoded bytes from " +
+                      std::to_string(c.storedSize) + " stored, more than " + std::to_string(kMaxRecordExpansion) +
+                      " times: no record chunk compresses that well");
+  size_t words = c.rawSize / sizeof(capnp::word);
+  if (c.codec != Codec::zstd) {
+    if (stored.size() != c.rawSize) throw FormatError(where + "uncompressed chunk sizes disagree");
+    auto out = kj::heapArray<capnp::word>(words);
+    std::memcpy(out.begin(), stored.data(), c.rawSize);
+    return open(kj::mv(out), c, where);
   }
+  unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
+  if (declared != c.rawSize)
+    throw FormatError(where + "compressed frame declares " +
+                      (declared == ZSTD_CONTENTSIZE_UNKNOWN || declared == ZSTD_CONTENTSIZE_ERROR
+                           ? std::string("no size")
+                           : std::to_string(declared) + " bytes") +
+                      ", chunk header says " + std::to_string(c.rawSize));
+  // The declared size is allocated up front, in one piece: it is bounded by
+  // the stored size (headerProblem, and the record expansion above), and a
+  // payload that does not really decode to it fails before the untouched
+  // pages cost anything.
+  auto buffer = kj::heapArray<capnp::word>(words);
+  // One decompression context per thread, reused: a context costs more to
+  // set up than a small chunk costs to decompress.
+  thread_local std::unique_ptr<ZSTD_DCtx, FreeDCtx> dctx(ZSTD_createDCtx());
+  size_t produced = dctx ? ZSTD_decompressDCtx(dctx.get(), buffer.begin(), c.rawSize, stored.data(), stored.size())
+                         : ZSTD_decompress(buffer.begin(), c.rawSize, stored.data(), stored.size());
+  if (ZSTD_isError(produced)) throw FormatError(where + "cannot decompress: " + ZSTD_getErrorName(produced));
+  if (produced != c.rawSize)
+    throw FormatError(where + "decodes to " + std::to_string(produced) + " bytes, the header says " +
+                      std::to_string(c.rawSize));
+  return open(kj::mv(buffer), c, where);
+}
+
+DecodedChunk CaptureReader::open(kj::Array<capnp::word> words, const ChunkInfo& c, const std::string& where) const {
   try {
     return DecodedChunk(kj::mv(words), c);
   } catch (const kj::Exception& e) {
-    throw FormatError(at(name_, c.offset) + "malformed message: " + e.getDescription().cStr());
+    throw FormatError(where + "malformed message: " + e.getDescription().cStr());
   }
 }
 

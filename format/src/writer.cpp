@@ -11,7 +11,6 @@
 namespace gtap::format {
 
 namespace {
-constexpr size_t kBlobPartSize = 32u << 20;
 constexpr int kZstdLevel = 1;
 }  // namespace
 
@@ -116,7 +115,7 @@ Hash128 CaptureWriter::writeBlob(const void* data, size_t size, const Hash128& h
   auto* bytes = static_cast<const uint8_t*>(data);
   size_t offset = 0;
   do {
-    size_t part = std::min(kBlobPartSize, size - offset);
+    size_t part = std::min<size_t>(kMaxBlobPartSize, size - offset);
     capnp::MallocMessageBuilder message;
     auto blob = message.initRoot<schema::Blob>();
     blob.setHashLow(hash.low);

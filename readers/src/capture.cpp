@@ -14,20 +14,8 @@ std::string at(const format::ChunkInfo& c) { return "chunk at offset " + std::to
 }  // namespace
 
 std::string kindName(uint16_t kind) {
-  switch (static_cast<schema::ChunkKind>(kind)) {
-    case schema::ChunkKind::FILE_INFO: return "fileInfo";
-    case schema::ChunkKind::DEFINITIONS: return "definitions";
-    case schema::ChunkKind::API_EVENTS: return "apiEvents";
-    case schema::ChunkKind::BLOB: return "blob";
-    case schema::ChunkKind::TRAILER: return "trailer";
-    case schema::ChunkKind::DEVICES: return "devices";
-    case schema::ChunkKind::OBJECTS: return "objects";
-    case schema::ChunkKind::DEVICE_OPS: return "deviceOps";
-    case schema::ChunkKind::MEMORY_OPS: return "memoryOps";
-    case schema::ChunkKind::STACKS: return "stacks";
-    case schema::ChunkKind::REPLAY: return "replay";
-    default: return "kind" + std::to_string(kind);
-  }
+  std::string name = format::chunkKindName(kind);
+  return name.rfind("kind ", 0) == 0 ? "kind" + std::to_string(kind) : name;
 }
 
 bool isErrorResult(schema::Api api, int64_t result) {
@@ -75,10 +63,15 @@ std::string Capture::label() const {
 
 void Capture::readMetadata() {
   const auto& chunks = reader_->chunks();
-  if (chunks.empty() || chunks.front().kind != static_cast<uint16_t>(schema::ChunkKind::FILE_INFO))
-    throw format::FormatError(path() + ": offset 16: expected the fileInfo chunk first" +
-                              (chunks.empty() ? std::string(" (the file holds no whole chunk)")
-                                              : ", found " + kindName(chunks.front().kind)));
+  // With no whole chunk the reason the walk stopped (a damaged first chunk,
+  // a cut) is the answer.
+  if (chunks.empty())
+    throw format::FormatError(reader_->recovery().stopReason.empty()
+                                  ? path() + ": offset 16: the file holds no chunk"
+                                  : reader_->recovery().stopReason + " (no whole chunk before it)");
+  if (chunks.front().kind != static_cast<uint16_t>(schema::ChunkKind::FILE_INFO))
+    throw format::FormatError(path() + ": offset 16: expected the fileInfo chunk first, found " +
+                              kindName(chunks.front().kind));
   for (const auto& c : chunks) {
     auto& s = kindStats_[c.kind];
     ++s.chunks;
@@ -120,6 +113,24 @@ void Capture::readMetadata() {
         trailer_.eventsDropped = t.getEventsDropped();
         trailer_.endHostNs = t.getEndHostNs();
         trailer_.closeReason = t.getCloseReason();
+        // The index is not used to find chunks (the walk does that), but an
+        // entry that disagrees with the file says the trailer is damaged.
+        uint64_t wrong = 0;
+        std::string firstWrong;
+        for (auto ref : t.getChunks()) {
+          auto it = std::lower_bound(chunks.begin(), chunks.end(), ref.getOffset(),
+                                     [](const format::ChunkInfo& x, uint64_t off) { return x.offset < off; });
+          if (it != chunks.end() && it->offset == ref.getOffset() && it->kind == ref.getKind() &&
+              it->storedSize == ref.getStoredSize())
+            continue;
+          if (!wrong++)
+            firstWrong = "offset " + std::to_string(ref.getOffset()) + ", " + kindName(ref.getKind()) + ", " +
+                         std::to_string(ref.getStoredSize()) + " bytes";
+        }
+        if (wrong)
+          notes_.push_back(path() + ": " + at(c) + ": trailer: " + std::to_string(wrong) + " of " +
+                           std::to_string(t.getChunks().size()) +
+                           " index entries name no chunk of the file (first: " + firstWrong + ")");
       }
     } catch (const format::FormatError& e) {
       notes_.push_back(e.what());
@@ -130,34 +141,28 @@ void Capture::readMetadata() {
   }
 }
 
-std::optional<std::vector<uint8_t>> Capture::blob(uint64_t hashLow, uint64_t hashHigh) const {
-  std::vector<uint8_t> bytes;
-  uint64_t have = 0, total = 0;
-  bool found = false;
-  for (const auto& c : reader_->chunks()) {
-    if (c.kind != static_cast<uint16_t>(schema::ChunkKind::BLOB)) continue;
-    try {
-      auto decoded = reader_->decode(c);
-      auto b = decoded.root<schema::Blob>();
-      if (b.getHashLow() != hashLow || b.getHashHigh() != hashHigh) continue;
-      auto data = b.getData();
-      if (!found) {
-        total = b.getTotalSize();
-        if (total > (uint64_t{4} << 30)) return std::nullopt;  // not a size this tool will hold
-        bytes.resize(total);
-        found = true;
-      }
-      if (b.getTotalSize() != total || b.getOffset() > total || data.size() > total - b.getOffset()) continue;
-      std::memcpy(bytes.data() + b.getOffset(), data.begin(), data.size());
-      have += data.size();
-    } catch (const format::FormatError& e) {
-      notes_.push_back(e.what());
-    } catch (const kj::Exception& e) {
-      notes_.push_back(path() + ": " + at(c) + ": malformed blob: " + e.getDescription().cStr());
-    }
-  }
-  if (!found || have < total) return std::nullopt;
+const format::BlobIndex& Capture::blobIndex() const {
+  if (!blobIndex_) blobIndex_ = format::indexBlobs(*reader_, notes_);
+  return *blobIndex_;
+}
+
+std::vector<uint8_t> Capture::checkedBlob(const format::Hash128& hash) const {
+  const auto& index = blobIndex();
+  auto it = index.find(hash);
+  if (it == index.end()) throw format::FormatError(path() + ": blob " + hash.hex() + " is not in the file");
+  auto bytes = format::assembleBlob(*reader_, hash, it->second, verifiedBlobs_.count(hash) != 0);
+  verifiedBlobs_.insert(hash);
   return bytes;
+}
+
+std::optional<std::vector<uint8_t>> Capture::blob(uint64_t hashLow, uint64_t hashHigh) const {
+  if (!blobIndex().count({hashLow, hashHigh})) return std::nullopt;
+  try {
+    return checkedBlob({hashLow, hashHigh});
+  } catch (const format::FormatError& e) {
+    notes_.push_back(e.what());
+    return std::nullopt;
+  }
 }
 
 uint64_t Capture::forEachCall(const std::function<void(const ApiCall&)>& visit) const {
@@ -189,6 +194,14 @@ uint64_t Capture::forEachCallBatch(const std::function<void(std::span<const ApiC
       const uint32_t thread = ev.getThread();
       const uint64_t firstIndex = ev.getFirstIndex();
       auto encoded = ev.getEncoded();
+      // Every event takes at least two bytes (two one-byte varints): a count
+      // beyond that is damage, refused before it sizes anything.
+      if (n > encoded.size() / 2) {
+        notes_.push_back(path() + ": " + at(c) + ": apiEvents: count " + std::to_string(n) + " but only " +
+                         std::to_string(encoded.size()) + " encoded bytes (at most " +
+                         std::to_string(encoded.size() / 2) + " events)");
+        continue;
+      }
       ThreadCursor& cur = cursors[thread];
       if (cur.seen && firstIndex != cur.nextIndex)
         notes_.push_back(path() + ": " + at(c) + ": thread " + std::to_string(thread) + " events " +

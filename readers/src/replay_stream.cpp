@@ -139,33 +139,12 @@ std::optional<size_t> ReplayStream::find(uint64_t seq) const {
 }
 
 std::optional<std::vector<uint8_t>> ReplayStream::blob(const Capture& capture, const format::Hash128& hash) const {
-  auto it = blobs.find(hash);
-  if (it == blobs.end() || it->second.empty()) return std::nullopt;
-  std::vector<uint8_t> bytes;
-  uint64_t total = 0, have = 0;
-  bool sized = false;
-  for (const BlobPart& part : it->second) {
-    try {
-      auto decoded = capture.reader().decode(part.chunk);
-      auto b = decoded.root<schema::Blob>();
-      auto data = b.getData();
-      if (!sized) {
-        total = b.getTotalSize();
-        if (total > (uint64_t{4} << 30)) return std::nullopt;  // not a size this tool will hold
-        bytes.resize(total);
-        sized = true;
-      }
-      if (b.getTotalSize() != total || b.getOffset() > total || data.size() > total - b.getOffset()) continue;
-      std::memcpy(bytes.data() + b.getOffset(), data.begin(), data.size());
-      have += data.size();
-    } catch (const format::FormatError&) {
-      return std::nullopt;
-    } catch (const kj::Exception&) {
-      return std::nullopt;
-    }
+  if (!blobs.count(hash)) return std::nullopt;
+  try {
+    return capture.checkedBlob(hash);
+  } catch (const format::FormatError&) {
+    return std::nullopt;
   }
-  if (have < total) return std::nullopt;
-  return bytes;
 }
 
 ReplayStream loadReplayStream(const Capture& capture) {
@@ -173,14 +152,9 @@ ReplayStream loadReplayStream(const Capture& capture) {
   const auto& reader = capture.reader();
   for (const auto& c : reader.chunks()) {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
-    if (kind != schema::ChunkKind::REPLAY && kind != schema::ChunkKind::BLOB) continue;
+    if (kind != schema::ChunkKind::REPLAY) continue;
     try {
       auto decoded = reader.decode(c);
-      if (kind == schema::ChunkKind::BLOB) {
-        auto b = decoded.root<schema::Blob>();
-        stream.blobs[{b.getHashLow(), b.getHashHigh()}].push_back({c, b.getOffset(), b.getData().size(), b.getTotalSize()});
-        continue;
-      }
       for (auto r : decoded.root<schema::Replay>().getRecords()) stream.records.push_back(recordOf(r));
     } catch (const format::FormatError& e) {
       stream.notes.push_back(e.what());
@@ -191,6 +165,7 @@ ReplayStream loadReplayStream(const Capture& capture) {
   }
   if (stream.records.empty())
     throw ReplayStreamError(capture.path() + " holds no replay stream: capture with --mode=replay");
+  stream.blobs = capture.blobIndex();
   // Threads race to the lock, so chunks may hold records out of order (a
   // single-threaded program's never do: no sort then).
   auto bySeq = [](const ReplayRecord& a, const ReplayRecord& b) { return a.seq < b.seq; };

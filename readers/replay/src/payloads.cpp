@@ -10,6 +10,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "gtap/format/regular_file.h"
 #include "gtap/readers/replayer.h"
 
 namespace gtap::replay {
@@ -71,17 +72,13 @@ OpenedFile openChecked(const readers::FileReference& f, const std::vector<std::p
   bool remapped = false;
   std::string path = remapPath(f.path, remaps, remapped);
   std::string named = remapped ? path + " (captured as " + f.path + ")" : path;
-  // Without blocking: a FIFO put where the file was would wait for a writer.
-  int raw = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  struct stat st {};
+  std::string error;
+  int raw = format::openRegularFile(path, st, error);
   if (raw < 0)
-    throw ReplayError(where + ": external file " + named + " cannot be opened: " + std::strerror(errno) +
+    throw ReplayError(where + ": external file " + named + " cannot be opened: " + error +
                       " (give --remap OLD=NEW if it moved)");
   auto fd = std::make_shared<Fd>(raw);
-  struct stat st {};
-  if (fstat(fd->get(), &st) != 0)
-    throw ReplayError(where + ": cannot stat external file " + named + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    throw ReplayError(where + ": external file " + named + " is not a regular file (the capture read a file)");
   int64_t mtimeNs = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   std::vector<std::string> differences;
   if (static_cast<uint64_t>(st.st_size) != f.fileSize)
@@ -167,10 +164,15 @@ void Payloads::resolve(const readers::Capture& capture, const readers::ReplayStr
       case readers::ReplayPayload::Kind::blob: {
         auto& cached = blobs[p.blob];
         if (!cached) {
-          auto bytes = stream.blob(capture, p.blob);
-          if (!bytes)
-            throw ReplayError(where + ": blob " + p.blob.hex() + " is not (whole) in the file");
-          cached = std::make_shared<const std::vector<uint8_t>>(std::move(*bytes));
+          // Checked against its hash before any use: a module whose bytes
+          // are not what was captured is never loaded.
+          if (!stream.blobs.count(p.blob))
+            throw ReplayError(where + ": blob " + p.blob.hex() + " is not in the file");
+          try {
+            cached = std::make_shared<const std::vector<uint8_t>>(capture.checkedBlob(p.blob));
+          } catch (const format::FormatError& e) {
+            throw ReplayError(where + ": " + e.what());
+          }
         }
         if (p.blobOffset > cached->size() || p.size > cached->size() - p.blobOffset)
           throw ReplayError(where + ": payload bytes " + std::to_string(p.blobOffset) + "+" + std::to_string(p.size) +

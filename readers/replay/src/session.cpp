@@ -1,7 +1,11 @@
 #include "session.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
+#include <optional>
+#include <tuple>
 
 namespace gtap::replay {
 
@@ -17,13 +21,20 @@ constexpr uint64_t kCleanupTimeoutNs = 10'000'000'000;
 
 uint64_t value(const ReplayRecord& r, size_t i) { return i < r.values.size() ? r.values[i] : 0; }
 
-// The bytes a copy region touches from its base address.
-uint64_t regionExtent(const ReplayRecord& r, size_t first) {
+// The bytes a copy region touches from its base address, or nullopt when a
+// field does not fit the 32 bits the driver takes or the extent overflows.
+std::optional<uint64_t> regionExtent(const ReplayRecord& r, size_t first) {
+  for (size_t i = first; i < first + 8; ++i)
+    if (value(r, i) > UINT32_MAX) return std::nullopt;
   uint64_t x = value(r, first), y = value(r, first + 1), z = value(r, first + 2);
   uint64_t w = value(r, first + 3), h = std::max<uint64_t>(value(r, first + 4), 1),
            d = std::max<uint64_t>(value(r, first + 5), 1);
   uint64_t pitch = value(r, first + 6), slice = value(r, first + 7);
-  return (z + d - 1) * slice + (y + h - 1) * pitch + x + w;
+  uint64_t depthBytes, rowBytes, extent;
+  if (__builtin_mul_overflow(z + d - 1, slice, &depthBytes) || __builtin_mul_overflow(y + h - 1, pitch, &rowBytes) ||
+      __builtin_add_overflow(depthBytes, rowBytes, &extent) || __builtin_add_overflow(extent, x + w, &extent))
+    return std::nullopt;
+  return extent;
 }
 
 }  // namespace
@@ -103,6 +114,9 @@ readers::ReplayResult Session::run() {
 }
 
 void Session::perform(const ReplayRecord& r, size_t index) {
+  // An op this replayer does not know (a newer or damaged file) is never skipped.
+  if (static_cast<unsigned>(r.op) > static_cast<unsigned>(O::SCOPE_END))
+    throw ReplayError(setup_.where(r) + ": unknown op " + std::to_string(static_cast<unsigned>(r.op)));
   switch (r.op) {
     case O::DEVICE: return;  // mapped by prepare()
     case O::UNSUPPORTED:
@@ -166,12 +180,13 @@ void Session::perform(const ReplayRecord& r, size_t index) {
       uint64_t size = value(r, 1);
       bool hasValue = value(r, 2) != 0;
       const Bytes& payload = setup_.payloads.of(index);
-      std::vector<uint8_t> bytes(size);
+      std::vector<uint8_t> bytes;
       if (hasValue) {
+        // Checked before anything is sized by it: the value's bytes are in the file.
         if (payload.size < size)
           throw ReplayError(setup_.where(r) + ": the argument is " + std::to_string(size) + " bytes, the payload " +
                             std::to_string(payload.size));
-        std::memcpy(bytes.data(), payload.data, size);
+        bytes.assign(payload.data, payload.data + size);
         // Pointers, also inside by-value structs: aligned 8-byte words that
         // fall inside a live captured allocation.
         for (size_t at = 0; at + 8 <= size; at += 8) {
@@ -266,8 +281,13 @@ void Session::perform(const ReplayRecord& r, size_t index) {
       break;
     case O::MEM_FREE: {
       const Live& a = objects_[r.object];
-      check(r, ze_.zeMemFree(static_cast<ze_context_handle_t>(objects_[a.context].handle), a.handle), "zeMemFree");
+      auto context = objects_.find(a.context);
+      if (context == objects_.end())
+        throw ReplayError(setup_.where(r) + ": allocation " + std::to_string(r.object) + "'s context " +
+                          std::to_string(a.context) + " is no longer live");
+      check(r, ze_.zeMemFree(static_cast<ze_context_handle_t>(context->second.handle), a.handle), "zeMemFree");
       addresses_.remove(a.capturedAddress);
+      liveAllocationBytes_ -= a.size;
       break;
     }
     case O::MODULE_DESTROY:
@@ -347,6 +367,7 @@ void Session::performCreate(const ReplayRecord& r, size_t index) {
       live.size = size;
       live.memoryKind = kind;
       addresses_.add(r.addresses[0], {size, static_cast<uint8_t*>(ptr), r.object});
+      liveAllocationBytes_ += size;
       break;
     }
     case O::MODULE_CREATE: {
@@ -489,17 +510,31 @@ void Session::performAppend(const ReplayRecord& r, size_t index) {
       auto waits = events(r, 1);
       if (r.addresses.size() < 2) throw ReplayError(setup_.where(r) + ": expected dst and src addresses");
       bool region = r.op == O::COPY_REGION;
-      uint64_t dstBytes = region ? regionExtent(r, 0) : value(r, 0);
-      uint64_t srcBytes = region ? regionExtent(r, 8) : value(r, 0);
-      CopyBuffers& buffers = copies_[r.seq];
+      auto dstExtent = region ? regionExtent(r, 0) : std::optional<uint64_t>(value(r, 0));
+      auto srcExtent = region ? regionExtent(r, 8) : std::optional<uint64_t>(value(r, 0));
+      if (!dstExtent || !srcExtent)
+        throw ReplayError(setup_.where(r) + ": a copy region field does not fit in 32 bits");
+      uint64_t dstBytes = *dstExtent, srcBytes = *srcExtent;
       uint8_t* dst = translate(r, r.addresses[0], dstBytes, "destination");
+      uint8_t* src = translate(r, r.addresses[1], srcBytes, "source");
+      const Bytes& whole = setup_.payloads.of(index);
+      // The replay's own buffers for ends outside every captured allocation
+      // are bounded by what the file holds (the payload) or what the replay
+      // already allocated for the program, never by a size field alone.
+      uint64_t stagingLimit = std::max<uint64_t>(whole.size, liveAllocationBytes_);
+      for (auto [end, bytes, name] : {std::tuple{dst, dstBytes, "destination"}, std::tuple{src, srcBytes, "source"}})
+        if (!end && bytes > stagingLimit)
+          throw ReplayError(setup_.where(r) + ": the copy's " + name + " of " + std::to_string(bytes) +
+                            " bytes lies outside every live captured allocation and exceeds both its payload (" +
+                            std::to_string(whole.size) + " bytes) and all live allocations together (" +
+                            std::to_string(liveAllocationBytes_) + " bytes)");
+      CopyBuffers& buffers = copies_[r.seq];
       if (!dst) {
         buffers.destination.assign(dstBytes, 0);
         dst = buffers.destination.data();
       }
       buffers.replayDestination = dst;
-      uint8_t* src = translate(r, r.addresses[1], srcBytes, "source");
-      const Bytes& whole = setup_.payloads.of(index);
+      buffers.destinationSize = dstBytes;
       if (!src && !region && whole.data && whole.size >= srcBytes) {
         // Ordinary host memory the payload holds whole: the device reads the
         // payload itself, which lives as long as the replay (no staging copy).
@@ -543,7 +578,7 @@ void Session::performAppend(const ReplayRecord& r, size_t index) {
       if (!dst)
         throw ReplayError(setup_.where(r) + ": the fill's destination is outside every live captured allocation");
       const Bytes& pattern = setup_.payloads.of(index);
-      if (!pattern.data) throw ReplayError(setup_.where(r) + ": the fill has no pattern payload");
+      if (!pattern.data || pattern.size == 0) throw ReplayError(setup_.where(r) + ": the fill has no pattern payload");
       check(r,
             ze_.zeCommandListAppendMemoryFill(list, dst, pattern.data, pattern.size, value(r, 0), signal,
                                               static_cast<uint32_t>(waits.size()), waits.data()),
@@ -613,6 +648,11 @@ void Session::performReadBack(const ReplayRecord& r, size_t index) {
                       ", which this replay has not performed");
   const Bytes& expected = setup_.payloads.of(index);
   uint64_t offset = value(r, 0);
+  uint64_t size = it->second.destinationSize;
+  if (offset > size || expected.size > size - offset)
+    throw ReplayError(setup_.where(r) + ": read-back bytes " + std::to_string(offset) + "+" +
+                      std::to_string(expected.size) + " lie outside copy seq " + std::to_string(r.object) + "'s " +
+                      std::to_string(size) + "-byte destination");
   const uint8_t* actual = it->second.replayDestination + offset;
   ++result_.readBacks;
   readers::ReadBackMismatch m{r.seq, r.object, 0, 0, expected.size};
@@ -705,6 +745,7 @@ void Session::cleanup() noexcept {
   }
   objects_.clear();
   addresses_.clear();
+  liveAllocationBytes_ = 0;
   copies_.clear();
 }
 

@@ -45,6 +45,7 @@ class Session {
     std::vector<uint8_t> source;       // filled from the payload or hostData target 1
     std::vector<uint8_t> destination;  // what the device wrote, for read-backs
     uint8_t* replayDestination = nullptr;  // where read-backs are compared
+    uint64_t destinationSize = 0;          // bytes there the copy wrote
   };
   // An event of gtap's own per context, to wait for immediate lists.
   struct SyncEvent {
@@ -74,6 +75,7 @@ class Session {
   const readers::ReplayCallbacks& callbacks_;
   std::map<uint64_t, Live> objects_;
   AddressMap addresses_;
+  uint64_t liveAllocationBytes_ = 0;  // sizes of the live captured allocations, summed
   std::map<uint64_t, CopyBuffers> copies_;  // by the copy record's seq
   std::map<uint64_t, SyncEvent> syncEvents_;  // by context id
   readers::ReplayResult result_;

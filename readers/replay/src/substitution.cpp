@@ -1,3 +1,4 @@
+#include "gtap/format/regular_file.h"
 #include "substitution.h"
 
 #include <fcntl.h>
@@ -33,25 +34,10 @@ struct Scratch {
 // Opens a --substitute file without blocking (a FIFO would wait for a
 // writer) and refuses anything but a regular file small enough to be a module.
 int openSubstituteFile(const std::string& path, const std::string& what, uint64_t& size) {
-  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) throw ReplayError(what + ": cannot open " + path + ": " + std::strerror(errno));
   struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    throw ReplayError(what + ": cannot stat " + path + ": " + std::strerror(err));
-  }
-  std::string kind = S_ISDIR(st.st_mode)    ? "a directory"
-                     : S_ISCHR(st.st_mode)  ? "a character device"
-                     : S_ISBLK(st.st_mode)  ? "a block device"
-                     : S_ISFIFO(st.st_mode) ? "a FIFO"
-                     : S_ISSOCK(st.st_mode) ? "a socket"
-                     : S_ISREG(st.st_mode)  ? ""
-                                            : "not a regular file";
-  if (!kind.empty()) {
-    close(fd);
-    throw ReplayError(what + ": " + path + " is " + kind + ", not a module binary");
-  }
+  std::string error;
+  int fd = format::openRegularFile(path, st, error);
+  if (fd < 0) throw ReplayError(what + ": " + path + ": " + error + "; a module binary is expected");
   if (static_cast<uint64_t>(st.st_size) > readers::kMaxSubstituteBytes) {
     close(fd);
     throw ReplayError(what + ": " + path + " holds " + std::to_string(st.st_size) +

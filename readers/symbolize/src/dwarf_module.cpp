@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "debug_file_search.h"
+#include "gtap/format/regular_file.h"
 
 namespace gtap::readers::symbolize {
 
@@ -41,7 +42,9 @@ int findDebugInfo(Dwfl_Module* module, void** userdata, const char* moduleName, 
     int length = dwfl_module_build_id(module, &bits, &noteAddress);
     if (length > 0) {
       std::string found = search->find(hexBuildId(bits, static_cast<size_t>(length)));
-      int fd = found.empty() ? -1 : ::open(found.c_str(), O_RDONLY | O_CLOEXEC);
+      struct stat st {};
+      std::string error;
+      int fd = found.empty() ? -1 : format::openRegularFile(found, st, error);
       if (fd >= 0) {
         std::free(*debugFileName);
         *debugFileName = strdup(found.c_str());
@@ -92,8 +95,16 @@ std::unique_ptr<DwarfModule> DwarfModule::open(const std::string& file,
     return nullptr;
   }
   dwfl_report_begin(dwfl);
+  // The path comes from a capture: a FIFO or device there is refused, not
+  // waited on. libdwfl takes the descriptor over.
+  struct stat st {};
+  int fd = format::openRegularFile(file, st, error);
+  if (fd < 0) {
+    dwfl_end(dwfl);
+    return nullptr;
+  }
   // Base 0 with p_vaddr added: module addresses are the ELF's own virtual addresses.
-  Dwfl_Module* module = dwfl_report_elf(dwfl, file.c_str(), file.c_str(), -1, 0, true);
+  Dwfl_Module* module = dwfl_report_elf(dwfl, file.c_str(), file.c_str(), fd, 0, true);
   dwfl_report_end(dwfl, nullptr, nullptr);
   if (module == nullptr) {
     error = dwfl_errmsg(-1);

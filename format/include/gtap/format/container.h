@@ -28,9 +28,26 @@ inline constexpr uint16_t kFormatMinor = 0;
 inline constexpr size_t kPreambleSize = 16;
 inline constexpr size_t kChunkHeaderSize = 24;
 inline constexpr size_t kFooterSize = 16;
-// Limits that keep a hostile file from making a reader allocate without bound.
+// Limits that keep a hostile file from making a reader allocate without bound
+// (docs/format.md, "What readers check").
 inline constexpr uint32_t kMaxStoredSize = 256u << 20;
-inline constexpr uint32_t kMaxRawSize = 1024u << 20;
+inline constexpr uint32_t kMaxRawSize = 1024u << 20;  // the writer refuses larger chunks
+// zstd's frame format: the densest block is an RLE block, 4 bytes standing
+// for at most 128 KiB, so no zstd payload decodes to more than 32768 times
+// its size. A header declaring more is damaged.
+inline constexpr uint64_t kZstdMaxExpansion = 32768;
+// The writer splits blobs into parts of at most this many bytes; a blob chunk
+// (the part and a few words of message) decodes to no more than this plus
+// kBlobMessageOverhead.
+inline constexpr uint32_t kMaxBlobPartSize = 32u << 20;
+inline constexpr uint32_t kBlobMessageOverhead = 4096;
+// Record chunks (every kind but blob) hold records that differ in times,
+// sequence numbers and addresses, and compress tens of times at most; a
+// decoded size beyond this many times the stored one is refused, so the
+// records a reader builds stay proportional to the file. Blob chunks hold
+// program bytes (a buffer of zeros compresses thousands of times) and are
+// bounded by kZstdMaxExpansion only.
+inline constexpr uint64_t kMaxRecordExpansion = 1024;
 
 enum class Codec : uint8_t { none = 0, zstd = 1 };
 
@@ -41,6 +58,10 @@ struct ChunkHeader {
   uint32_t rawSize = 0;
   uint64_t checksum = 0;
 };
+
+// "blob", "replay", ...: the chunk kind as the schema names it ("kind 42"
+// for one it does not know).
+std::string chunkKindName(uint16_t kind);
 
 void encodeChunkHeader(const ChunkHeader& header, uint8_t out[kChunkHeaderSize]);
 // Checksum over the header's first 16 bytes and the payload.

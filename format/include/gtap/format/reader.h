@@ -72,6 +72,7 @@ class CaptureReader {
 
  private:
   void scan();
+  DecodedChunk open(kj::Array<capnp::word> words, const ChunkInfo& chunk, const std::string& where) const;
 
   std::string name_;
   const uint8_t* data_ = nullptr;

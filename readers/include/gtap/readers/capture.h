@@ -9,8 +9,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
+#include "gtap/format/blobs.h"
 #include "gtap/format/reader.h"
 
 namespace gtap::readers {
@@ -93,9 +95,14 @@ class Capture {
   // "pid 123" or "rank 3 (pid 123)": how reports label this process.
   std::string label() const;
 
-  // The bytes of a stored blob (its parts put together), or nothing when the
-  // file does not hold all of it.
+  // The bytes of a stored blob (its parts put together and checked against
+  // its hash), or nothing when the file does not hold all of it or it is
+  // damaged; what was wrong is added to notes().
   std::optional<std::vector<uint8_t>> blob(uint64_t hashLow, uint64_t hashHigh) const;
+  // The same, throwing format::FormatError naming the blob and the chunk.
+  std::vector<uint8_t> checkedBlob(const format::Hash128& hash) const;
+  // Where every blob's parts are (made on first use, once).
+  const format::BlobIndex& blobIndex() const;
 
   // Streams every API call in the file in per-thread order (threads
   // interleaved by chunk). Calls still open at the end of the file are passed
@@ -115,6 +122,9 @@ class Capture {
   std::map<uint16_t, KindStats> kindStats_;
   TrailerInfo trailer_;
   mutable std::vector<std::string> notes_;
+  mutable std::optional<format::BlobIndex> blobIndex_;
+  // Blobs whose bytes were hashed and matched once: not hashed again.
+  mutable std::unordered_set<format::Hash128, format::Hash128Hasher> verifiedBlobs_;
 };
 
 // Whether a call's result is an error of its API: Level Zero's errors are

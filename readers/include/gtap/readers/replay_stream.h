@@ -53,30 +53,20 @@ struct ReplayRecord {
   int64_t hostNs = 0;
 };
 
-// One stored part of a blob: the chunk holding it and which bytes of the blob
-// it carries.
-struct BlobPart {
-  format::ChunkInfo chunk;
-  uint64_t blobOffset = 0;
-  uint64_t length = 0;
-  uint64_t totalSize = 0;  // of the whole blob
-  // The bytes of the file holding the part: its whole chunk, header included
-  // (compressed when chunk.codec says so).
-  uint64_t fileOffset() const { return chunk.offset; }
-  uint64_t fileLength() const { return format::kChunkHeaderSize + chunk.storedSize; }
-};
+using BlobPart = format::BlobPart;
 
 struct ReplayStream {
   std::vector<ReplayRecord> records;  // by seq
-  std::unordered_map<format::Hash128, std::vector<BlobPart>, format::Hash128Hasher> blobs;
+  format::BlobIndex blobs;
   bool complete = true;       // the file was closed cleanly: nothing after the last record was lost
   std::string cutDescription; // when not complete: where the file stops and why
   std::vector<std::string> notes;  // replay chunks that failed to decode
 
   // The index of the record with this seq, or nullopt.
   std::optional<size_t> find(uint64_t seq) const;
-  // The blob's bytes assembled from its parts (only those chunks are decoded),
-  // or nullopt when the file does not hold all of it.
+  // The blob's bytes assembled from its parts (only those chunks are decoded)
+  // and checked against its hash, or nullopt when the file does not hold all
+  // of it or it is damaged (Capture::checkedBlob says why).
   std::optional<std::vector<uint8_t>> blob(const Capture& capture, const format::Hash128& hash) const;
 };
 
