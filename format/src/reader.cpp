@@ -168,14 +168,20 @@ DecodedChunk CaptureReader::decode(const ChunkInfo& c) const {
   if (c.rawSize % sizeof(capnp::word) != 0 || c.rawSize == 0)
     throw FormatError(at(name_, c.offset) + "chunk message size " + std::to_string(c.rawSize) +
                       " is not a positive multiple of 8");
-  auto words = kj::heapArray<capnp::word>(c.rawSize / sizeof(capnp::word));
-  auto* out = reinterpret_cast<uint8_t*>(words.begin());
+  // The sizes are checked against the stored bytes before the message is
+  // allocated: a damaged header alone must not cost rawSize bytes.
   if (c.codec == Codec::zstd) {
     unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
     if (declared != c.rawSize)
       throw FormatError(at(name_, c.offset) + "compressed frame declares " +
                         std::to_string(declared) + " bytes, chunk header says " +
                         std::to_string(c.rawSize));
+  } else if (stored.size() != c.rawSize) {
+    throw FormatError(at(name_, c.offset) + "uncompressed chunk sizes disagree");
+  }
+  auto words = kj::heapArray<capnp::word>(c.rawSize / sizeof(capnp::word));
+  auto* out = reinterpret_cast<uint8_t*>(words.begin());
+  if (c.codec == Codec::zstd) {
     // One decompression context per thread, reused: a context costs more to
     // set up than a small chunk costs to decompress.
     struct FreeDCtx {
@@ -188,8 +194,6 @@ DecodedChunk CaptureReader::decode(const ChunkInfo& c) const {
       throw FormatError(at(name_, c.offset) + "cannot decompress chunk: " +
                         (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short output"));
   } else {
-    if (stored.size() != c.rawSize)
-      throw FormatError(at(name_, c.offset) + "uncompressed chunk sizes disagree");
     std::memcpy(out, stored.data(), c.rawSize);
   }
   try {
