@@ -141,6 +141,12 @@ std::optional<size_t> ReplayStream::find(uint64_t seq) const {
 std::optional<std::vector<uint8_t>> ReplayStream::blob(const Capture& capture, const format::Hash128& hash) const {
   auto it = blobs.find(hash);
   if (it == blobs.end() || it->second.empty()) return std::nullopt;
+  // The stored parts must be able to fill the blob before it is allocated: a
+  // damaged total size alone must not cost that many bytes.
+  uint64_t stored = 0;
+  for (const BlobPart& part : it->second)
+    if (part.totalSize == it->second.front().totalSize) stored += part.length;
+  if (stored < it->second.front().totalSize) return std::nullopt;
   std::vector<uint8_t> bytes;
   uint64_t total = 0, have = 0;
   bool sized = false;

@@ -87,7 +87,8 @@ inline void replayDump(std::span<const uint8_t> bytes) {
 // gtap replay up to the first call into a runtime: the stream read and
 // validated (cut streams, unsupported records, scopes) with every payload
 // resolved (blobs assembled, external files checked, read-backs included).
-inline void replayValidate(std::span<const uint8_t> bytes) {
+// Returns why the input was refused (empty when it would be replayed).
+inline std::string replayValidate(std::span<const uint8_t> bytes) {
   try {
     readers::Capture capture(bytes, "fuzz-input");
     readers::ReplayStream stream = readers::loadReplayStream(capture);
@@ -95,8 +96,10 @@ inline void replayValidate(std::span<const uint8_t> bytes) {
     options.verify = true;
     readers::Replayer replayer(capture, stream, options);
     replayer.validate();
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    return e.what();
   }
+  return {};
 }
 
 }  // namespace gtap::fuzz
