@@ -74,6 +74,6 @@ for t in "${targets[@]}"; do
   build-fuzz/bin/"$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
     -artifact_prefix=build-fuzz/findings/"$t"- -print_final_stats=1 "$corpus" "$from" \
     >build-fuzz/"$t".log 2>&1 || { tail -n 60 build-fuzz/"$t".log; exit 1; }
-  grep -E '^INFO: Loaded|^#[0-9]+ *(INITED|DONE)|stat::number_of_executed_units|stat::average_exec_per_sec' \
+  grep -E '^INFO: Loaded [0-9]+ modules|^#[0-9]+[[:space:]]+(INITED|DONE)|stat::number_of_executed_units|stat::average_exec_per_sec' \
     build-fuzz/"$t".log
 done
