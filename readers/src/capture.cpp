@@ -209,7 +209,9 @@ uint64_t Capture::forEachCallBatch(const std::function<void(std::span<const ApiC
       cur.seen = true;
       cur.nextIndex = firstIndex + n;
       batch.clear();
-      batch.reserve(n / 2 + 1);
+      // A call is two events of at least 2 and 3 encoded bytes: the declared
+      // count alone must not size the batch.
+      batch.reserve(std::min<size_t>(n / 2, encoded.size() / 5) + 1);
       uint32_t index = 0;
       std::string problem = format::decodeApiEvents(
           encoded.begin(), encoded.size(), n, ev.getBaseHostNs(), [&](const format::ApiEvent& e) {

@@ -10,6 +10,7 @@ namespace gtap::readers {
 
 struct Replayer::Impl {
   replay::ReplaySetup setup;
+  bool validated = false;
   bool prepared = false;
   replay::Session* current = nullptr;  // during run()
 };
@@ -25,7 +26,7 @@ Replayer::~Replayer() = default;
 
 const std::vector<std::string>& Replayer::warnings() const { return impl_->setup.warnings; }
 
-void Replayer::prepare() {
+void Replayer::validate() {
   auto& s = impl_->setup;
   const std::string& file = s.capture->path();
   if (!s.stream->complete)
@@ -49,6 +50,13 @@ void Replayer::prepare() {
                       (known.empty() ? std::string(" (it has no scopes)") : " (its scopes: " + known + ")"));
   }
   s.payloads.resolve(*s.capture, *s.stream, s.options.remaps, s.options.verify);
+  impl_->validated = true;
+}
+
+void Replayer::prepare() {
+  if (!impl_->validated) validate();
+  auto& s = impl_->setup;
+  const std::string& file = s.capture->path();
   try {
     s.ze = &replay::loadZeFunctions();
   } catch (const std::exception& e) {

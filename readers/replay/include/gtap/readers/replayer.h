@@ -3,7 +3,7 @@
 // addresses and payloads translated to this run's. Everything that can be
 // checked before device work (a cut stream, unsupported records, missing or
 // changed external files, devices, substituted modules) is checked in
-// prepare(); run() can then be repeated (bench), each run creating and
+// prepare(), the part that needs no runtime in validate(); run() can then be repeated (bench), each run creating and
 // destroying everything it uses.
 #pragma once
 
@@ -79,10 +79,13 @@ class Replayer {
   Replayer(const Replayer&) = delete;
   Replayer& operator=(const Replayer&) = delete;
 
-  // Refuses a cut stream or one with unsupported records, resolves every
-  // payload (blobs decompressed, external files checked and read), opens the
-  // loader, maps the captured devices and checks substitutions. Throws
-  // ReplayError. Call once, before run().
+  // What needs no runtime: refuses a cut stream, one with unsupported records
+  // or without a required scope, and resolves every payload (blobs
+  // decompressed, external files checked and read). Throws ReplayError.
+  void validate();
+  // validate() (when not called yet), then opens the loader, maps the
+  // captured devices and checks substitutions. Throws ReplayError. Call once,
+  // before run().
   void prepare();
   // What prepare() found worth saying that does not stop a replay (a device
   // whose name differs from the captured one).

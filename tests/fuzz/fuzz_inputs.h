@@ -1,0 +1,105 @@
+// What each fuzz target does with its input, shared with the regression tests
+// of the normal build (tests/unit/fuzz_regression_test.cpp), which feed the
+// inputs the fuzzers found through the same calls. Each function models a
+// command: an input may be refused with the exception the command reports,
+// and must do nothing worse.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <ostream>
+#include <span>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+#include "gtap/format/reader.h"
+#include "gtap/readers/api_stats.h"
+#include "gtap/readers/capture.h"
+#include "gtap/readers/executables.h"
+#include "gtap/readers/memory_stats.h"
+#include "gtap/readers/overview.h"
+#include "gtap/readers/replay_dump.h"
+#include "gtap/readers/replay_stream.h"
+#include "gtap/readers/replayer.h"
+#include "gtap/readers/timeline_builder.h"
+
+namespace gtap::fuzz {
+
+// The reports (info, api, kernels, memory, summary, executables): the
+// capture read, its calls, device work, overview, kernels, transfers,
+// allocations, timeline and code objects, then every chunk decoded.
+inline void captureReader(std::span<const uint8_t> bytes) {
+  try {
+    readers::Capture capture(bytes, "fuzz-input");
+    readers::summarizeApi({&capture});
+    // Device work, with hostile device clocks and object references.
+    std::vector<readers::LoadedCapture> loaded{{&capture, readers::loadDeviceWork(capture)}};
+    readers::overviewOf(loaded[0], 3);
+    readers::kernelRows(loaded, readers::KernelGrouping::shape, true);
+    readers::allocationRows(loaded, false);
+    readers::transferRows(loaded, false);
+    readers::buildTimeline(loaded);
+    std::vector<std::string> notes;
+    readers::executableRows(loaded, notes);  // blob reassembly and code-object parsing
+    for (const auto& chunk : capture.reader().chunks()) {
+      try {
+        auto decoded = capture.reader().decode(chunk);
+        if (chunk.kind == static_cast<uint16_t>(schema::ChunkKind::BLOB)) {
+          auto blob = decoded.root<schema::Blob>();
+          volatile size_t n = blob.getData().size();
+          (void)n;
+        }
+      } catch (const format::FormatError&) {
+      } catch (const kj::Exception&) {
+      }
+    }
+  } catch (const format::FormatError&) {
+  }
+}
+
+// Output formatted whole and thrown away.
+class Discard : public std::streambuf {
+ protected:
+  int overflow(int c) override { return c; }
+  std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
+};
+
+// gtap dump: opening the capture and reading its replay stream may refuse the
+// input; writing the records and the summary must not throw.
+inline void replayDump(std::span<const uint8_t> bytes) {
+  std::unique_ptr<readers::Capture> capture;
+  readers::ReplayStream stream;
+  try {
+    capture = std::make_unique<readers::Capture>(bytes, "fuzz-input");
+    stream = readers::loadReplayStream(*capture);
+  } catch (const std::exception&) {
+    return;
+  }
+  Discard sink;
+  std::ostream out(&sink);
+  readers::writeReplayDumpText(out, *capture, stream);
+  readers::writeReplayDumpJsonLines(out, *capture, stream);
+}
+
+// gtap replay up to the first call into a runtime: the stream read and
+// validated (cut streams, unsupported records, scopes) with every payload
+// resolved (blobs assembled, external files checked, read-backs included).
+// Returns why the input was refused (empty when it would be replayed).
+inline std::string replayValidate(std::span<const uint8_t> bytes) {
+  try {
+    readers::Capture capture(bytes, "fuzz-input");
+    readers::ReplayStream stream = readers::loadReplayStream(capture);
+    readers::ReplayOptions options;
+    options.verify = true;
+    readers::Replayer replayer(capture, stream, options);
+    replayer.validate();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace gtap::fuzz
