@@ -184,7 +184,10 @@ void resetHandSignal(int sig, siginfo_t* info, void* context) {
 }
 
 int programSigaction(int sig, const struct sigaction* act, struct sigaction* old) {
-  if (!watched(sig)) return __sigaction(sig, act, old);
+  // A vfork child shares the parent's memory but not its dispositions: what
+  // it sets (often the defaults, before exec) is its own and must not become
+  // the parent's view.
+  if (!watched(sig) || inVforkOrCloneChild()) return __sigaction(sig, act, old);
   DispositionLock lock;
   struct sigaction before = viewLocked(sig);
   if (act && setLocked(sig, *act) != 0) return -1;

@@ -185,6 +185,14 @@ TEST_F(SignalTest, ProgramSeesItsOwnDispositions) {
   EXPECT_NE(plain.out.find("SIGPIPE default"), std::string::npos) << plain.out;
 }
 
+// Dispositions a vfork child sets are its own: the parent's view, and what
+// ends the parent, stay as without gtap.
+TEST_F(SignalTest, VforkChildsDispositionsStayTheChilds) {
+  expectSameAndClosed({"vforkview"}, "vforkview");
+  auto plain = plainRun({"vforkview"});
+  EXPECT_NE(plain.out.find("SIGPIPE default"), std::string::npos) << plain.out;
+}
+
 // A handler with SA_RESETHAND runs once; the next delivery takes the default
 // action, and gtap still closes the file first.
 TEST_F(SignalTest, ResetHandlerRunsOnceThenTheDefaultEnds) { expectSameAndClosed({"resethand"}, "resethand"); }

@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -199,6 +200,28 @@ int view() {
   return 0;
 }
 
+// A vfork child sets its own dispositions before it leaves (as a spawn does
+// before exec); they are the child's, not the parent's.
+int vforkView() {
+  start();
+  call(1);
+  pid_t child = vfork();
+  if (child == 0) {
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGTERM, &handlerReturn);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  std::printf("SIGPIPE %s\n", describe(SIGPIPE));
+  std::printf("SIGTERM %s\n", describe(SIGTERM));
+  call(1);
+  report();
+  // Still the default here: the signal ends the parent.
+  raise(SIGPIPE);
+  return 0;
+}
+
 int resethand() {
   struct sigaction sa {};
   sa.sa_handler = &handlerReturn;
@@ -224,6 +247,7 @@ int main(int argc, char** argv) {
   if (mode == "ignored") return ignored();
   if (mode == "view") return view();
   if (mode == "resethand") return resethand();
+  if (mode == "vforkview") return vforkView();
   std::fprintf(stderr, "usage: ze_signals die SIGNAL HOW HANDLER | handled N | ignored | view | resethand\n");
   return 2;
 }
