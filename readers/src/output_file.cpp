@@ -17,6 +17,8 @@
 #include <streambuf>
 #include <vector>
 
+#include "gtap/format/regular_file.h"
+
 namespace gtap::readers {
 
 namespace {
@@ -84,15 +86,6 @@ void unregisterPending(int slot) {
   g_pending[slot].taken.store(false, std::memory_order_release);
 }
 
-std::string describeType(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
 // What may be written at `name` in `dirFd`: nothing there, or a regular file
 // when replacing is allowed. Returns 0, or the errno of a failed look.
 int checkEntry(int dirFd, const std::string& name, const std::string& target, bool replace) {
@@ -103,7 +96,7 @@ int checkEntry(int dirFd, const std::string& name, const std::string& target, bo
                                               "it points to, or a new name)");
   if (!S_ISREG(st.st_mode))
     throw OutputError(Kind::notRegular,
-                      target + " is " + describeType(st.st_mode) + "; gtap replaces only regular files");
+                      target + " is " + format::fileTypeName(st.st_mode) + "; gtap replaces only regular files");
   if (!replace) throw OutputError(Kind::exists, target + " exists");
   return 0;
 }
