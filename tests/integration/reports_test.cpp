@@ -151,6 +151,32 @@ TEST(Reports, CopyDirectionIsInJsonLinesAndSqlite) {
   EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM device_ops WHERE kind <> 'copy' AND direction IS NOT NULL"), 0);
 }
 
+// An IREE HAL copy_buffer between buffers whose memory gtap saw allocated
+// takes its direction from their memory types, with kernels alone as with
+// memory; copies between memory gtap did not see made stay device-to-device.
+TEST(Reports, HalCopyDirectionComesFromTheBuffersMemoryTypes) {
+  for (const char* mode : {"api,kernels", "api,kernels,memory"}) {
+    std::string dir = freshDirectory(std::string("reports-hal-direction-") + mode);
+    std::string file = dir + "/cap.gtap";
+    auto plain = runProcess({workload("hal_fixture"), "20", "1", "typed-copies"});
+    ASSERT_EQ(plain.exitCode, 0) << plain.err;
+    auto run = gtap({"run", "-m", mode, "-o", file, "--", workload("hal_fixture"), "20", "1", "typed-copies"});
+    ASSERT_EQ(run.exitCode, 0) << run.err;
+    EXPECT_EQ(run.out, plain.out);
+    auto jsonl = gtap({"export", "--format=jsonl", "-o", "-", file});
+    ASSERT_EQ(jsonl.exitCode, 0) << jsonl.err;
+    std::map<std::string, int> typed, untyped;
+    std::istringstream lines(jsonl.out);
+    for (std::string line; std::getline(lines, line);) {
+      auto j = nlohmann::json::parse(line);
+      if (j["type"] != "device" || !j.contains("operation") || j["operation"] != "copy_buffer") continue;
+      ++(j["bytes"] == 256 ? typed : untyped)[j["direction"]];
+    }
+    EXPECT_EQ(typed, (std::map<std::string, int>{{"device-to-host", 1}, {"host-to-device", 1}})) << mode;
+    EXPECT_EQ(untyped, (std::map<std::string, int>{{"device-to-device", 10}})) << mode;
+  }
+}
+
 // An HSA program under -m replay: one line on stderr while capturing, and
 // dump does not call the capture hermetic.
 TEST(Reports, ReplayOfAnHsaProgramSaysSoOnceAndIsNotHermetic) {
