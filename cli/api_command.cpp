@@ -5,6 +5,7 @@
 #include "gtap/readers/api_stats.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
+#include "recorded_hint.h"
 
 namespace gtap::cli {
 
@@ -40,6 +41,8 @@ int api(const ApiOptions& o) {
   if (format == readers::OutputFormat::text)
     std::cout << "\n" << summary.calls << " calls in " << opened.captures.size() << " file"
               << (opened.captures.size() == 1 ? "" : "s") << "\n";
+  if (format == readers::OutputFormat::text && summary.calls == 0)
+    std::cout << nothingFoundHint(opened.pointers(), format::kModeApi, "API calls") << "\n";
   return opened.failures ? 1 : 0;
 }
 

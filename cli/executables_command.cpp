@@ -6,6 +6,7 @@
 #include "gtap/readers/executables.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
+#include "recorded_hint.h"
 
 namespace gtap::cli {
 
@@ -53,7 +54,8 @@ int executables(const ExecutablesOptions& o) {
   }
   table.print(std::cout, format);
   if (format == readers::OutputFormat::text && rows.empty())
-    std::cout << "no executables recorded (mode kernels or memory records modules)\n";
+    std::cout << nothingFoundHint(opened.pointers(), format::kModeKernels | format::kModeMemory, "executables", true)
+              << "\n";
   return opened.failures ? 1 : 0;
 }
 

@@ -11,6 +11,7 @@
 #include "gtap/readers/stack_text.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
+#include "recorded_hint.h"
 
 namespace gtap::cli {
 
@@ -41,8 +42,12 @@ void explainOne(const readers::LoadedCapture& lc, const ExplainOptions& o, reade
       std::cout << "No device work was recorded: the " << p.halDispatches
                 << " IREE HAL dispatches recorded into command buffers carry no device times (those come from the "
                    "device runtime underneath, HSA or Level Zero, when the driver uses one).\n\n";
+    else if (!recorded(*lc.capture, format::kModeKernels))
+      std::cout << "No device work was recorded: the capture was recorded with mode " << recordedMode(*lc.capture)
+                << " (record it with --mode=" << recordedMode(*lc.capture) << ",kernels).\n\n";
     else
-      std::cout << "No device work was recorded (record it with --mode=api,kernels).\n\n";
+      std::cout << "No device work was found: the capture was recorded with mode " << recordedMode(*lc.capture)
+                << ", which records it, and the program ran none gtap could see.\n\n";
     return;
   }
   for (const auto& d : p.devices) {
@@ -108,7 +113,11 @@ void explainOne(const readers::LoadedCapture& lc, const ExplainOptions& o, reade
       std::vector<std::string> why;
       auto frames = readers::describeStack(lc.work, op.stack, symbolizer, &why);
       problems.insert(why.begin(), why.end());
-      if (frames.empty()) std::cout << "      (no stack: record one with --mode=...,stacks)\n";
+      if (frames.empty() && recorded(*lc.capture, format::kModeStacks))
+        std::cout << "      (no stack recorded for this launch)\n";
+      else if (frames.empty())
+        std::cout << "      (no stack: the capture was recorded with mode " << recordedMode(*lc.capture)
+                  << "; record stacks with --mode=" << recordedMode(*lc.capture) << ",stacks)\n";
       // The program's own frames matter; what runs main() does not.
       for (size_t f = 0; f < frames.size() && f < 8; ++f) {
         std::cout << "      " << frames[f] << "\n";

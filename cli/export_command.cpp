@@ -69,8 +69,9 @@ void writeJsonLines(const std::vector<readers::LoadedCapture>& loaded, std::ostr
           << ",\"index\":" << index << ",\"kind\":\"" << readers::opKindName(op.kind) << "\",\"name\":\"" << readers::jsonEscape(op.name)
           << "\",\"queue\":\"" << readers::jsonEscape(lc.work.queueName(op.queue)) << "\",\"groups\":["
           << op.groupCount[0] << "," << op.groupCount[1] << "," << op.groupCount[2] << "],\"group_size\":["
-          << op.groupSize[0] << "," << op.groupSize[1] << "," << op.groupSize[2] << "],\"bytes\":" << op.bytes
-          << ",\"submit_ns\":" << op.submitNs;
+          << op.groupSize[0] << "," << op.groupSize[1] << "," << op.groupSize[2] << "],\"bytes\":" << op.bytes;
+      if (op.kind == schema::DeviceOpKind::COPY) out << ",\"direction\":\"" << readers::directionName(op.direction) << "\"";
+      out << ",\"submit_ns\":" << op.submitNs;
       if (op.timed) out << ",\"start_ns\":" << op.startNs << ",\"end_ns\":" << op.endNs;
       else out << ",\"untimed\":\"" << readers::jsonEscape(op.note) << "\"";
       out << ",\"level\":\"" << levelName(op) << "\"";
@@ -102,7 +103,7 @@ CREATE TABLE device_ops(id INTEGER PRIMARY KEY, process_id INTEGER REFERENCES pr
                         group_size_x INTEGER, group_size_y INTEGER, group_size_z INTEGER, bytes INTEGER,
                         submit_ns INTEGER, start_ns INTEGER, end_ns INTEGER, level TEXT,
                         operation_id INTEGER REFERENCES strings, hal_dispatch_id INTEGER REFERENCES device_ops,
-                        hal_submission_id INTEGER REFERENCES device_ops);
+                        hal_submission_id INTEGER REFERENCES device_ops, direction TEXT);
 CREATE VIEW api_summary AS
   SELECT s.string AS function, COUNT(*) AS count, SUM(a.end_ns - a.begin_ns) AS total_ns
   FROM api_calls a JOIN strings s ON s.id = a.function_id GROUP BY a.function_id;
@@ -227,7 +228,7 @@ void writeSqlite(const std::vector<readers::LoadedCapture>& loaded, readers::Out
   auto* op = db.prepare(
       "INSERT INTO device_ops(process_id, kind, name_id, queue_id, groups_x, groups_y, groups_z, group_size_x, "
       "group_size_y, group_size_z, bytes, submit_ns, start_ns, end_ns, level, operation_id, id, hal_dispatch_id, "
-      "hal_submission_id) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "hal_submission_id, direction) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   int64_t processId = 0;
   int64_t opIds = 0;  // device_ops ids before this capture's
   for (const auto& lc : loaded) {
@@ -297,6 +298,8 @@ void writeSqlite(const std::vector<readers::LoadedCapture>& loaded, readers::Out
         db.bindNull(op, 18);
         db.bindNull(op, 19);
       }
+      if (o.kind == schema::DeviceOpKind::COPY) db.bind(op, 20, readers::directionName(o.direction));
+      else db.bindNull(op, 20);
       db.step(op);
     }
     opIds += static_cast<int64_t>(lc.work.ops.size());

@@ -6,6 +6,7 @@
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
+#include "recorded_hint.h"
 
 namespace gtap::cli {
 
@@ -83,7 +84,8 @@ int kernels(const KernelsOptions& o) {
     table.add(std::move(row));
   }
   table.print(std::cout, format);
-  if (format == readers::OutputFormat::text && rows.empty()) std::cout << "no kernel executions recorded (mode kernels?)\n";
+  if (format == readers::OutputFormat::text && rows.empty())
+    std::cout << nothingFoundHint(opened.pointers(), format::kModeKernels, "kernel executions") << "\n";
   return opened.failures ? 1 : 0;
 }
 

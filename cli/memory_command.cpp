@@ -5,6 +5,7 @@
 #include "gtap/readers/memory_stats.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
+#include "recorded_hint.h"
 
 namespace gtap::cli {
 
@@ -67,9 +68,11 @@ int memory(const MemoryOptions& o) {
   }
   if (text) {
     std::cout << "Allocations\n";
-    if (allocations.empty()) std::cout << "  none recorded (mode memory?)\n"; else a.print(std::cout, format);
+    if (allocations.empty()) std::cout << "  " << nothingFoundHint(opened.pointers(), format::kModeMemory, "allocations") << "\n";
+    else a.print(std::cout, format);
     std::cout << "\nTransfers\n";
-    if (transfers.empty()) std::cout << "  none recorded (mode kernels?)\n"; else t.print(std::cout, format);
+    if (transfers.empty()) std::cout << "  " << nothingFoundHint(opened.pointers(), format::kModeKernels, "transfers") << "\n";
+    else t.print(std::cout, format);
   } else if (format == readers::OutputFormat::jsonl) {
     a.print(std::cout, format);
     t.print(std::cout, format);

@@ -8,6 +8,7 @@
 #include "gtap/readers/overview.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
+#include "recorded_hint.h"
 
 namespace gtap::cli {
 
@@ -41,6 +42,7 @@ int summary(const SummaryOptions& o) {
                 << readers::jsonEscape(p.label) << "\",\"duration_ns\":" << (p.endNs - p.startNs)
                 << ",\"api_calls\":" << p.apiCalls << ",\"api_ns\":" << p.apiNs << ",\"threads\":" << p.threads
                 << ",\"allocations\":" << p.allocations << ",\"allocated_bytes\":" << p.allocatedBytes
+                << ",\"mode\":\"" << readers::jsonEscape(lc.capture->process().mode) << "\""
                 << ",\"closed_cleanly\":" << (p.closedCleanly ? "true" : "false")
                 << ",\"events_dropped\":" << p.eventsDropped << ",\"hal_dispatches\":" << p.halDispatches
                 << ",\"hal_submissions\":" << p.halSubmissions << ",\"hal_waits\":" << p.halWaits
@@ -63,6 +65,8 @@ int summary(const SummaryOptions& o) {
     std::cout << p.label << "  " << p.executable << "  (" << lc.capture->path() << ")\n";
     std::cout << "  ran          " << readers::formatNanoseconds(duration) << " from first to last record, "
               << p.threads << " thread" << (p.threads == 1 ? "" : "s") << "\n";
+    std::cout << "  recorded     mode " << (lc.capture->process().mode.empty() ? "api" : lc.capture->process().mode)
+              << "\n";
     std::cout << "  API calls    " << p.apiCalls << " (" << readers::formatNanoseconds(p.apiNs) << " inside them, "
               << percent(p.apiNs, duration) << " of the run)";
     if (p.failedCalls) std::cout << ", " << p.failedCalls << " returned an error";
@@ -74,6 +78,8 @@ int summary(const SummaryOptions& o) {
                 << " copies (" << readers::formatBytes(d.copyBytes) << "), " << d.fills << " fills, " << d.barriers
                 << " barriers\n";
     }
+    if (p.devices.empty() && !p.halDispatches && !p.halFills && !p.halCopies)
+      std::cout << "  device       " << nothingFoundHint({lc.capture}, format::kModeKernels, "device operations") << "\n";
     if (p.halDispatches || p.halFills || p.halCopies || p.halSubmissions || p.halWaits) {
       std::cout << "  IREE HAL     " << p.halDispatches << " dispatches recorded into command buffers, of "
                 << p.halExecutables << " executable" << (p.halExecutables == 1 ? "" : "s");

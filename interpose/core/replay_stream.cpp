@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "config.h"
 #include "functions.h"
+#include "log.h"
 #include "session.h"
 #include "signals.h"
 
@@ -173,6 +174,19 @@ void add(Record record) {
     s.records.push_back(marker(s.signalScopesSeen & 1, "signal", record.thread));
   }
   s.records.push_back(std::move(record));
+}
+
+void notReplayed(std::atomic<bool>& once, const char* reason) {
+  static std::atomic<bool> told{false};  // one line however many runtimes say it
+  if (!enabled() || once.exchange(true, std::memory_order_relaxed) || told.exchange(true)) return;
+  if (!config().quiet) logLine("--mode=replay: %s; the capture's replay stream holds no work to replay", reason);
+  Record r;
+  r.seq = nextSeq();
+  r.thread = currentThreadId();
+  r.op = schema::ReplayOp::UNSUPPORTED;
+  r.text = reason;
+  r.ticks = nowTicks();
+  add(std::move(r));
 }
 
 bool retract(uint64_t seq) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -62,6 +63,12 @@ uint64_t nextSeq();
 // Queues a record for the writer. Also writes the scope markers a signal asked
 // for since the last record.
 void add(Record record);
+
+// Work on a runtime replay does not run (HSA, the IREE HAL): the first time
+// any runtime says so, one unsupported record saying `reason` and one line on
+// stderr (unless GTAP_QUIET), so the user learns it while capturing. `once`
+// is the caller's: set, it spares the call.
+void notReplayed(std::atomic<bool>& once, const char* reason);
 
 // Removes a record not yet written (a call recorded before it was made, that
 // then failed). False when it was written already.

@@ -242,10 +242,16 @@ schema::MemoryKind memoryKind(uint32_t type) {
 }
 
 // The free of a buffer gtap saw allocated (a buffer's destroy, or a
-// queue_dealloca before it); nothing for one it did not.
+// queue_dealloca before it); nothing for one it did not. Buffers are known
+// with kernels too (their memory gives copies a direction), recorded as
+// allocations only with memory.
 void freeBufferLocked(Recorder& r, uint64_t address, const CallContext& call) {
   auto b = r.buffers.find(address);
   if (b == r.buffers.end()) return;
+  if (!recordMemory()) {
+    r.buffers.erase(b);
+    return;
+  }
   core::profile::MemoryRecord m;
   m.isFree = true;
   m.address = address;
@@ -255,6 +261,24 @@ void freeBufferLocked(Recorder& r, uint64_t address, const CallContext& call) {
   m.ticks = call.ticks;
   m.thread = threadIdOf(call.thread);
   r.out.memory.push_back(std::move(m));
+}
+
+// A copy between two buffers whose memory gtap saw: host or device memory at
+// either end gives the direction. Any other (a buffer gtap did not see made,
+// or memory local to neither) keeps the copy device-to-device: the device
+// runs it, between buffers it can reach.
+void copyDirectionLocked(const Recorder& r, OpRecord& op) {
+  if (op.kind != schema::DeviceOpKind::COPY || op.bindings.size() != 2) return;
+  auto side = [&](uint64_t buffer) {
+    auto b = r.buffers.find(buffer);
+    return b == r.buffers.end() ? schema::MemoryKind::UNKNOWN : b->second.first;
+  };
+  schema::MemoryKind from = side(op.bindings[0].buffer), to = side(op.bindings[1].buffer);
+  auto known = [](schema::MemoryKind k) { return k == schema::MemoryKind::HOST || k == schema::MemoryKind::DEVICE; };
+  if (!known(from) || !known(to)) return;
+  bool fromHost = from == schema::MemoryKind::HOST, toHost = to == schema::MemoryKind::HOST;
+  using D = schema::CopyDirection;
+  op.direction = fromHost ? (toHost ? D::HOST_TO_HOST : D::HOST_TO_DEVICE) : (toHost ? D::DEVICE_TO_HOST : D::DEVICE_TO_DEVICE);
 }
 
 constexpr const char* kQueueNote = "a HAL queue operation: no device times at this level";
@@ -352,6 +376,7 @@ void queueStart(Decoder decoder, const char* implementation, const SavedRegister
   readSemaphoreList(stack + 3, op->signals);
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mu);
+  copyDirectionLocked(r, *op);
   op->queue = objectLocked(r, r.devices, schema::ObjectKind::COMMAND_QUEUE, regs.rdi, implementation, call.ticks,
                            op->thread);
   if (decoder == Decoder::queueExecute && regs.rdx)
@@ -424,6 +449,7 @@ void callStart(Decoder decoder, const char* implementation, const SavedRegisters
   if (!onSemaphore) {
     Recorder& r = recorder();
     std::lock_guard<std::mutex> lock(r.mu);
+    copyDirectionLocked(r, *op);
     if (onDevice)
       op->queue = objectLocked(r, r.devices, schema::ObjectKind::COMMAND_QUEUE, regs.rdi, implementation, call.ticks,
                                op->thread);
@@ -710,7 +736,6 @@ void atCallStart(Decoder decoder, const char* implementation, const SavedRegiste
       return;
     }
     case Decoder::bufferDestroy: {
-      if (!recordMemory()) return;
       Recorder& r = recorder();
       std::lock_guard<std::mutex> lock(r.mu);
       freeBufferLocked(r, regs.rdi, call);
@@ -734,7 +759,7 @@ void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
     if (decoder == Decoder::queueAllocaOutR8 || decoder == Decoder::queueAllocaOutR9) {
       uint64_t buffer = out ? reinterpret_cast<uint64_t>(*out) : 0;
       op->bindings.push_back({buffer, 0, call.keep[1], 0});
-      if (buffer && recordMemory()) {
+      if (buffer) {
         core::profile::MemoryRecord m;
         m.address = buffer;
         m.size = call.keep[1];
@@ -742,9 +767,9 @@ void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
         m.ticks = call.ticks;
         m.thread = op->thread;
         r.buffers[m.address] = {m.kind, m.size};
-        r.out.memory.push_back(std::move(m));
+        if (recordMemory()) r.out.memory.push_back(std::move(m));
       }
-    } else if (decoder == Decoder::queueDealloca && recordMemory()) {
+    } else if (decoder == Decoder::queueDealloca) {
       freeBufferLocked(r, op->bindings[0].buffer, call);
     } else if (decoder == Decoder::importFile && out) {
       op->bindings.push_back({reinterpret_cast<uint64_t>(*out), 0, 0, 0});
@@ -787,7 +812,6 @@ void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
       return;
     }
     case Decoder::allocateBuffer: {
-      if (!recordMemory()) return;
       auto** out = reinterpret_cast<void**>(call.keep[2]);
       auto* params = reinterpret_cast<const uint8_t*>(call.keep[0]);
       if (!out || !*out) return;
@@ -800,7 +824,7 @@ void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
       m.thread = threadIdOf(call.thread);
       std::lock_guard<std::mutex> lock(r.mu);
       r.buffers[m.address] = {m.kind, m.size};
-      r.out.memory.push_back(std::move(m));
+      if (recordMemory()) r.out.memory.push_back(std::move(m));
       return;
     }
     default:

@@ -22,6 +22,7 @@
 #include "dlsym_hook.h"
 #include "functions.h"
 #include "log.h"
+#include "replay_stream.h"
 #include "session.h"
 
 namespace gtap::hal {
@@ -302,6 +303,9 @@ Decoder decoderFor(const char* interface, const SlotMethod& method) {
 
 extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot, void** returnSlot,
                                                                      const SavedRegisters* regs) {
+  static std::atomic<bool> told{false};
+  if (!told.load(std::memory_order_relaxed))
+    core::replay::notReplayed(told, "IREE HAL programs are not replayed (gtap replays Level Zero work)");
   // Any mode records something here: the call (api), the HAL operations
   // (kernels), buffers (memory).
   if (!core::g_recordApi && !core::recordKernels() && !core::recordMemory()) return slot->original;
@@ -587,8 +591,11 @@ void rescanIfLoaded() {
 struct Install {
   Install() {
     const core::Config& c = core::config();
-    // The HAL is recorded as calls (api), operations (kernels) and buffers (memory).
-    if (!c.enabled || !(c.mode & (format::kModeApi | format::kModeKernels | format::kModeMemory))) return;
+    // The HAL is recorded as calls (api), operations (kernels) and buffers
+    // (memory); with replay, hooked only to say its work is not replayed.
+    if (!c.enabled ||
+        !(c.mode & (format::kModeApi | format::kModeKernels | format::kModeMemory | format::kModeReplay)))
+      return;
     std::lock_guard<std::mutex> lock(g_scanMutex);
     unsigned long long loads = loadsSoFar();
     scan();

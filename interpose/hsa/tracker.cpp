@@ -309,15 +309,8 @@ void Tracker::runtimeLoaded() {
       if (d.gpu) m.sampleClockLocked(d);
   }
   if (recordKernels()) GTAP_HSA_CALL(hsa_amd_profiling_async_copy_enable, true);
-  if (core::replay::enabled()) {
-    core::replay::Record r;
-    r.seq = core::replay::nextSeq();
-    r.thread = core::currentThreadId();
-    r.op = schema::ReplayOp::UNSUPPORTED;
-    r.text = "HSA programs are not replayed (gtap replays Level Zero work)";
-    r.ticks = core::nowTicks();
-    core::replay::add(std::move(r));
-  }
+  static std::atomic<bool> told{false};
+  core::replay::notReplayed(told, "HSA programs are not replayed (gtap replays Level Zero work)");
 }
 
 void Tracker::runtimeUnloading() {

@@ -139,7 +139,12 @@ void writeReplayDumpText(std::ostream& out, const Capture& c, const ReplayStream
   out << "  scopes: " << (s.scopes.empty() ? std::string("none") : std::to_string(s.scopes.size())) << "\n";
   for (const auto& [name, sc] : s.scopes)
     out << "    " << name << ": " << sc.begins << " begin, " << sc.ends << " end\n";
-  out << "  hermetic: " << (s.hermetic() ? "yes" : "no (payloads read external files)") << "\n";
+  out << "  hermetic: ";
+  if (s.hermetic()) out << "yes\n";
+  else if (!s.unsupported.empty() && !s.externalFiles.empty())
+    out << "no (it holds work replay does not run, and payloads read external files)\n";
+  else if (!s.unsupported.empty()) out << "no (it holds work replay does not run)\n";
+  else out << "no (payloads read external files)\n";
   if (!s.externalFiles.empty()) out << "  external files:\n";
   for (const auto& f : s.externalFiles) out << "    " << describeFileIdentity(f) << "\n";
 }

@@ -1,5 +1,7 @@
 #include "gtap/readers/replay_stream.h"
 
+#include "gtap/format/modes.h"
+
 #include <kj/exception.h>
 
 #include <algorithm>
@@ -163,8 +165,17 @@ ReplayStream loadReplayStream(const Capture& capture) {
                              e.getDescription().cStr());
     }
   }
-  if (stream.records.empty())
-    throw ReplayStreamError(capture.path() + " holds no replay stream: capture with --mode=replay");
+  if (stream.records.empty()) {
+    // Suggest the mode only to a capture that was not recorded with it.
+    const std::string& mode = capture.process().mode.empty() ? std::string("api") : capture.process().mode;
+    uint32_t bits = 0;
+    std::string error;
+    if (format::parseModeList(mode, bits, error) && (bits & format::kModeReplay))
+      throw ReplayStreamError(capture.path() + " holds no replay stream although it was recorded with mode " + mode +
+                              ": the program made no Level Zero call gtap records for replay");
+    throw ReplayStreamError(capture.path() + " holds no replay stream: it was recorded with mode " + mode +
+                            " (capture with --mode=" + mode + ",replay)");
+  }
   stream.blobs = capture.blobIndex();
   // Threads race to the lock, so chunks may hold records out of order (a
   // single-threaded program's never do: no sort then).

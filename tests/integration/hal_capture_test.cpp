@@ -401,9 +401,25 @@ TEST(HalCapture, QueueWorkAndSemaphoresAreRecordedWithTheirObjects) {
       << summary.out;
 }
 
-// Against the real IREE runtime: enabled when GTAP_TEST_IREE_BUILD names a
-// runtime-only IREE build (its samples/hal/hello), skipped otherwise.
+// Against the real IREE runtime: enabled when gtap was configured with
+// GTAP_TEST_IREE_BUILD naming a runtime-only IREE build (its samples/hal/hello),
+// skipped, saying so, otherwise.
 class RealIree : public ::testing::TestWithParam<std::string> {};
+
+// The IREE build the tests were configured with; the environment's
+// GTAP_TEST_IREE_BUILD overrides it.
+std::string ireeBuild() {
+  if (const char* env = std::getenv("GTAP_TEST_IREE_BUILD"); env && *env) return env;
+#if defined(GTAP_TEST_IREE_BUILD_DIR)
+  return GTAP_TEST_IREE_BUILD_DIR;
+#else
+  return "";
+#endif
+}
+
+constexpr const char* kNoIreeBuild =
+    "no IREE build: configure gtap with -DGTAP_TEST_IREE_BUILD=DIR (a runtime-only IREE build) to run the "
+    "real-IREE tests";
 
 uint64_t countEndingWith(const std::map<std::string, ApiRow>& rows, const std::string& suffix) {
   uint64_t n = 0;
@@ -414,8 +430,8 @@ uint64_t countEndingWith(const std::map<std::string, ApiRow>& rows, const std::s
 }
 
 TEST_P(RealIree, HelloSampleIsCapturedOncePerCall) {
-  const char* root = std::getenv("GTAP_TEST_IREE_BUILD");
-  if (!root || !*root) GTEST_SKIP() << "GTAP_TEST_IREE_BUILD is not set (a runtime-only IREE build)";
+  std::string root = ireeBuild();
+  if (root.empty()) GTEST_SKIP() << kNoIreeBuild;
   std::string hello = std::string(root) + "/samples/hal/hello/hello";
   ASSERT_TRUE(std::filesystem::exists(hello)) << hello << " is missing from GTAP_TEST_IREE_BUILD";
   std::string dir = freshDirectory("hal-iree-" + GetParam());
@@ -486,8 +502,8 @@ std::map<std::string, nlohmann::json> kernelRows(const std::string& file) {
 // operation the program issues is recorded once, the dispatches by their
 // export name, and the program's output is unchanged.
 TEST_P(RealIree, DispatchesAreRecordedByExportName) {
-  const char* root = std::getenv("GTAP_TEST_IREE_BUILD");
-  if (!root || !*root) GTEST_SKIP() << "GTAP_TEST_IREE_BUILD is not set (a runtime-only IREE build)";
+  std::string root = ireeBuild();
+  if (root.empty()) GTEST_SKIP() << kNoIreeBuild;
   IreeDispatch iree = ireeDispatch();
   if (iree.program.empty()) GTEST_FAIL() << "configure gtap with GTAP_TEST_IREE_BUILD set to build iree_dispatch";
   std::string dir = freshDirectory("hal-iree-dispatch-" + GetParam());
@@ -534,8 +550,8 @@ TEST_P(RealIree, DispatchesAreRecordedByExportName) {
 // does), replayed by iree-run-replay under gtap: the replayed dispatches and
 // submissions are recorded once each, and the replay still succeeds.
 TEST_P(RealIree, IreeRunReplayOfIreesOwnRecording) {
-  const char* root = std::getenv("GTAP_TEST_IREE_BUILD");
-  if (!root || !*root) GTEST_SKIP() << "GTAP_TEST_IREE_BUILD is not set (a runtime-only IREE build)";
+  std::string root = ireeBuild();
+  if (root.empty()) GTEST_SKIP() << kNoIreeBuild;
   IreeDispatch iree = ireeDispatch();
   if (iree.program.empty()) GTEST_FAIL() << "configure gtap with GTAP_TEST_IREE_BUILD set to build iree_dispatch";
   std::string replayTool = std::string(root) + "/tools/iree-run-replay";

@@ -115,7 +115,9 @@ TEST(ReplayStream, NoReplayRecordsIsAClearError) {
     readers::loadReplayStream(c);
     FAIL() << "expected an error";
   } catch (const readers::ReplayStreamError& e) {
-    EXPECT_EQ(std::string(e.what()), path + " holds no replay stream: capture with --mode=replay");
+    EXPECT_EQ(std::string(e.what()), path +
+                                          " holds no replay stream although it was recorded with mode replay: the "
+                                          "program made no Level Zero call gtap records for replay");
   }
 }
 

@@ -9,7 +9,7 @@
  * copy_buffer swapped: no IREE version has that layout, so it must be left
  * alone (and say so).
  *
- *   hal_fixture [N=1000] [THREADS=1] [miscounted]
+ *   hal_fixture [N=1000] [THREADS=1] [miscounted|typed-copies]
  *
  * Each thread records N fills (plus one that fails with INVALID_ARGUMENT),
  * N/2 copies and one update into its own command buffer, prepares an
@@ -22,7 +22,10 @@
  * (256 bytes), updates (14) and copies (512) on a device (36 slots), then N
  * fills through the odd command buffer. With "miscounted", each thread also
  * prepares an executable whose export_count member disagrees with its
- * function_count and runs one dispatch through its dispatch_ptrs. Prints
+ * function_count and runs one dispatch through its dispatch_ptrs. With
+ * "typed-copies", each thread also allocates a host-local and a device-local
+ * buffer on the device's queue and records a copy_buffer of 256 bytes each
+ * way between them. Prints
  * per-thread totals and a checksum; the output is the same with and without
  * a tool watching. On stderr, thread 0's host time per fill and per dispatch
  * (benchmarks/compare reads them). */
@@ -578,6 +581,7 @@ __attribute__((noinline)) static command_buffer_t* create(const void* const* vta
 
 static uint32_t g_n = 1000;
 static int g_miscounted = 0;
+static int g_typed_copies = 0;
 static int g_failures = 0;
 
 /* Runs dispatches as IREE's newest local-task does: each export's function
@@ -765,6 +769,21 @@ static void* work(void* out) {
     ((dealloca_fn)device->resource.vtable[21])(device, ~0ull, none, none, buffer, 0);
     ((status_t(*)(device_t*, uint64_t))device->resource.vtable[30])(device, ~0ull);
   }
+  if (g_typed_copies) {
+    buffer_params_t host_params = {0, 0, 0x46 /* HOST_LOCAL | HOST_VISIBLE | DEVICE_VISIBLE */, ~0ull, 0};
+    buffer_params_t device_params = {0, 0, 0x30 /* DEVICE_LOCAL */, ~0ull, 0};
+    void* host = NULL;
+    void* on_device = NULL;
+    ((alloca_fn)device->resource.vtable[20])(device, ~0ull, none, none, NULL, host_params, 256, 0, &host);
+    ((alloca_fn)device->resource.vtable[20])(device, ~0ull, none, none, NULL, device_params, 256, 0, &on_device);
+    command_buffer_t* typed = create(iree_hal_fake_command_buffer_vtable);
+    buffer_ref_t host_ref = {0, 0, host, 0, 256}, device_ref = {0, 0, on_device, 0, 256};
+    CALL(typed, 12, copy_fn)(typed, host_ref, device_ref, 0);
+    CALL(typed, 12, copy_fn)(typed, device_ref, host_ref, 0);
+    CALL(typed, 0, destroy_fn)(typed);
+    ((dealloca_fn)device->resource.vtable[21])(device, ~0ull, none, none, host, 0);
+    ((dealloca_fn)device->resource.vtable[21])(device, ~0ull, none, none, on_device, 0);
+  }
   void* file = NULL;
   ((status_t(*)(device_t*, uint64_t, uint32_t, void*, uint64_t, void**))device->resource.vtable[16])(
       device, ~0ull, 1, (void*)label, 0, &file);
@@ -803,8 +822,9 @@ int main(int argc, char** argv) {
   if (argc > 1) g_n = (uint32_t)strtoul(argv[1], NULL, 10);
   int threads = argc > 2 ? atoi(argv[2]) : 1;
   g_miscounted = argc > 3 && !strcmp(argv[3], "miscounted");
-  if (g_n == 0 || threads < 1 || threads > 64 || (argc > 3 && !g_miscounted)) {
-    fprintf(stderr, "usage: %s [N>0] [THREADS 1..64] [miscounted]\n", argv[0]);
+  g_typed_copies = argc > 3 && !strcmp(argv[3], "typed-copies");
+  if (g_n == 0 || threads < 1 || threads > 64 || (argc > 3 && !g_miscounted && !g_typed_copies)) {
+    fprintf(stderr, "usage: %s [N>0] [THREADS 1..64] [miscounted|typed-copies]\n", argv[0]);
     return 64;
   }
   pthread_t ids[64];

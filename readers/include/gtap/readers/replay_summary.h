@@ -1,6 +1,7 @@
 // What a replay stream holds, in totals: records per op, objects made,
 // device operations, unsupported calls, scopes, and the external files it
-// needs (a stream that names none is hermetic: the capture file is enough).
+// needs (a stream that names none and holds nothing unsupported is hermetic:
+// the capture file is enough).
 #pragma once
 
 #include <cstdint>
@@ -31,7 +32,9 @@ struct ReplaySummary {
   std::map<std::string, Scope> scopes;
   uint64_t inlineBytes = 0, blobBytes = 0, fileBytes = 0;  // payload bytes by where they live
   std::vector<FileReference> externalFiles;  // one per distinct path and identity
-  bool hermetic() const { return externalFiles.empty(); }
+  // The capture alone is enough to run the stream again: no external file
+  // and nothing recorded that replay cannot run.
+  bool hermetic() const { return externalFiles.empty() && unsupported.empty(); }
 };
 
 ReplaySummary summarizeReplay(const Capture& capture, const ReplayStream& stream);
