@@ -33,29 +33,31 @@ Tracker& tracker() { return Tracker::get(); }
 // follows the macro, with `real`, the runtime's entry, and `call`) inside a
 // catch boundary; gtap's failure in the body leaves the program's call to
 // the runtime, made once (internal_error.h).
-#define GTAP_HSA_HOOK(name, params, args)                                                         \
-  static hsa_status_t body_##name(core::RealCall<decltype(&::name)>& real, Call& call, GTAP_UNPAREN params); \
-  hsa_status_t name params {                                                                      \
-    Call call(GTAP_HSA_ID(name));                                                                 \
-    core::RealCall<decltype(&::name)> real(GTAP_HSA_REAL(name));                                  \
-    hsa_status_t status;                                                                          \
-    try {                                                                                         \
-      status = body_##name(real, call, GTAP_UNPAREN args);                                        \
-    } GTAP_CATCH_INTERNAL {                                                                       \
-      status = real.recover("the HSA hook of " #name, GTAP_UNPAREN args);                         \
-    }                                                                                             \
-    return call.done(status);                                                                     \
-  }                                                                                               \
+#define GTAP_HSA_HOOK(name, params, args)                                                            \
+  static hsa_status_t body_##name(core::RealCall<decltype(&::name)>& real, Call& call,               \
+                                  GTAP_UNPAREN params);                                              \
+  hsa_status_t name params {                                                                         \
+    Call call(GTAP_HSA_ID(name));                                                                    \
+    core::RealCall<decltype(&::name)> real(GTAP_HSA_REAL(name));                                     \
+    hsa_status_t status;                                                                             \
+    try {                                                                                            \
+      status = body_##name(real, call, GTAP_UNPAREN args);                                           \
+    } GTAP_CATCH_INTERNAL {                                                                          \
+      status = real.recover("the HSA hook of " #name, GTAP_UNPAREN args);                            \
+    }                                                                                                \
+    return call.done(status);                                                                        \
+  }                                                                                                  \
   static hsa_status_t body_##name(core::RealCall<decltype(&::name)>& real, Call& call, GTAP_UNPAREN params)
 
 // --- queues ---
 
-GTAP_HSA_HOOK(hsa_queue_create, (hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
-                              void (*callback)(hsa_status_t, hsa_queue_t*, void*), void* data,
-                              uint32_t private_segment_size, uint32_t group_segment_size, hsa_queue_t** queue), (agent, size, type, callback, data, private_segment_size, group_segment_size, queue)) {
+GTAP_HSA_HOOK(hsa_queue_create,
+              (hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
+               void (*callback)(hsa_status_t, hsa_queue_t*, void*), void* data, uint32_t private_segment_size,
+               uint32_t group_segment_size, hsa_queue_t** queue),
+              (agent, size, type, callback, data, private_segment_size, group_segment_size, queue)) {
   if (!call.program())
-    return real(agent, size, type, callback, data, private_segment_size,
-                                                     group_segment_size, queue);
+    return real(agent, size, type, callback, data, private_segment_size, group_segment_size, queue);
   return tracker().createQueue(real, agent, size, type, callback, data, private_segment_size, group_segment_size,
                                queue, call.scope());
 }
@@ -78,8 +80,9 @@ GTAP_HSA_HOOK(hsa_amd_profiling_async_copy_enable, (bool enable), (enable)) {
   return real(enable);
 }
 
-GTAP_HSA_HOOK(hsa_amd_profiling_get_dispatch_time, (hsa_agent_t agent, hsa_signal_t signal,
-                                                 hsa_amd_profiling_dispatch_time_t* time), (agent, signal, time)) {
+GTAP_HSA_HOOK(hsa_amd_profiling_get_dispatch_time,
+              (hsa_agent_t agent, hsa_signal_t signal, hsa_amd_profiling_dispatch_time_t* time),
+              (agent, signal, time)) {
   uint64_t start = 0, end = 0;
   if (call.program() && time && tracker().programTimes(signal, false, start, end)) {
     time->start = start;
@@ -89,7 +92,9 @@ GTAP_HSA_HOOK(hsa_amd_profiling_get_dispatch_time, (hsa_agent_t agent, hsa_signa
   return real(agent, signal, time);
 }
 
-GTAP_HSA_HOOK(hsa_amd_profiling_get_async_copy_time, (hsa_signal_t signal, hsa_amd_profiling_async_copy_time_t* time), (signal, time)) {
+GTAP_HSA_HOOK(hsa_amd_profiling_get_async_copy_time,
+              (hsa_signal_t signal, hsa_amd_profiling_async_copy_time_t* time),
+              (signal, time)) {
   uint64_t start = 0, end = 0;
   if (call.program() && time && tracker().programTimes(signal, true, start, end)) {
     time->start = start;
@@ -106,14 +111,17 @@ GTAP_HSA_HOOK(hsa_signal_destroy, (hsa_signal_t signal), (signal)) {
 
 // --- code objects and executables ---
 
-GTAP_HSA_HOOK(hsa_code_object_reader_create_from_memory, (const void* code_object, size_t size,
-                                                       hsa_code_object_reader_t* reader), (code_object, size, reader)) {
+GTAP_HSA_HOOK(hsa_code_object_reader_create_from_memory,
+              (const void* code_object, size_t size, hsa_code_object_reader_t* reader),
+              (code_object, size, reader)) {
   hsa_status_t s = real(code_object, size, reader);
   if (s == HSA_STATUS_SUCCESS && call.program() && reader) tracker().readerFromMemory(*reader, code_object, size);
   return s;
 }
 
-GTAP_HSA_HOOK(hsa_code_object_reader_create_from_file, (hsa_file_t file, hsa_code_object_reader_t* reader), (file, reader)) {
+GTAP_HSA_HOOK(hsa_code_object_reader_create_from_file,
+              (hsa_file_t file, hsa_code_object_reader_t* reader),
+              (file, reader)) {
   hsa_status_t s = real(file, reader);
   if (s == HSA_STATUS_SUCCESS && call.program() && reader) tracker().readerFromFile(*reader, file);
   return s;
@@ -125,23 +133,28 @@ GTAP_HSA_HOOK(hsa_code_object_reader_destroy, (hsa_code_object_reader_t reader),
   return s;
 }
 
-GTAP_HSA_HOOK(hsa_executable_create, (hsa_profile_t profile, hsa_executable_state_t state, const char* options,
-                                   hsa_executable_t* executable), (profile, state, options, executable)) {
+GTAP_HSA_HOOK(hsa_executable_create,
+              (hsa_profile_t profile, hsa_executable_state_t state, const char* options,
+               hsa_executable_t* executable),
+              (profile, state, options, executable)) {
   hsa_status_t s = real(profile, state, options, executable);
   if (s == HSA_STATUS_SUCCESS && call.program() && executable) tracker().executableCreated(*executable, call.scope());
   return s;
 }
 
-GTAP_HSA_HOOK(hsa_executable_create_alt, (hsa_profile_t profile, hsa_default_float_rounding_mode_t rounding,
-                                       const char* options, hsa_executable_t* executable), (profile, rounding, options, executable)) {
+GTAP_HSA_HOOK(hsa_executable_create_alt,
+              (hsa_profile_t profile, hsa_default_float_rounding_mode_t rounding, const char* options,
+               hsa_executable_t* executable),
+              (profile, rounding, options, executable)) {
   hsa_status_t s = real(profile, rounding, options, executable);
   if (s == HSA_STATUS_SUCCESS && call.program() && executable) tracker().executableCreated(*executable, call.scope());
   return s;
 }
 
-GTAP_HSA_HOOK(hsa_executable_load_agent_code_object, (hsa_executable_t executable, hsa_agent_t agent,
-                                                   hsa_code_object_reader_t reader, const char* options,
-                                                   hsa_loaded_code_object_t* loaded), (executable, agent, reader, options, loaded)) {
+GTAP_HSA_HOOK(hsa_executable_load_agent_code_object,
+              (hsa_executable_t executable, hsa_agent_t agent, hsa_code_object_reader_t reader, const char* options,
+               hsa_loaded_code_object_t* loaded),
+              (executable, agent, reader, options, loaded)) {
   hsa_status_t s = real(executable, agent, reader, options, loaded);
   if (s == HSA_STATUS_SUCCESS && call.program()) tracker().codeObjectLoaded(executable, agent, reader, call.scope());
   return s;
@@ -161,7 +174,9 @@ GTAP_HSA_HOOK(hsa_executable_destroy, (hsa_executable_t executable), (executable
 
 // --- memory ---
 
-GTAP_HSA_HOOK(hsa_amd_memory_pool_allocate, (hsa_amd_memory_pool_t pool, size_t size, uint32_t flags, void** ptr), (pool, size, flags, ptr)) {
+GTAP_HSA_HOOK(hsa_amd_memory_pool_allocate,
+              (hsa_amd_memory_pool_t pool, size_t size, uint32_t flags, void** ptr),
+              (pool, size, flags, ptr)) {
   hsa_status_t s = real(pool, size, flags, ptr);
   if (s == HSA_STATUS_SUCCESS && call.program() && ptr) tracker().allocatedFromPool(pool.handle, *ptr, size, call.scope());
   return s;
@@ -183,15 +198,19 @@ GTAP_HSA_HOOK(hsa_memory_free, (void* ptr), (ptr)) {
   return real(ptr);
 }
 
-GTAP_HSA_HOOK(hsa_amd_memory_lock, (void* host_ptr, size_t size, hsa_agent_t* agents, int num_agent, void** agent_ptr), (host_ptr, size, agents, num_agent, agent_ptr)) {
+GTAP_HSA_HOOK(hsa_amd_memory_lock,
+              (void* host_ptr, size_t size, hsa_agent_t* agents, int num_agent, void** agent_ptr),
+              (host_ptr, size, agents, num_agent, agent_ptr)) {
   hsa_status_t s = real(host_ptr, size, agents, num_agent, agent_ptr);
   if (s == HSA_STATUS_SUCCESS && call.program())
     tracker().locked(host_ptr, size, agent_ptr ? *agent_ptr : nullptr, call.scope());
   return s;
 }
 
-GTAP_HSA_HOOK(hsa_amd_memory_lock_to_pool, (void* host_ptr, size_t size, hsa_agent_t* agents, int num_agent,
-                                         hsa_amd_memory_pool_t pool, uint32_t flags, void** agent_ptr), (host_ptr, size, agents, num_agent, pool, flags, agent_ptr)) {
+GTAP_HSA_HOOK(hsa_amd_memory_lock_to_pool,
+              (void* host_ptr, size_t size, hsa_agent_t* agents, int num_agent, hsa_amd_memory_pool_t pool,
+               uint32_t flags, void** agent_ptr),
+              (host_ptr, size, agents, num_agent, pool, flags, agent_ptr)) {
   hsa_status_t s = real(host_ptr, size, agents, num_agent, pool, flags, agent_ptr);
   if (s == HSA_STATUS_SUCCESS && call.program())
     tracker().locked(host_ptr, size, agent_ptr ? *agent_ptr : nullptr, call.scope());
@@ -205,15 +224,15 @@ GTAP_HSA_HOOK(hsa_amd_memory_unlock, (void* host_ptr), (host_ptr)) {
 
 // --- copies ---
 
-GTAP_HSA_HOOK(hsa_amd_memory_async_copy, (void* dst, hsa_agent_t dst_agent, const void* src, hsa_agent_t src_agent,
-                                       size_t size, uint32_t num_dep_signals, const hsa_signal_t* dep_signals,
-                                       hsa_signal_t completion_signal), (dst, dst_agent, src, src_agent, size, num_dep_signals, dep_signals, completion_signal)) {
+GTAP_HSA_HOOK(hsa_amd_memory_async_copy,
+              (void* dst, hsa_agent_t dst_agent, const void* src, hsa_agent_t src_agent, size_t size,
+               uint32_t num_dep_signals, const hsa_signal_t* dep_signals, hsa_signal_t completion_signal),
+              (dst, dst_agent, src, src_agent, size, num_dep_signals, dep_signals, completion_signal)) {
   void* token = nullptr;
   hsa_signal_t signal = completion_signal;
   if (call.program())
     signal = tracker().asyncCopyStarting(completion_signal, dst, dst_agent, src, src_agent, size, call.scope(), token);
-  hsa_status_t s = real(dst, dst_agent, src, src_agent, size, num_dep_signals,
-                                                            dep_signals, signal);
+  hsa_status_t s = real(dst, dst_agent, src, src_agent, size, num_dep_signals, dep_signals, signal);
   if (s != HSA_STATUS_SUCCESS) tracker().asyncCopyFailed(token);
   return s;
 }
