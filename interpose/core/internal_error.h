@@ -75,7 +75,7 @@ class RealCall<R (*)(A...)> {
  private:
   enum : uint8_t { kNotCalled, kInside, kReturned };
   Fn fn_;
-  R result_{};
+  R result_;  // read only once returned
   uint8_t state_ = kNotCalled;
 };
 
