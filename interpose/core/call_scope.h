@@ -6,6 +6,7 @@
 #pragma once
 
 #include "clock.h"
+#include "internal_error.h"
 #include "session.h"
 
 namespace gtap::core {
@@ -32,8 +33,11 @@ class CallScope {
   uint64_t beginIndex() const { return beginIndex_; }
   uint16_t function() const { return function_; }
   // True when this call was made by the runtime (or gtap) from inside another
-  // intercepted call, not by the program.
-  bool nested() const { return (saved_ & (guard_ | kGuardGtap)) != 0; }
+  // intercepted call, not by the program; and for every call once recording
+  // stopped after an internal error, so hooks leave it to the runtime alone.
+  bool nested() const {
+    return (saved_ & (guard_ | kGuardGtap)) != 0 || (!thread_ && stoppedAfterInternalError());
+  }
 
  private:
   ThreadState* thread_;

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "internal_error.h"
+
 extern "C" {
 // Read by the trampoline (dlsym_trampoline_x86_64.S).
 __attribute__((visibility("hidden"))) void* gtap_real_dlsym = nullptr;
@@ -75,9 +77,28 @@ void* realDlsym(void* handle, const char* name) {
 
 }  // namespace gtap::core
 
+namespace gtap::core {
+namespace {
+void* substitute(void* handle, const char* name, void* caller);
+}  // namespace
+}  // namespace gtap::core
+
+// Called from the dlsym trampoline, which nothing may unwind through: on a
+// failure of gtap's the program's dlsym gets the real answer.
 extern "C" void* gtap_dlsym_substitute(void* handle, const char* name, void* caller) {
   using namespace gtap::core;
   resolveRealDlsym();
+  try {
+    return substitute(handle, name, caller);
+  } GTAP_CATCH_INTERNAL {
+    stopAfterInternalError("gtap's dlsym");
+    return nullptr;
+  }
+}
+
+namespace gtap::core {
+namespace {
+void* substitute(void* handle, const char* name, void* caller) {
   if (auto watcher = g_loadWatcher.load(std::memory_order_acquire)) watcher();
   if (!name || handle == RTLD_DEFAULT || handle == RTLD_NEXT) return nullptr;
   int n = g_providerCount.load(std::memory_order_acquire);
@@ -96,3 +117,5 @@ extern "C" void* gtap_dlsym_substitute(void* handle, const char* name, void* cal
   }
   return nullptr;
 }
+}  // namespace
+}  // namespace gtap::core

@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "dlsym_hook.h"
+#include "internal_error.h"
 #include "session.h"
 #include "signals.h"
 
@@ -19,10 +20,16 @@ namespace {
 
 pthread_key_t g_threadKey;
 
+// An atexit handler and a destructor: an exception leaving either would end
+// the program with std::terminate.
 void flushAtExit() {
-  beginExit();
-  runExitWork();
-  flushSession();
+  try {
+    beginExit();
+    runExitWork();
+    flushSession();
+  } GTAP_CATCH_INTERNAL {
+    stopAfterInternalError("the work gtap does at exit");
+  }
 }
 
 void onThreadExit(void* state) { markThreadExited(static_cast<ThreadState*>(state)); }
@@ -44,7 +51,13 @@ __attribute__((constructor(101))) void gtapLoad() {
 
 // Runs after the program's own static destructors (libgtap is initialised
 // before the program), so calls they make are still recorded.
-__attribute__((destructor(101))) void gtapUnload() { finishSession("exit"); }
+__attribute__((destructor(101))) void gtapUnload() {
+  try {
+    finishSession("exit");
+  } GTAP_CATCH_INTERNAL {
+    stopAfterInternalError("closing the capture at exit");
+  }
+}
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <new>
 
 #include "capnp/message.h"
 #include "chunk_producer.h"
@@ -23,6 +24,7 @@
 #include "functions.h"
 #include "gtap/format/api_events.h"
 #include "gtap/format/writer.h"
+#include "internal_error.h"
 #include "log.h"
 #include "output_path.h"
 #include "stack_table.h"
@@ -192,7 +194,11 @@ struct Session {
     char name[64] = {};
     pthread_getname_np(pthread_self(), name, sizeof name);
     t->name = name;
-    t->nextBlock();  // sets head before the writer can see the state
+    // Sets head before the writer can see the state.
+    if (!t->nextBlock()) {
+      delete t;
+      throw std::bad_alloc();
+    }
     std::lock_guard<std::mutex> lock(registryMutex);
     t->id = nextThreadId++;
     threads.push_back(t);
@@ -347,6 +353,7 @@ struct Session {
   }
 
   void drain() {
+    testThrowPoint(TestSite::writer);
     ticks.sample();
     std::vector<ThreadState*> snapshot;
     {
@@ -461,10 +468,11 @@ struct Session {
     if (execRequests.load() != asked) kick();  // serve the newer exec at once
   }
 
-  void stopAfterException(const char* what) {
-    if (recording.exchange(false))
-      logLine("internal error while writing %s (%s); capture stops here, calls pass through to the runtime",
-              file->path().c_str(), what);
+  // In the writer's catch block: nothing more is written (the file keeps
+  // what was, without a trailer).
+  void stopAfterException() {
+    recording.store(false);
+    stopAfterInternalError("the writer thread");
     pool.stopWaiting();
     g_generation.fetch_add(1);
     writerDone.store(true);
@@ -543,10 +551,8 @@ Session* startSession() {
     // may end the program: recording stops, the program runs on.
     try {
       raw->run();
-    } catch (const std::exception& e) {
-      raw->stopAfterException(e.what());
-    } catch (...) {
-      raw->stopAfterException("unknown exception");
+    } GTAP_CATCH_INTERNAL {
+      raw->stopAfterException();
     }
   });
   raw->writerHandle = raw->writer.native_handle();
@@ -565,7 +571,7 @@ bool recordStacks() { return configStorage().mode & format::kModeStacks; }
 
 ThreadState* enterSlow() {
   ThreadState* t = t_state;
-  if (t == &g_deadThread) return nullptr;
+  if (t == &g_deadThread || stoppedAfterInternalError()) return nullptr;
   if (!configStorage().enabled) return nullptr;
   // A session that records no more answers without a system call: calls
   // after the end (or after a failed write) pass through at little cost.
@@ -626,11 +632,28 @@ uint32_t currentThreadId() {
 }
 
 void runExitWork() {
-  if (!liveSession()) return;
+  if (!liveSession() || stoppedAfterInternalError()) return;
   uint8_t saved = t_guard;
   t_guard |= kGuardGtap;
-  for (size_t i = 0; i < g_exitWorkCount; ++i) g_exitWork[i]();
+  try {
+    for (size_t i = 0; i < g_exitWorkCount; ++i) g_exitWork[i]();
+  } GTAP_CATCH_INTERNAL {
+    stopAfterInternalError("the work gtap does at exit");
+  }
   t_guard = saved;
+}
+
+void stopSessionAfterInternalError(const char* where, const char* what) {
+  Session* s = liveSession();
+  if (s && s->file)
+    logLine("internal error in %s (%s); capture stops here (%s keeps what was recorded before), calls pass "
+            "through to the runtime",
+            where, what, s->file->path().c_str());
+  else
+    logLine("internal error in %s (%s); nothing is recorded from here, calls pass through to the runtime", where,
+            what);
+  if (s) s->pool.stopWaiting();
+  g_generation.fetch_add(1);  // every thread re-checks and passes through
 }
 
 void markThreadExited(ThreadState* t) {

@@ -71,6 +71,11 @@ void resumeSessionAfterExec();
 // clone): it shares or copied the parent's state and must touch none of it.
 bool inVforkOrCloneChild();
 
+// After an internal error (internal_error.h): says so once and makes every
+// thread pass through from its next call. The writer goes on writing what
+// was recorded before; the file is closed at exit as usual.
+void stopSessionAfterInternalError(const char* where, const char* what);
+
 // Used by the fork handlers.
 void prepareFork();
 void afterForkParent();

@@ -5,10 +5,21 @@
 #include <new>
 #include <thread>
 
+#include "internal_error.h"
+
 namespace gtap::core {
 
-void ThreadState::nextBlock() {
-  Block* b = pool->acquire();
+bool ThreadState::nextBlock() {
+  Block* b;
+  // On the program's thread, inside any call that records: a block that
+  // cannot be allocated stops recording, never the program.
+  try {
+    testThrowPoint(TestSite::recordBuffer);
+    b = pool->acquire();
+  } GTAP_CATCH_INTERNAL {
+    stopAfterInternalError("a thread's record buffer");
+    return false;
+  }
   if (current) {
     current->next.store(b, std::memory_order_release);
   } else {
@@ -17,6 +28,7 @@ void ThreadState::nextBlock() {
   current = b;
   cursor = b->records;
   limit = b->records + kBlockRecords;
+  return true;
 }
 
 BlockPool::BlockPool(uint64_t budgetBytes, void (*kickWriter)())

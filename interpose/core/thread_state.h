@@ -48,13 +48,15 @@ struct ThreadState {
   std::string name;
 
   inline void append(const Record& r) {
-    if (__builtin_expect(cursor == limit, 0)) nextBlock();
+    if (__builtin_expect(cursor == limit, 0) && !nextBlock()) return;
     *cursor++ = r;
     ++produced;
     current->committed.store(static_cast<uint32_t>(cursor - current->records),
                              std::memory_order_release);
   }
-  void nextBlock();
+  // False when no block could be had: recording has stopped (an internal
+  // error) and the record is not kept.
+  bool nextBlock();
 };
 
 // Bounded pool of blocks shared by all threads of a session. When the budget

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "clock.h"
+#include "internal_error.h"
 #include "session.h"
 
 extern "C" {
@@ -242,13 +243,25 @@ extern "C" __attribute__((visibility("hidden"))) int gtap_hal_dispatch_thunk(uin
   uint8_t saved = core::t_guard;
   core::t_guard |= core::kGuardGtap;  // gtap's own work: whatever it calls is not the program's
   hal::HostWorkgroup workgroup;
-  bool counted = hal::hostWorkgroupStart(target.executable, target.ordinal, dispatchState, thread->id,
-                                         core::nowTicks(), workgroup);
+  bool counted = false;
+  // On the driver's worker thread, which called a plain function pointer:
+  // the workgroup runs, and returns its result, whatever gtap fails at.
+  try {
+    core::testThrowPoint(core::TestSite::halThunk);
+    counted = hal::hostWorkgroupStart(target.executable, target.ordinal, dispatchState, thread->id,
+                                      core::nowTicks(), workgroup);
+  } GTAP_CATCH_INTERNAL {
+    core::stopAfterInternalError("an IREE HAL dispatch thunk");
+  }
   core::t_guard = saved;
   int result = target.original(environment, dispatchState, workgroupState);
   if (counted) {
     core::t_guard |= core::kGuardGtap;
-    hal::hostWorkgroupEnd(workgroup);
+    try {
+      hal::hostWorkgroupEnd(workgroup);
+    } GTAP_CATCH_INTERNAL {
+      core::stopAfterInternalError("an IREE HAL dispatch thunk");
+    }
     core::t_guard = saved;
   }
   return result;

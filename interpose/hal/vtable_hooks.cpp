@@ -21,6 +21,7 @@
 #include "config.h"
 #include "dlsym_hook.h"
 #include "functions.h"
+#include "internal_error.h"
 #include "log.h"
 #include "replay_stream.h"
 #include "session.h"
@@ -333,7 +334,19 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot
     // gtap's own work: whatever it calls is not the program's.
     uint8_t saved = core::t_guard;
     core::t_guard |= core::kGuardGtap;
-    atCallStart(slot->decoder, slot->implementation, *regs, reinterpret_cast<const uint64_t*>(returnSlot + 1), e.call);
+    try {
+      core::testThrowPoint(core::TestSite::halCall);
+      atCallStart(slot->decoder, slot->implementation, *regs, reinterpret_cast<const uint64_t*>(returnSlot + 1),
+                  e.call);
+    } GTAP_CATCH_INTERNAL {
+      core::t_guard = saved;
+      core::stopAfterInternalError("an IREE HAL vtable hook");
+      // The call goes to the original as if never hooked: it returns straight
+      // to its caller (its begin record stays without an end).
+      *returnSlot = e.returnAddress;
+      --shadow->depth;
+      return slot->original;
+    }
     core::t_guard = saved;
   }
   return slot->original;
@@ -347,7 +360,13 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_exit(uint64_t re
   if (e.slot->decoder != Decoder::none) {
     uint8_t saved = core::t_guard;
     core::t_guard |= core::kGuardGtap;
-    atCallEnd(e.slot->decoder, e.slot->returnsStatus ? result : 0, e.call);
+    // Reached from the exit stub, which nothing may unwind through: the
+    // caller gets the original's result whatever happens here.
+    try {
+      atCallEnd(e.slot->decoder, e.slot->returnsStatus ? result : 0, e.call);
+    } GTAP_CATCH_INTERNAL {
+      core::stopAfterInternalError("an IREE HAL vtable hook");
+    }
     core::t_guard = saved;
   }
   if (core::g_recordApi) e.call.thread->append({core::nowTicks(), value, e.slot->function, core::RecordKind::callEnd, 0});
@@ -565,13 +584,19 @@ void scan() {
   const core::Config& c = core::config();
   uint8_t saved = core::t_guard;
   core::t_guard |= core::kGuardGtap;  // gtap's own work: nothing it calls is the program's
-  for (const VtableOutcome& o : installHooks()) {
-    if (o.refused.empty() || c.quiet) continue;
-    if (o.vtable.empty())
-      core::logLine("IREE HAL: %s: %s; HAL calls are not recorded, HSA and Level Zero capture continue",
-                    o.image.c_str(), o.refused.c_str());
-    else
-      core::logLine("IREE HAL: not hooking %s in %s: %s", o.vtable.c_str(), o.image.c_str(), o.refused.c_str());
+  // At load (a constructor) and inside the program's dlsym: a failure stops
+  // recording, the vtables not yet hooked stay as they are.
+  try {
+    for (const VtableOutcome& o : installHooks()) {
+      if (o.refused.empty() || c.quiet) continue;
+      if (o.vtable.empty())
+        core::logLine("IREE HAL: %s: %s; HAL calls are not recorded, HSA and Level Zero capture continue",
+                      o.image.c_str(), o.refused.c_str());
+      else
+        core::logLine("IREE HAL: not hooking %s in %s: %s", o.vtable.c_str(), o.image.c_str(), o.refused.c_str());
+    }
+  } GTAP_CATCH_INTERNAL {
+    core::stopAfterInternalError("finding the IREE HAL's vtables");
   }
   core::t_guard = saved;
 }

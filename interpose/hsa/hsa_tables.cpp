@@ -120,7 +120,11 @@ extern "C" __attribute__((visibility("default"))) bool OnLoad(HsaApiTable* table
   if (hsa::holds(table, offsetof(HsaApiTable, core_))) wrapped += hsa::install(table->core_);
   if (hsa::holds(table, offsetof(HsaApiTable, amd_ext_))) wrapped += hsa::install(table->amd_ext_);
   hsa::g_installed.store(wrapped != 0, std::memory_order_release);
-  if (wrapped) hsa::Tracker::get().runtimeLoaded();
+  try {
+    if (wrapped) hsa::Tracker::get().runtimeLoaded();
+  } GTAP_CATCH_INTERNAL {
+    core::stopAfterInternalError("reading the HSA runtime's agents at its start");
+  }
   init.end(HSA_STATUS_SUCCESS);
   return true;
 }
@@ -129,6 +133,10 @@ extern "C" __attribute__((visibility("default"))) bool OnLoad(HsaApiTable* table
 extern "C" __attribute__((visibility("default"))) void OnUnload() {
   uint8_t saved = core::t_guard;
   core::t_guard = static_cast<uint8_t>(saved | core::kGuardHsa);
-  if (hsa::g_installed.exchange(false)) hsa::Tracker::get().runtimeUnloading();
+  try {
+    if (hsa::g_installed.exchange(false)) hsa::Tracker::get().runtimeUnloading();
+  } GTAP_CATCH_INTERNAL {
+    core::stopAfterInternalError("the HSA runtime's shut-down");
+  }
   core::t_guard = saved;
 }

@@ -179,6 +179,10 @@ struct Tracker::Impl {
   schema::CopyDirection directionOf(const void* dst, const void* src);
   static void interceptHandler(const void* packets, uint64_t count, uint64_t userIndex, void* data,
                                hsa_amd_queue_intercept_packet_writer writer);
+  // interceptHandler's work; `kept` is how many packets the queue had in
+  // flight before this doorbell's, `written` whether the writer was called.
+  static void interceptPackets(QueueInfo* queue, const void* packets, uint64_t count, uint64_t userIndex,
+                               hsa_amd_queue_intercept_packet_writer writer, size_t& kept, bool& written);
   static bool onSignalled(hsa_signal_value_t value, void* arg);
   void drainLocked(bool runtimeEnding);
 };
@@ -383,7 +387,8 @@ uint64_t Tracker::Impl::objectLocked(schema::ObjectKind kind, uint64_t handle, u
 
 // --- queues and packets ------------------------------------------------------------
 
-hsa_status_t Tracker::createQueue(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
+hsa_status_t Tracker::createQueue(core::RealCall<decltype(&::hsa_queue_create)>& real, hsa_agent_t agent,
+                                  uint32_t size, hsa_queue_type32_t type,
                                   void (*callback)(hsa_status_t, hsa_queue_t*, void*), void* data,
                                   uint32_t privateSegmentSize, uint32_t groupSegmentSize, hsa_queue_t** queue,
                                   const core::CallScope& scope) {
@@ -393,11 +398,17 @@ hsa_status_t Tracker::createQueue(hsa_agent_t agent, uint32_t size, hsa_queue_ty
     std::lock_guard<std::mutex> lock(m.mu);
     intercept = recordKernels() && m.canTime && m.loaded && scope.thread();
   }
+  // Made before the queue, which lives as long as the process (a late packet
+  // may still name it): once the runtime has made the queue, nothing that can
+  // fail comes before its packet handler is registered.
+  auto made = std::make_unique<QueueInfo>();
   hsa_status_t status = HSA_STATUS_ERROR;
   if (intercept) {
     status = GTAP_HSA_REAL(hsa_amd_queue_intercept_create)(agent, size, type, callback, data, privateSegmentSize,
                                                             groupSegmentSize, queue);
-    if (status != HSA_STATUS_SUCCESS) {
+    if (status == HSA_STATUS_SUCCESS) {
+      real.made(status);  // the program's queue: hsa_queue_create is not to be called after this
+    } else {
       // What the program asked for, as it asked: its own call decides.
       intercept = false;
       std::lock_guard<std::mutex> lock(m.mu);
@@ -408,29 +419,25 @@ hsa_status_t Tracker::createQueue(hsa_agent_t agent, uint32_t size, hsa_queue_ty
       }
     }
   }
-  if (!intercept)
-    status = GTAP_HSA_REAL(hsa_queue_create)(agent, size, type, callback, data, privateSegmentSize, groupSegmentSize,
-                                            queue);
+  if (!intercept) status = real(agent, size, type, callback, data, privateSegmentSize, groupSegmentSize, queue);
   if (status != HSA_STATUS_SUCCESS || !queue || !*queue) return status;
-  auto* info = new QueueInfo();  // lives as long as the process: a late packet may still name it
+  QueueInfo* info = made.release();
   info->agent = agent;
   info->queue = *queue;
-  {
-    std::lock_guard<std::mutex> lock(m.mu);
-    info->device = m.deviceOf(agent);
-    core::profile::ObjectRecord extras;
-    extras.properties.emplace_back("size", std::to_string((*queue)->size));
-    extras.properties.emplace_back("intercepted", intercept ? "yes" : "no");
-    info->id = m.objectLocked(schema::ObjectKind::COMMAND_QUEUE, reinterpret_cast<uint64_t>(*queue), info->device, 0,
-                              "", threadIdOf(scope), std::move(extras));
-    m.queues[*queue] = info;
-  }
   if (intercept) {
     if (GTAP_HSA_REAL(hsa_amd_queue_intercept_register)(*queue, &Impl::interceptHandler, info) != HSA_STATUS_SUCCESS)
       core::logLine("the HSA runtime refused gtap's packet handler; packets on queue %p are not seen",
                     static_cast<void*>(*queue));
     GTAP_HSA_REAL(hsa_amd_profiling_set_profiler_enabled)(*queue, 1);
   }
+  std::lock_guard<std::mutex> lock(m.mu);
+  info->device = m.deviceOf(agent);
+  core::profile::ObjectRecord extras;
+  extras.properties.emplace_back("size", std::to_string((*queue)->size));
+  extras.properties.emplace_back("intercepted", intercept ? "yes" : "no");
+  info->id = m.objectLocked(schema::ObjectKind::COMMAND_QUEUE, reinterpret_cast<uint64_t>(*queue), info->device, 0,
+                            "", threadIdOf(scope), std::move(extras));
+  m.queues[*queue] = info;
   return status;
 }
 
@@ -540,51 +547,61 @@ bool Tracker::Impl::onSignalled(hsa_signal_value_t, void* arg) {
   }
   // Read (here or by a drain): the signal and the entry can be used again.
   GTAP_HSA_REAL(hsa_signal_store_relaxed)(p->mine, 1);
-  {
+  // On the runtime's thread: gtap's failure costs the entry, nothing more.
+  try {
     std::lock_guard<std::mutex> lock(m.mu);
     if (m.loaded) m.freeSignals.push_back(p->mine);
     p->rec = core::profile::OpRecord{};
     m.freePending.push_back(p);
+  } GTAP_CATCH_INTERNAL {
+    core::stopAfterInternalError("the HSA copy completion handler");
   }
   core::t_guard = saved;
   return false;  // once
 }
 
+// Never throws: whatever gtap fails at here, the program's signal completes.
 void Tracker::Impl::completeCopy(Timed& work) {
   Timed* p = &work;
   core::profile::OpRecord& rec = p->rec;
-  rec.completedNs = core::monotonicNs();
-  hsa_amd_profiling_async_copy_time_t t{};
-  if (GTAP_HSA_REAL(hsa_amd_profiling_get_async_copy_time)(p->mine, &t) == HSA_STATUS_SUCCESS) {
-    rec.timed = true;
-    rec.start = t.start;
-    rec.end = t.end;
-  } else {
-    rec.note = "the runtime gave no copy time";
-  }
-  if (p->program.handle) {
-    // The program's signal completes as it would have: after the work, by
-    // one. Its raw profiling fields (amd_signal_t) and gtap's answer to its
-    // own profiling queries carry the times the work had.
-    auto* from = reinterpret_cast<amd_signal_t*>(p->mine.handle);
-    auto* to = reinterpret_cast<amd_signal_t*>(p->program.handle);
-    to->start_ts = from->start_ts;
-    to->end_ts = from->end_ts;
-    {
+  try {
+    rec.completedNs = core::monotonicNs();
+    hsa_amd_profiling_async_copy_time_t t{};
+    if (GTAP_HSA_REAL(hsa_amd_profiling_get_async_copy_time)(p->mine, &t) == HSA_STATUS_SUCCESS) {
+      rec.timed = true;
+      rec.start = t.start;
+      rec.end = t.end;
+    } else {
+      rec.note = "the runtime gave no copy time";
+    }
+    if (p->program.handle) {
+      // The program's signal completes as it would have: after the work, by
+      // one. Its raw profiling fields (amd_signal_t) and gtap's answer to its
+      // own profiling queries carry the times the work had.
+      auto* from = reinterpret_cast<amd_signal_t*>(p->mine.handle);
+      auto* to = reinterpret_cast<amd_signal_t*>(p->program.handle);
+      to->start_ts = from->start_ts;
+      to->end_ts = from->end_ts;
       std::lock_guard<std::mutex> lock(mu);
       if (rec.timed)
         programTimes[p->program.handle] = {true, rec.start, rec.end};
       else
         programTimes.erase(p->program.handle);
     }
-    GTAP_HSA_REAL(hsa_signal_subtract_screlease)(p->program, 1);
+  } GTAP_CATCH_INTERNAL {
+    core::stopAfterInternalError("the HSA copy completion handler");
   }
-  std::lock_guard<std::mutex> lock(mu);
-  if (uint32_t dev = rec.device; dev < devices.size()) {
-    DeviceInfo& d = devices[dev];
-    if (rec.completedNs - d.lastSampleNs > kClockSampleIntervalNs) sampleClockLocked(d);
+  if (p->program.handle) GTAP_HSA_REAL(hsa_signal_subtract_screlease)(p->program, 1);
+  try {
+    std::lock_guard<std::mutex> lock(mu);
+    if (uint32_t dev = rec.device; dev < devices.size()) {
+      DeviceInfo& d = devices[dev];
+      if (rec.completedNs - d.lastSampleNs > kClockSampleIntervalNs) sampleClockLocked(d);
+    }
+    out.ops.push_back(std::move(rec));
+  } GTAP_CATCH_INTERNAL {
+    core::stopAfterInternalError("the HSA copy completion handler");
   }
-  out.ops.push_back(std::move(rec));
 }
 
 // Called by the runtime on the thread that rang the program's doorbell, for
@@ -599,6 +616,32 @@ void Tracker::Impl::completeCopy(Timed& work) {
 void Tracker::Impl::interceptHandler(const void* packets, uint64_t count, uint64_t userIndex, void* data,
                                      hsa_amd_queue_intercept_packet_writer writer) {
   auto* queue = static_cast<QueueInfo*>(data);
+  // After an internal error the packets go on as the program wrote them.
+  if (core::stoppedAfterInternalError()) return writer(packets, count);
+  size_t kept = ~size_t{0};
+  bool written = false;
+  try {
+    interceptPackets(queue, packets, count, userIndex, writer, kept, written);
+  } GTAP_CATCH_INTERNAL {
+    if (written) throw;  // the runtime's own, from its packet writer
+    core::stopAfterInternalError("the HSA packet handler");
+    // This doorbell's packets go on as written: gtap's signals for them will
+    // never be reached, so they are not waited for.
+    try {
+      Impl& m = *Tracker::get().impl_;
+      std::lock_guard<std::mutex> lock(m.mu);
+      while (kept != ~size_t{0} && queue->inFlight.size() > kept) {
+        m.freePacketSignals.push_back(queue->inFlight.back().mine);
+        queue->inFlight.pop_back();
+      }
+    } catch (...) {
+    }
+    writer(packets, count);
+  }
+}
+
+void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint64_t count, uint64_t userIndex,
+                                     hsa_amd_queue_intercept_packet_writer writer, size_t& kept, bool& written) {
   Impl& m = *Tracker::get().impl_;
   constexpr size_t kLocal = 32;
   hsa_kernel_dispatch_packet_t local[kLocal];
@@ -618,6 +661,7 @@ void Tracker::Impl::interceptHandler(const void* packets, uint64_t count, uint64
   size_t n = 0;
   std::lock_guard<std::mutex> lock(m.mu);
   if (m.loaded) m.collectLocked(*queue);
+  kept = queue->inFlight.size();
   for (uint64_t i = 0; i < count; ++i) {
     hsa_kernel_dispatch_packet_t& pkt = outPackets[n++];
     pkt = in[i];
@@ -688,7 +732,9 @@ void Tracker::Impl::interceptHandler(const void* packets, uint64_t count, uint64
       std::memcpy(&outPackets[n++], &forward, sizeof forward);
     }
     queue->inFlight.push_back(std::move(t));
+    core::testThrowPoint(core::TestSite::hsaPacket);
   }
+  written = true;
   writer(outPackets, n);
 }
 
@@ -780,6 +826,7 @@ uint64_t moduleFor(const ExecutableInfo& e, hsa_agent_t agent, const std::string
 }  // namespace
 
 void Tracker::executableFrozen(hsa_executable_t executable, const core::CallScope& scope) {
+  core::testThrowPoint(core::TestSite::hsaHook);
   SymbolWalk walk;
   GTAP_HSA_CALL(hsa_executable_iterate_symbols, 
       executable,

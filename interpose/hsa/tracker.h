@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "call_scope.h"
+#include "internal_error.h"
 #include "profile_records.h"
 #include "session.h"
 
@@ -35,7 +36,10 @@ class Tracker {
   // Called in place of the program's hsa_queue_create: in kernels mode the
   // queue is an intercept queue whose packets gtap sees on doorbell, with
   // profiling enabled; otherwise (or when the runtime refuses) a plain one.
-  hsa_status_t createQueue(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
+  // `real` is the program's hsa_queue_create: told when the intercept queue
+  // made stands for it (internal_error.h).
+  hsa_status_t createQueue(core::RealCall<decltype(&::hsa_queue_create)>& real, hsa_agent_t agent, uint32_t size,
+                           hsa_queue_type32_t type,
                            void (*callback)(hsa_status_t, hsa_queue_t*, void*), void* data,
                            uint32_t privateSegmentSize, uint32_t groupSegmentSize, hsa_queue_t** queue,
                            const core::CallScope& scope);

@@ -123,6 +123,7 @@ def emit(functions, tables, getters, hooked):
     w("#include <level_zero/zet_api.h>")
     w("#include <level_zero/zet_ddi.h>")
     w('#include "call_scope.h"')
+    w('#include "internal_error.h"')
     w('#include "ze_runtime.h"')
     w("")
     w("#define GTAP_EXPORT __attribute__((visibility(\"default\")))")
@@ -141,7 +142,8 @@ def emit(functions, tables, getters, hooked):
         if f["name"] in hooked:
             decl = ", ".join(f"{t} {n}" for t, n in f["params"])
             types = ", ".join(t for t, _ in f["params"])
-            w(f"{f['ret']} hook_{f['name']}({f['ret']}(ZE_APICALL* real)({types}), core::CallScope& scope, {decl});")
+            w(f"{f['ret']} hook_{f['name']}(core::RealCall<{f['ret']}(ZE_APICALL*)({types})>& real, "
+              f"core::CallScope& scope, {decl});")
     w("void replayUnsupported(const core::CallScope& scope, const char* name);")
     w("}  // namespace gtap::ze")
     w("")
@@ -157,8 +159,16 @@ def emit(functions, tables, getters, hooked):
         w("  if (!real) return ZE_RESULT_ERROR_UNINITIALIZED;")
         w(f"  gtap::core::CallScope scope(gtap::core::kGuardZe, gtap::core::kZeFunctionBase + {i});")
         if f["name"] in hooked:
-            hook_args = ", ".join(["real", "scope"] + [n for _, n in f["params"]])
-            w(f"  {f['ret']} result = gtap::ze::hook_{f['name']}({hook_args});")
+            # The hook's own work may fail; the program's call may not.
+            hook_args = ", ".join(["call", "scope"] + [n for _, n in f["params"]])
+            w(f"  gtap::core::RealCall<Fn> call(real);")
+            w(f"  {f['ret']} result;")
+            w(f"  try {{")
+            w(f"    result = gtap::ze::hook_{f['name']}({hook_args});")
+            w(f"  }} GTAP_CATCH_INTERNAL {{")
+            recover_args = ", ".join([f'"the Level Zero hook of {f["name"]}"'] + [n for _, n in f["params"]])
+            w(f"    result = call.recover({recover_args});")
+            w(f"  }}")
         else:
             w(f"  {f['ret']} result = real({args});")
             if replay_unsupported(f["name"], hooked):

@@ -15,6 +15,7 @@
 #include "chunk_producer.h"
 #include "clock.h"
 #include "config.h"
+#include "internal_error.h"
 #include "log.h"
 #include "real.h"
 #include "session.h"
@@ -805,9 +806,15 @@ void ReplayRecorder::failed(uint64_t seq, const core::CallScope& scope) {
   unsupported(scope, "record " + std::to_string(seq) + " was written before its call failed");
 }
 
+// After the runtime call, from a generated wrapper: gtap's failure here
+// leaves the call's result as it is.
 void replayUnsupported(const core::CallScope& scope, const char* name) {
   if (!replaying(scope)) return;
-  ReplayRecorder::get().unsupported(scope, std::string(name) + " is not replayed");
+  try {
+    ReplayRecorder::get().unsupported(scope, std::string(name) + " is not replayed");
+  } GTAP_CATCH_INTERNAL {
+    core::stopAfterInternalError("recording a Level Zero call for replay");
+  }
 }
 
 }  // namespace gtap::ze

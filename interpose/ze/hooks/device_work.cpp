@@ -21,7 +21,9 @@ ze_result_t timedAppend(core::CallScope& scope, ze_command_list_handle_t list, z
   bool own = event != programEvent;
   // Taken before the call: on an immediate list the work may run inside it.
   op.appendTicks = core::nowTicks();
+  core::testThrowPoint(core::TestSite::zeBeforeCall);
   ze_result_t r = append(event);
+  core::testThrowPoint(core::TestSite::zeAfterCall);
   if (r != ZE_RESULT_SUCCESS) {
     P().appendFailed(list, event, own);
     return r;

@@ -10,7 +10,7 @@
 namespace gtap::ze {
 
 ze_result_t hook_zeDriverGetExtensionFunctionAddress(
-    ze_result_t(ZE_APICALL* real)(ze_driver_handle_t, const char*, void**), core::CallScope& scope,
+    core::RealCall<ze_result_t(ZE_APICALL*)(ze_driver_handle_t, const char*, void**)>& real, core::CallScope& scope,
     ze_driver_handle_t hDriver, const char* name, void** ppFunctionAddress) {
   ze_result_t result = real(hDriver, name, ppFunctionAddress);
   if (result == ZE_RESULT_SUCCESS && name && ppFunctionAddress && *ppFunctionAddress && !scope.nested()) {

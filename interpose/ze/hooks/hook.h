@@ -11,8 +11,10 @@
 #include "real.h"
 #include "replay_recorder.h"
 
+// `real` makes the runtime call and notes that it was made, for the wrapper's
+// catch boundary (internal_error.h).
 #define GTAP_ZE_HOOK(name, ...) \
-  ze_result_t hook_##name(decltype(&name) real, core::CallScope& scope, __VA_ARGS__)
+  ze_result_t hook_##name(core::RealCall<decltype(&name)>& real, core::CallScope& scope, __VA_ARGS__)
 
 namespace gtap::ze {
 

@@ -147,9 +147,9 @@ GTAP_ZE_HOOK(zeCommandListReset, ze_command_list_handle_t list) {
 }
 
 namespace {
-ze_result_t createEventPool(decltype(&zeEventPoolCreate) real, core::CallScope& scope, ze_context_handle_t context,
-                            const ze_event_pool_desc_t* desc, uint32_t numDevices, ze_device_handle_t* devices,
-                            ze_event_pool_handle_t* out) {
+ze_result_t createEventPool(core::RealCall<decltype(&zeEventPoolCreate)>& real, core::CallScope& scope,
+                            ze_context_handle_t context, const ze_event_pool_desc_t* desc, uint32_t numDevices,
+                            ze_device_handle_t* devices, ze_event_pool_handle_t* out) {
   if (!desc || !profiling(scope) || !recordKernels()) return real(context, desc, numDevices, devices, out);
   constexpr ze_event_pool_flags_t kNeeded = ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
   bool had = (desc->flags & kNeeded) == kNeeded;
@@ -161,6 +161,7 @@ ze_result_t createEventPool(decltype(&zeEventPoolCreate) real, core::CallScope& 
     ours.flags |= kNeeded;
     r = real(context, &ours, numDevices, devices, out);
     if (r != ZE_RESULT_SUCCESS) {
+      real.undo();  // nothing was made: the program's own call is still to come
       change = false;
       r = real(context, desc, numDevices, devices, out);
     }
