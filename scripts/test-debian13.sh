@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Builds gtap against Debian 13 ("trixie")'s runtimes (Level Zero loader 1.20,
+# ROCr 6.1) and runs the Level Zero and HSA capture tests and the workloads
+# there. Those packages need trixie's C library, so they run in a trixie root
+# made with debootstrap; the root is kept and reused by later runs.
+#
+# Usage: scripts/test-debian13.sh [ctest regex]     (run as root)
+#   GTAP_DEBIAN13_ROOT   the root (default build-debian13/root, git-ignored)
+#   GTAP_DEBIAN13_MIRROR the Debian mirror (default http://deb.debian.org/debian)
+# The source tree is bind-mounted read-only at /gtap-src in the root and
+# built into /gtap-build there (kept, so a second run only rebuilds changes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=$(pwd)
+root=${GTAP_DEBIAN13_ROOT:-$src/build-debian13/root}
+mirror=${GTAP_DEBIAN13_MIRROR:-http://deb.debian.org/debian}
+# The Level Zero and HSA capture tests (integration_tests), the simulated
+# runtimes' own tests, and every workload test.
+default_tests='^(SimZe|SimHsa|sim_hsa|Routes/RouteTest|ZeCapture|ZeProfile|ZeReplay|HsaCapture|HsaToolTable|workload\.)'
+tests=${1:-$default_tests}
+
+if [ "$(id -u)" != 0 ]; then
+  echo "test-debian13: needs root (debootstrap, chroot, mount)" >&2
+  exit 2
+fi
+
+start=$(date +%s)
+say() { echo "test-debian13: [$(( $(date +%s) - start ))s] $*"; }
+
+if ! command -v debootstrap >/dev/null; then
+  say "installing debootstrap"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
+fi
+
+# A root is complete once debootstrap finished (it writes this marker last).
+if [ ! -e "$root/.gtap-debootstrap-done" ]; then
+  if [ -e "$root" ] && [ -n "$(ls -A "$root" 2>/dev/null)" ]; then
+    echo "test-debian13: $root exists but is not a finished Debian 13 root; remove it first" >&2
+    exit 2
+  fi
+  say "debootstrap trixie into $root"
+  mkdir -p "$root"
+  debootstrap --variant=minbase trixie "$root" "$mirror" >"$root.debootstrap.log" 2>&1 || {
+    tail -20 "$root.debootstrap.log" >&2
+    echo "test-debian13: debootstrap failed (log: $root.debootstrap.log)" >&2
+    exit 1
+  }
+  touch "$root/.gtap-debootstrap-done"
+fi
+
+mounted=()
+cleanup() {
+  local i
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+    umount "${mounted[i]}" 2>/dev/null || umount -l "${mounted[i]}" || true
+  done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mount_in() {  # mount_in TARGET mount-arguments...
+  local target=$1
+  shift
+  mkdir -p "$target"
+  mount "$@" "$target"
+  mounted+=("$target")
+}
+mount_in "$root/proc" -t proc proc
+mount_in "$root/dev" --bind /dev
+mount_in "$root/dev/pts" -t devpts devpts
+mount_in "$root/gtap-src" --bind "$src"
+mount -o remount,bind,ro "$root/gtap-src"
+cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }
+
+# gtap's build dependencies, from the list scripts/install-deps.sh installs on
+# Debian 12. A versioned package trixie does not have (libclang-rt-14-dev)
+# becomes its unversioned name when that exists; anything else missing is named and skipped.
+mapfile -t wanted < <(scripts/install-deps.sh --list)
+packages=()
+missing=()
+for p in "${wanted[@]}"; do
+  in_root dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && continue
+  missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing ${#missing[@]} packages in the root"
+  in_root apt-get update -qq
+  for p in "${missing[@]}"; do
+    if in_root apt-cache show --no-all-versions "$p" 2>/dev/null | grep -q '^Version:'; then
+      packages+=("$p")
+      continue
+    fi
+    unversioned=$(sed -E 's/-[0-9]+(-dev)$/\1/' <<<"$p")
+    if [ "$unversioned" != "$p" ] && in_root apt-cache show --no-all-versions "$unversioned" 2>/dev/null | grep -q '^Version:'; then
+      say "$p is not in trixie: installing $unversioned"
+      packages+=("$unversioned")
+    else
+      say "$p is not in trixie: skipped"
+    fi
+  done
+  in_root apt-get install -y -qq --no-install-recommends "${packages[@]}" >"$root.apt.log" 2>&1 || {
+    tail -20 "$root.apt.log" >&2
+    echo "test-debian13: apt-get install in the root failed (log: $root.apt.log)" >&2
+    exit 1
+  }
+fi
+say "runtimes in the root: $(in_root dpkg-query -W -f='${Package} ${Version}  ' libze1 libhsa-runtime64-1)"
+
+jobs=$(nproc)
+say "building into $root/gtap-build"
+in_root cmake -S /gtap-src -B /gtap-build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+in_root cmake --build /gtap-build -j "$jobs" >"$root.build.log" 2>&1 || {
+  grep -E "error|FAILED" "$root.build.log" | head -40 >&2
+  echo "test-debian13: build failed (log: $root.build.log)" >&2
+  exit 1
+}
+
+say "running tests matching $tests"
+status=0
+in_root ctest --test-dir /gtap-build -R "$tests" -j "$jobs" --output-on-failure >"$root.ctest.log" 2>&1 || status=$?
+grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)|\(Subprocess|Not Run" "$root.ctest.log" || true
+say "done (ctest log: $root.ctest.log)"
+exit $status
