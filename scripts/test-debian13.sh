@@ -16,7 +16,7 @@ root=${GTAP_DEBIAN13_ROOT:-$src/build-debian13/root}
 mirror=${GTAP_DEBIAN13_MIRROR:-http://deb.debian.org/debian}
 # The Level Zero and HSA capture tests (integration_tests), the simulated
 # runtimes' own tests, and every workload test.
-default_tests='^(SimZe|SimHsa|sim_hsa|Routes/RouteTest|ZeCapture|ZeProfile|ZeReplay|HsaCapture|HsaToolTable|workload\.)'
+default_tests='^(SimZe|SimHsa|sim_hsa|Routes/RouteTest|Layers/LoaderLayerTest|ZeCapture|ZeProfile|ZeReplay|HsaCapture|HsaToolTable|workload\.)'
 tests=${1:-$default_tests}
 
 if [ "$(id -u)" != 0 ]; then
@@ -77,23 +77,23 @@ in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/
 # gtap's build dependencies, from the list scripts/install-deps.sh installs on
 # Debian 12. A versioned package trixie does not have (libclang-rt-14-dev)
 # becomes its unversioned name when that exists; anything else missing is named and skipped.
+exists_in_root() { in_root apt-cache show --no-all-versions "$1" >/dev/null 2>&1; }
 mapfile -t wanted < <(scripts/install-deps.sh --list)
 packages=()
 missing=()
 for p in "${wanted[@]}"; do
-  in_root dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && continue
-  missing+=("$p")
+  [ "$(in_root dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${#missing[@]} packages in the root"
   in_root apt-get update -qq
   for p in "${missing[@]}"; do
-    if in_root apt-cache show --no-all-versions "$p" 2>/dev/null | grep -q '^Version:'; then
+    if exists_in_root "$p"; then
       packages+=("$p")
       continue
     fi
     unversioned=$(sed -E 's/-[0-9]+(-dev)$/\1/' <<<"$p")
-    if [ "$unversioned" != "$p" ] && in_root apt-cache show --no-all-versions "$unversioned" 2>/dev/null | grep -q '^Version:'; then
+    if [ "$unversioned" != "$p" ] && exists_in_root "$unversioned"; then
       say "$p is not in trixie: installing $unversioned"
       packages+=("$unversioned")
     else
