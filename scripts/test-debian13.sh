@@ -7,6 +7,7 @@
 # Usage: scripts/test-debian13.sh [ctest regex]     (run as root)
 #   GTAP_DEBIAN13_ROOT   the root (default build-debian13/root, git-ignored)
 #   GTAP_DEBIAN13_MIRROR the Debian mirror (default http://deb.debian.org/debian)
+#   GTAP_DEBIAN13_TARGETS build only these targets (default: all but benchmarks)
 # The source tree is bind-mounted read-only at /gtap-src in the root and
 # built into /gtap-build there (kept, so a second run only rebuilds changes).
 set -euo pipefail
@@ -25,6 +26,16 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 start=$(date +%s)
+child=
+# Long steps run in the background so that a signal is handled at once.
+step() {
+  "$@" &
+  child=$!
+  wait "$child"
+  local rc=$?
+  child=
+  return $rc
+}
 say() { echo "test-debian13: [$(( $(date +%s) - start ))s] $*"; }
 
 if ! command -v debootstrap >/dev/null; then
@@ -41,7 +52,7 @@ if [ ! -e "$root/.gtap-debootstrap-done" ]; then
   fi
   say "debootstrap trixie into $root"
   mkdir -p "$root"
-  debootstrap --variant=minbase trixie "$root" "$mirror" >"$root.debootstrap.log" 2>&1 || {
+  step debootstrap --variant=minbase trixie "$root" "$mirror" >"$root.debootstrap.log" 2>&1 || {
     tail -20 "$root.debootstrap.log" >&2
     echo "test-debian13: debootstrap failed (log: $root.debootstrap.log)" >&2
     exit 1
@@ -57,7 +68,8 @@ cleanup() {
   done
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+# A signal stops the step under way too, then the mounts are undone.
+trap '[ -n "$child" ] && kill "$child" 2>/dev/null; wait; exit 130' INT TERM
 mount_in() {  # mount_in TARGET mount-arguments...
   local target=$1
   shift
@@ -77,12 +89,14 @@ in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/
 # gtap's build dependencies, from the list scripts/install-deps.sh installs on
 # Debian 12. A versioned package trixie does not have (libclang-rt-14-dev)
 # becomes its unversioned name when that exists; anything else missing is named and skipped.
+installed_in_root() { [ "$(in_root dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
+unversioned() { sed -E 's/-[0-9]+(-dev)$/\1/' <<<"$1"; }
 exists_in_root() { in_root apt-cache show --no-all-versions "$1" >/dev/null 2>&1; }
 mapfile -t wanted < <(scripts/install-deps.sh --list)
 packages=()
 missing=()
 for p in "${wanted[@]}"; do
-  [ "$(in_root dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
+  installed_in_root "$p" || installed_in_root "$(unversioned "$p")" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${#missing[@]} packages in the root"
@@ -92,15 +106,15 @@ if [ ${#missing[@]} -gt 0 ]; then
       packages+=("$p")
       continue
     fi
-    unversioned=$(sed -E 's/-[0-9]+(-dev)$/\1/' <<<"$p")
-    if [ "$unversioned" != "$p" ] && exists_in_root "$unversioned"; then
-      say "$p is not in trixie: installing $unversioned"
-      packages+=("$unversioned")
+    alt=$(unversioned "$p")
+    if [ "$alt" != "$p" ] && exists_in_root "$alt"; then
+      say "$p is not in trixie: installing $alt"
+      packages+=("$alt")
     else
       say "$p is not in trixie: skipped"
     fi
   done
-  in_root apt-get install -y -qq --no-install-recommends "${packages[@]}" >"$root.apt.log" 2>&1 || {
+  step in_root apt-get install -y -qq --no-install-recommends "${packages[@]}" >"$root.apt.log" 2>&1 || {
     tail -20 "$root.apt.log" >&2
     echo "test-debian13: apt-get install in the root failed (log: $root.apt.log)" >&2
     exit 1
@@ -110,8 +124,9 @@ say "runtimes in the root: $(in_root dpkg-query -W -f='${Package} ${Version}  ' 
 
 jobs=$(nproc)
 say "building into $root/gtap-build"
-in_root cmake -S /gtap-src -B /gtap-build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-in_root cmake --build /gtap-build -j "$jobs" >"$root.build.log" 2>&1 || {
+in_root cmake -S /gtap-src -B /gtap-build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGTAP_BUILD_BENCHMARKS=OFF >/dev/null
+read -ra targets <<<"${GTAP_DEBIAN13_TARGETS:-}"
+step in_root cmake --build /gtap-build -j "$jobs" ${targets[@]:+--target "${targets[@]}"} >"$root.build.log" 2>&1 || {
   grep -E "error|FAILED" "$root.build.log" | head -40 >&2
   echo "test-debian13: build failed (log: $root.build.log)" >&2
   exit 1
@@ -119,7 +134,7 @@ in_root cmake --build /gtap-build -j "$jobs" >"$root.build.log" 2>&1 || {
 
 say "running tests matching $tests"
 status=0
-in_root ctest --test-dir /gtap-build -R "$tests" -j "$jobs" --output-on-failure >"$root.ctest.log" 2>&1 || status=$?
+step in_root ctest --test-dir /gtap-build -R "$tests" -j "$jobs" --output-on-failure >"$root.ctest.log" 2>&1 || status=$?
 grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)|\(Subprocess|Not Run" "$root.ctest.log" || true
 say "done (ctest log: $root.ctest.log)"
 exit $status
