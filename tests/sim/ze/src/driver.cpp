@@ -78,8 +78,8 @@ ze_result_t zeInitDrivers(uint32_t* pCount, ze_driver_handle_t* phDrivers, ze_in
     *pCount = 0;
     return ZE_RESULT_SUCCESS;
   }
-  if (ze_result_t r = zeInit(0); r != ZE_RESULT_SUCCESS) return r;
-  return zeDriverGet(pCount, phDrivers);
+  if (ze_result_t r = sim::zeInit(0); r != ZE_RESULT_SUCCESS) return r;
+  return sim::zeDriverGet(pCount, phDrivers);
 }
 #endif
 
