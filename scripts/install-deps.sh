@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package gtap needs to build, test and benchmark on a
 # fresh Debian 12 machine. Safe to run again.
+# `install-deps.sh --list` prints the package names, one a line, and installs nothing.
 set -euo pipefail
 
 packages=(
@@ -12,6 +13,11 @@ packages=(
   libprotobuf-dev protobuf-compiler nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
+
+if [ "${1:-}" = --list ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 sudo_cmd=()
 if [ "$(id -u)" != 0 ]; then sudo_cmd=(sudo); fi

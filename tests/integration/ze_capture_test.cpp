@@ -8,6 +8,7 @@
 #include <map>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "gtap/readers/api_stats.h"
 #include "gtap/readers/capture.h"
@@ -68,7 +69,39 @@ TEST_P(RouteTest, CountsMatchWhatTheProgramCalled) {
   EXPECT_TRUE(capture.recovery().closedCleanly) << capture.recovery().stopReason;
 }
 
-INSTANTIATE_TEST_SUITE_P(Routes, RouteTest, ::testing::Values("direct", "dlopen", "table", "extension", "late"));
+INSTANTIATE_TEST_SUITE_P(Routes, RouteTest,
+                         ::testing::Values("direct", "dlopen", "table", "extension", "late", "init-drivers"));
+
+// The loader's own calls (its table getters while it initialises, whatever
+// its version) and those of the layers it loads on request are not the
+// program's: with each layer on, the capture still holds exactly what the
+// program called.
+class LoaderLayerTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(LoaderLayerTest, OnlyTheProgramsCallsAreRecorded) {
+  const auto& [route, variable] = GetParam();
+  std::string dir = freshDirectory("layer-" + route + "-" + variable);
+  std::vector<std::string> argv = {gtapBinary(), "run", "--sim", "-o", dir + "/cap-%p.gtap", "--",
+                                   workload("ze_api_counts"), route};
+  auto r = runProcess(argv, {{variable, "1"}});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  Counts expected = workloadCounts(r.out, "calls");
+  ASSERT_FALSE(expected.empty()) << r.out;
+  auto files = filesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(capturedCounts(files[0]), expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layers, LoaderLayerTest,
+                         ::testing::Combine(::testing::Values("direct", "table", "init-drivers"),
+                                            ::testing::Values("ZE_ENABLE_VALIDATION_LAYER", "ZE_ENABLE_TRACING_LAYER",
+                                                              "ZE_ENABLE_LOADER_INTERCEPT")),
+                         [](const auto& info) {
+                           std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                           for (char& c : name)
+                             if (c == '-') c = '_';
+                           return name;
+                         });
 
 TEST(ZeCapture, ApiReportAsJsonLines) {
   std::string dir = freshDirectory("api-jsonl");

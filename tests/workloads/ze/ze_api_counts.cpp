@@ -3,6 +3,8 @@
 // test can compare gtap's record with what really happened.
 //
 //   ze_api_counts direct|dlopen|table|extension
+//   ze_api_counts init-drivers            (zeInitDrivers instead of zeInit + zeDriverGet,
+//                                          where the headers have it; else as direct)
 //   ze_api_counts threads THREADS CALLS   (pattern per thread, see below)
 //   ze_api_counts fork
 //   ze_api_counts forever                 (prints "done N" every 1000 calls)
@@ -173,6 +175,33 @@ void scenario(const Api& a, int propertyQueries) {
   CALL(a, contextDestroy, "zeContextDestroy", ctx);
 }
 
+// zeInitDrivers (API 1.10) replaces zeInit and zeDriverGet; the two ways are
+// not to be mixed in one process, so this scenario never calls zeDriverGet.
+void initDriversScenario() {
+#if defined(ZE_API_VERSION_CURRENT_M) && ZE_API_VERSION_CURRENT_M >= ZE_MAKE_VERSION(1, 10)
+  Api a = direct();
+  ze_init_driver_type_desc_t desc{ZE_STRUCTURE_TYPE_INIT_DRIVER_TYPE_DESC, nullptr, ZE_INIT_DRIVER_TYPE_FLAG_GPU};
+  uint32_t n = 0;
+  ++g_counts["zeInitDrivers"];
+  if (zeInitDrivers(&n, nullptr, &desc) != ZE_RESULT_SUCCESS || n == 0) std::exit(21);
+  std::vector<ze_driver_handle_t> drivers(n);
+  ++g_counts["zeInitDrivers"];
+  if (zeInitDrivers(&n, drivers.data(), &desc) != ZE_RESULT_SUCCESS) std::exit(21);
+  ze_api_version_t version;
+  CALL(a, driverGetApiVersion, "zeDriverGetApiVersion", drivers[0], &version);
+  uint32_t nd = 1;
+  ze_device_handle_t device;
+  CALL(a, deviceGet, "zeDeviceGet", drivers[0], &nd, &device);
+  for (int i = 0; i < 4; ++i) {
+    ze_device_properties_t props{};
+    props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+    CALL(a, deviceGetProperties, "zeDeviceGetProperties", device, &props);
+  }
+#else
+  scenario(direct(), 5);
+#endif
+}
+
 ze_driver_handle_t firstDriver() {
   uint32_t n = 1;
   ze_driver_handle_t d = nullptr;
@@ -192,6 +221,8 @@ int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "direct";
   if (mode == "direct") {
     scenario(direct(), 5);
+  } else if (mode == "init-drivers") {
+    initDriversScenario();
   } else if (mode == "dlopen") {
     scenario(viaDlopen(), 5);
   } else if (mode == "table") {

@@ -118,6 +118,16 @@ GTAP_SIM_ZE_FUNCTIONS(GTAP_SIM_DECLARE)
 #undef GTAP_SIM_DECLARE
 }  // namespace sim
 
+// zeInitDrivers (API 1.10) exists only in headers that declare it; only those
+// headers define ZE_API_VERSION_CURRENT_M. The 1.20 loader uses it to
+// decide whether a program's zeInitDrivers may reach this driver.
+#if defined(ZE_API_VERSION_CURRENT_M) && ZE_API_VERSION_CURRENT_M >= ZE_MAKE_VERSION(1, 10)
+#define GTAP_SIM_HAS_INIT_DRIVERS 1
+namespace sim {
+decltype(::zeInitDrivers) zeInitDrivers;
+}  // namespace sim
+#endif
+
 namespace sim {
 
 // What the tables and zeDriverGetExtensionFunctionAddress hand out: the

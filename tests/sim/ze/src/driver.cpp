@@ -66,6 +66,23 @@ ze_result_t zeInit(ze_init_flags_t flags) {
   return ZE_RESULT_SUCCESS;
 }
 
+#ifdef GTAP_SIM_HAS_INIT_DRIVERS
+// zeInit and zeDriverGet in one call, for the driver types asked for: a GPU
+// driver answers no driver (and succeeds) when GPUs were not asked for.
+ze_result_t zeInitDrivers(uint32_t* pCount, ze_driver_handle_t* phDrivers, ze_init_driver_type_desc_t* desc) {
+  SIM_NOT_NULL(pCount);
+  SIM_NOT_NULL(desc);
+  constexpr uint32_t kKnownTypes = ZE_INIT_DRIVER_TYPE_FLAG_GPU | ZE_INIT_DRIVER_TYPE_FLAG_NPU;
+  if (desc->flags == 0 || (desc->flags & ~kKnownTypes) != 0) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!(desc->flags & ZE_INIT_DRIVER_TYPE_FLAG_GPU)) {
+    *pCount = 0;
+    return ZE_RESULT_SUCCESS;
+  }
+  if (ze_result_t r = sim::zeInit(0); r != ZE_RESULT_SUCCESS) return r;
+  return sim::zeDriverGet(pCount, phDrivers);
+}
+#endif
+
 ze_result_t zeDriverGet(uint32_t* pCount, ze_driver_handle_t* phDrivers) {
   SIM_CHECK(g_initialized.load(std::memory_order_acquire), ZE_RESULT_ERROR_UNINITIALIZED);
   SIM_NOT_NULL(pCount);

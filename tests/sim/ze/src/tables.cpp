@@ -43,6 +43,9 @@ extern "C" {
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetGlobalProcAddrTable(ze_api_version_t version, ze_global_dditable_t* t) {
   if (ze_result_t r = checkVersion(version, t); r != ZE_RESULT_SUCCESS) return r;
   fill(t->pfnInit, GTAP_SIM_ENTRY(zeInit), version, ZE_API_VERSION_1_0);
+#ifdef GTAP_SIM_HAS_INIT_DRIVERS
+  fill(t->pfnInitDrivers, GTAP_SIM_ENTRY(zeInitDrivers), version, ZE_API_VERSION_1_10);
+#endif
   return ZE_RESULT_SUCCESS;
 }
 
