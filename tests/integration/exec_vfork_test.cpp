@@ -19,19 +19,6 @@ namespace {
 
 using Counts = std::map<std::string, uint64_t>;
 
-// "PREFIX NAME COUNT" lines the workload printed about itself.
-Counts printedCounts(const std::string& out, const std::string& prefix) {
-  Counts c;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string p, name;
-    uint64_t n;
-    if (fields >> p >> name >> n && p == prefix) c[name] += n;
-  }
-  return c;
-}
-
 Counts capturedCounts(const readers::Capture& capture) {
   Counts c;
   for (const auto& f : readers::summarizeApi({&capture}).functions) {

@@ -1,5 +1,7 @@
 #include "process.h"
 
+#include <sstream>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
@@ -157,6 +159,18 @@ std::vector<std::string> filesIn(const std::string& dir, const std::string& suff
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::map<std::string, uint64_t> printedCounts(const std::string& out, const std::string& prefix) {
+  std::map<std::string, uint64_t> c;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string p, name;
+    uint64_t n;
+    if (fields >> p >> name >> n && p == prefix) c[name] += n;
+  }
+  return c;
 }
 
 }  // namespace gtap::test

@@ -49,4 +49,8 @@ std::string workload(const std::string& name);
 std::string freshDirectory(const std::string& name);
 std::vector<std::string> filesIn(const std::string& dir, const std::string& suffix = ".gtap");
 
+// Counts a workload printed about itself: "PREFIX NAME COUNT" lines, summed
+// per name.
+std::map<std::string, uint64_t> printedCounts(const std::string& out, const std::string& prefix);
+
 }  // namespace gtap::test

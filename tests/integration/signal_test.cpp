@@ -20,18 +20,6 @@ namespace {
 
 using Counts = std::map<std::string, uint64_t>;
 
-Counts printedCounts(const std::string& out, const std::string& prefix) {
-  Counts c;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string p, name;
-    uint64_t n;
-    if (fields >> p >> name >> n && p == prefix) c[name] = n;
-  }
-  return c;
-}
-
 // What the program says it called: everything when it lived on, else what it
 // called before the signal.
 Counts expectedCounts(const std::string& out) {

@@ -19,19 +19,6 @@ namespace {
 
 using Counts = std::map<std::string, uint64_t>;
 
-// "PREFIX NAME COUNT" lines the workload printed about itself.
-Counts workloadCounts(const std::string& out, const std::string& prefix) {
-  Counts c;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string p, name;
-    uint64_t n;
-    if (fields >> p >> name >> n && p == prefix) c[name] += n;
-  }
-  return c;
-}
-
 Counts capturedCounts(const std::string& path) {
   readers::Capture capture(path);
   EXPECT_TRUE(capture.notes().empty()) << capture.notes().front();
@@ -60,7 +47,7 @@ TEST_P(RouteTest, CountsMatchWhatTheProgramCalled) {
   std::string dir = freshDirectory("route-" + GetParam());
   auto r = gtapRun(dir, {workload("ze_api_counts"), GetParam()});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  Counts expected = workloadCounts(r.out, "calls");
+  Counts expected = printedCounts(r.out, "calls");
   ASSERT_FALSE(expected.empty()) << r.out;
   auto files = filesIn(dir);
   ASSERT_EQ(files.size(), 1u);
@@ -85,7 +72,7 @@ TEST_P(LoaderLayerTest, OnlyTheProgramsCallsAreRecorded) {
                                    workload("ze_api_counts"), route};
   auto r = runProcess(argv, {{variable, "1"}});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  Counts expected = workloadCounts(r.out, "calls");
+  Counts expected = printedCounts(r.out, "calls");
   ASSERT_FALSE(expected.empty()) << r.out;
   auto files = filesIn(dir);
   ASSERT_EQ(files.size(), 1u);
@@ -126,7 +113,7 @@ TEST(ZeCapture, ApiReportAsJsonLines) {
     EXPECT_LE(max, total);
     reported[m[1]] = count;
   }
-  EXPECT_EQ(reported, workloadCounts(r.out, "calls"));
+  EXPECT_EQ(reported, printedCounts(r.out, "calls"));
   auto csv = runProcess({gtapBinary(), "api", "--format=csv", files[0]});
   EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')), "function,api,count,total,mean,min,max,p50,p99,failed,unfinished");
 }
@@ -161,7 +148,7 @@ TEST(ZeCapture, ThreadsKeepEveryCallInOrder) {
     }
   }
   EXPECT_EQ(workers, threads);
-  EXPECT_EQ(capturedCounts(files[0]), workloadCounts(r.out, "calls"));
+  EXPECT_EQ(capturedCounts(files[0]), printedCounts(r.out, "calls"));
 }
 
 // No system call per intercepted call: strace counts every system call of the
@@ -206,7 +193,7 @@ TEST(ZeCapture, ForkedChildWritesItsOwnFile) {
     EXPECT_TRUE(c.recovery().closedCleanly) << f << ": " << c.recovery().stopReason;
     bool child = c.process().forkedFromPid != 0;
     children += child;
-    EXPECT_EQ(capturedCounts(f), workloadCounts(r.out, child ? "child" : "parent")) << f;
+    EXPECT_EQ(capturedCounts(f), printedCounts(r.out, child ? "child" : "parent")) << f;
   }
   EXPECT_EQ(children, 1);
 }
@@ -254,7 +241,7 @@ TEST(ZeCapture, CrashKeepsEveryCallAndTheSignalStillKills) {
   readers::Capture c(files[0]);
   EXPECT_TRUE(c.recovery().closedCleanly) << c.recovery().stopReason;
   EXPECT_EQ(c.trailer().closeReason, "signal 11 (SIGSEGV)");
-  EXPECT_EQ(capturedCounts(files[0]), workloadCounts(r.out, "calls"));
+  EXPECT_EQ(capturedCounts(files[0]), printedCounts(r.out, "calls"));
 }
 
 // _exit skips atexit handlers and destructors: gtap still closes the file,
@@ -267,7 +254,7 @@ TEST(ZeCapture, UnderscoreExitStillClosesTheFile) {
   ASSERT_EQ(files.size(), 1u);
   readers::Capture c(files[0]);
   EXPECT_TRUE(c.recovery().closedCleanly) << c.recovery().stopReason;
-  EXPECT_EQ(capturedCounts(files[0]), workloadCounts(r.out, "calls"));
+  EXPECT_EQ(capturedCounts(files[0]), printedCounts(r.out, "calls"));
 }
 
 // The program's own handler still runs (chained), and the program goes on.
@@ -281,7 +268,7 @@ TEST(ZeCapture, ProgramSignalHandlersStillRun) {
   readers::Capture c(files[0]);
   EXPECT_TRUE(c.recovery().closedCleanly);
   EXPECT_EQ(c.trailer().closeReason, "exit");
-  EXPECT_EQ(capturedCounts(files[0]), workloadCounts(r.out, "calls"));
+  EXPECT_EQ(capturedCounts(files[0]), printedCounts(r.out, "calls"));
 }
 
 // An output that cannot be created: one warning, and the program's output and
@@ -347,7 +334,7 @@ TEST(ZeCapture, BarePreloadWithoutLauncher) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   auto files = filesIn(dir);
   ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(capturedCounts(files[0]), workloadCounts(r.out, "calls"));
+  EXPECT_EQ(capturedCounts(files[0]), printedCounts(r.out, "calls"));
 }
 
 TEST(ZeCapture, LauncherKeepsExistingPreloadAndDisableSwitch) {
