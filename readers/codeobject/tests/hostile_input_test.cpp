@@ -4,6 +4,7 @@
 // AddressSanitizer or valgrind would see a read past the end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <unistd.h>
 
