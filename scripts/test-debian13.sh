@@ -27,10 +27,14 @@ fi
 
 start=$(date +%s)
 child=
-# Long steps run in the background so that a signal is handled at once.
+# Long steps run in the background, each in a process group of its own, so
+# that a signal is handled at once and stops everything the step started
+# (a command run in the root is a grandchild: chroot, env, then the command).
 step() {
-  "$@" &
+  set -m
+  "$@" </dev/null &
   child=$!
+  set +m
   wait "$child"
   local rc=$?
   child=
@@ -69,7 +73,7 @@ cleanup() {
 }
 trap cleanup EXIT
 # A signal stops the step under way too, then the mounts are undone.
-trap '[ -n "$child" ] && kill "$child" 2>/dev/null; wait; exit 130' INT TERM
+trap '[ -n "$child" ] && kill -TERM -- "-$child" 2>/dev/null; wait; exit 130' INT TERM
 mount_in() {  # mount_in TARGET mount-arguments...
   local target=$1
   shift
