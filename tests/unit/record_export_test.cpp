@@ -1,0 +1,147 @@
+// The record exporters (JSON Lines, SQLite) on a crafted capture whose every
+// call and operation is known: each line and row is read back and compared
+// with what the capture holds, field by field.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../integration/sqlite_query.h"
+#include "gtap/readers/capture.h"
+#include "gtap/readers/device_work.h"
+#include "gtap/readers/record_export.h"
+#include "hostile_captures.h"
+
+namespace {
+
+using gtap::readers::Capture;
+using gtap::readers::LoadedCapture;
+using nlohmann::json;
+
+// The crafted capture (two API calls, a timed kernel, an untimed
+// device-to-host copy), opened from memory.
+struct Fixture {
+  std::vector<uint8_t> bytes = gtap::test::hostile::build(false, {}, std::vector<uint8_t>(64, 0x5a), false);
+  Capture capture{bytes, "crafted.gtap"};
+  std::vector<LoadedCapture> loaded{{&capture, gtap::readers::loadDeviceWork(capture)}};
+};
+
+std::vector<json> lines(const std::string& text) {
+  std::vector<json> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+  return out;
+}
+
+TEST(RecordExport, JsonLinesHoldEveryCallAndOperationOfTheCapture) {
+  Fixture f;
+  std::ostringstream out;
+  gtap::readers::writeJsonLines(f.loaded, out);
+  auto all = lines(out.str());
+  ASSERT_EQ(all.size(), 4u) << out.str();
+
+  // The calls, in the capture's order, with its function names and times.
+  std::vector<gtap::readers::ApiCall> calls;
+  f.capture.forEachCall([&](const gtap::readers::ApiCall& c) { calls.push_back(c); });
+  ASSERT_EQ(calls.size(), 2u);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const json& l = all[i];
+    EXPECT_EQ(l["type"], "api");
+    EXPECT_EQ(l["pid"], 4242);
+    EXPECT_EQ(l["function"], f.capture.functionName(calls[i].function));
+    EXPECT_EQ(l["begin_ns"], calls[i].beginNs);
+    EXPECT_EQ(l["end_ns"], calls[i].endNs);
+  }
+  EXPECT_EQ(all[0]["function"], "zeMemAllocShared");
+  EXPECT_EQ(all[1]["function"], "zeCommandListAppendLaunchKernel");
+
+  const json& kernel = all[2];
+  EXPECT_EQ(kernel["type"], "device");
+  EXPECT_EQ(kernel["index"], 0);
+  EXPECT_EQ(kernel["kind"], "kernel");
+  EXPECT_EQ(kernel["name"], "vector_add");
+  EXPECT_EQ(kernel["groups"], json::array({4, 1, 1}));
+  EXPECT_EQ(kernel["group_size"], json::array({64, 1, 1}));
+  EXPECT_EQ(kernel["level"], "device");
+  EXPECT_FALSE(kernel.contains("direction"));
+  // 100 ticks at 1 GHz.
+  EXPECT_EQ(kernel["end_ns"].get<int64_t>() - kernel["start_ns"].get<int64_t>(), 100);
+
+  const json& copy = all[3];
+  EXPECT_EQ(copy["index"], 1);
+  EXPECT_EQ(copy["kind"], "copy");
+  EXPECT_EQ(copy["bytes"], gtap::test::hostile::kBytes);
+  EXPECT_EQ(copy["direction"], gtap::readers::directionName(gtap::schema::CopyDirection::DEVICE_TO_HOST));
+  EXPECT_FALSE(copy.contains("start_ns"));
+  EXPECT_TRUE(copy.contains("untimed"));
+}
+
+TEST(RecordExport, SqliteRowsMatchTheCaptureAndTheViewSumsThem) {
+  Fixture f;
+  auto dir = std::filesystem::temp_directory_path() / ("gtap-record-export-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "out.db").string();
+  {
+    gtap::readers::OutputFile out(path, false);
+    gtap::readers::writeSqlite(f.loaded, out);
+    out.commit();
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  using gtap::test::queryCounts;
+  using gtap::test::queryInt;
+  EXPECT_EQ(queryInt(db, "SELECT COUNT(*) FROM processes WHERE pid = 4242"), 1);
+  EXPECT_EQ(queryInt(db, "SELECT COUNT(*) FROM threads WHERE os_tid = 4242 AND name = 'main'"), 1);
+  auto functions = queryCounts(db, "SELECT function, count FROM api_summary");
+  EXPECT_EQ(functions, (gtap::test::Counts{{"zeCommandListAppendLaunchKernel", 1}, {"zeMemAllocShared", 1}}));
+  std::vector<gtap::readers::ApiCall> calls;
+  f.capture.forEachCall([&](const gtap::readers::ApiCall& c) { calls.push_back(c); });
+  int64_t total = 0;
+  for (const auto& c : calls) total += c.endNs - c.beginNs;
+  EXPECT_EQ(queryInt(db, "SELECT SUM(total_ns) FROM api_summary"), total);
+
+  auto kinds = queryCounts(db, "SELECT kind || ':' || s.string, COUNT(*) FROM device_ops d JOIN strings s ON s.id = d.name_id GROUP BY 1");
+  EXPECT_EQ(kinds.at("kernel:vector_add"), 1);
+  EXPECT_EQ(queryInt(db, "SELECT end_ns - start_ns FROM device_ops WHERE kind = 'kernel'"), 100);
+  EXPECT_EQ(queryInt(db, "SELECT groups_x * group_size_x FROM device_ops WHERE kind = 'kernel'"), 256);
+  // The copy: its direction, its size, and no device times.
+  auto copies = queryCounts(db, "SELECT direction, bytes FROM device_ops WHERE kind = 'copy' AND start_ns IS NULL");
+  EXPECT_EQ(copies, (gtap::test::Counts{{gtap::readers::directionName(gtap::schema::CopyDirection::DEVICE_TO_HOST),
+                                         static_cast<int64_t>(gtap::test::hostile::kBytes)}}));
+  EXPECT_EQ(queryInt(db, "SELECT COUNT(*) FROM device_ops WHERE kind = 'kernel' AND direction IS NULL"), 1);
+  sqlite3_close(db);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RecordExport, SqliteFailureIsSqlitesOwnMessageAndLeavesNoFile) {
+  Fixture f;
+  auto dir = std::filesystem::temp_directory_path() / ("gtap-record-export-fail-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "out.db").string();
+  {
+    gtap::readers::OutputFile out(path, false);
+    // A temporary file that is not a database: SQLite says so.
+    out.stream() << "not a database, not empty either" << std::string(4096, 'x');
+    out.stream().flush();
+    EXPECT_THROW(
+        {
+          try {
+            gtap::readers::writeSqlite(f.loaded, out);
+          } catch (const gtap::readers::SqliteError& e) {
+            EXPECT_NE(std::string(e.what()).find("SQLite: "), std::string::npos) << e.what();
+            throw;
+          }
+        },
+        gtap::readers::SqliteError);
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
