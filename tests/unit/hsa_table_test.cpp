@@ -229,13 +229,18 @@ TEST(HsaToolTable, RocrLayoutsFrom52To61AreWrappedByName) {
 }
 
 // Tables whose major version gtap does not know are left exactly as they
-// were, the root's, the core table's or the AMD extension table's.
+// were, the root's, the core table's or the AMD extension table's, while the
+// same tables with the versions ROCr 6.1 gives them are wrapped.
 TEST(HsaToolTable, UnknownMajorVersionsOfAnyTableAreLeftAlone) {
   OnLoadFn onLoad = loadGtap();
   ASSERT_NE(onLoad, nullptr);
-  Runtime futureRoot(4, 5, 2, 2, 0, kAmdEntries61);
-  Runtime futureCore(3, 5, 3, 2, 0, kAmdEntries61);
-  Runtime futureAmd(3, 5, 2, 3, 0, kAmdEntries61);
+  Runtime known(3, 5, 2, 2, 1, kAmdEntries61);
+  ASSERT_TRUE(onLoad(known.table(), 3, 0, nullptr));
+  EXPECT_NE(known.core.get(2), reinterpret_cast<void*>(&fakeGetInfo));
+  EXPECT_NE(known.amd.get(0), nullptr);
+  Runtime futureRoot(4, 5, 2, 2, 1, kAmdEntries61);
+  Runtime futureCore(3, 5, 3, 2, 1, kAmdEntries61);
+  Runtime futureAmd(3, 5, 2, 3, 1, kAmdEntries61);
   for (Runtime* r : {&futureRoot, &futureCore, &futureAmd}) {
     ASSERT_TRUE(onLoad(r->table(), 3, 0, nullptr));
     EXPECT_EQ(r->core.get(2), reinterpret_cast<void*>(&fakeGetInfo));
