@@ -22,7 +22,7 @@
 namespace gtap::hsa {
 
 enum Fn : uint16_t {
-#define GTAP_HSA_ENTRY(Table, name, id, hooked) fn_##name = id,
+#define GTAP_HSA_ENTRY(Table, name, id, hooked, before, since) fn_##name = id,
 #include "hsa_entries.inc"
 #undef GTAP_HSA_ENTRY
   kFunctionCount
@@ -38,8 +38,21 @@ int32_t resultCode(R r) {
     return 0;
 }
 
-// One table entry: the runtime's function saved at OnLoad, and the wrapper
-// that records a call and calls it.
+// What the program gets from a function whose table entry the runtime left
+// null: its exported function answers HSA_STATUS_ERROR (or a zero value)
+// without doing anything, and so does gtap's wrapper, which takes the empty
+// slot so that the call is still seen.
+template <typename R>
+R missingEntryResult() {
+  if constexpr (std::is_same_v<R, hsa_status_t>)
+    return HSA_STATUS_ERROR;
+  else if constexpr (!std::is_void_v<R>)
+    return R{};
+}
+
+// One table entry: the runtime's function saved at OnLoad (null when the
+// runtime left the entry empty), and the wrapper that records a call and
+// calls it.
 template <uint16_t Id, typename F>
 struct Entry;
 template <uint16_t Id, typename R, typename... A>
@@ -47,11 +60,12 @@ struct Entry<Id, R (*)(A...)> {
   static inline R (*real)(A...) = nullptr;
   static R wrapper(A... a) {
     core::CallScope scope(core::kGuardHsa, static_cast<uint16_t>(core::kHsaFunctionBase + Id));
+    R (*fn)(A...) = real;
     if constexpr (std::is_void_v<R>) {
-      real(a...);
+      if (fn) fn(a...);
       scope.end(0);
     } else {
-      R r = real(a...);
+      R r = fn ? fn(a...) : missingEntryResult<R>();
       scope.end(resultCode(r));
       return r;
     }
@@ -72,7 +86,7 @@ hsa_status_t callIfThere(F f, A... a) {
 
 // Hooks: same signature as the function they replace.
 namespace hooks {
-#define GTAP_HSA_ENTRY(Table, name, id, hooked) GTAP_HSA_HOOK_##hooked(name)
+#define GTAP_HSA_ENTRY(Table, name, id, hooked, before, since) GTAP_HSA_HOOK_##hooked(name)
 #define GTAP_HSA_HOOK_0(name)
 #define GTAP_HSA_HOOK_1(name) extern decltype(::name) name;
 #include "hsa_entries.inc"

@@ -170,6 +170,112 @@ std::map<std::string, uint64_t> apiCounts(const std::string& file) {
   return counts;
 }
 
+struct ApiRow {
+  uint64_t count = 0, failed = 0;
+  bool operator==(const ApiRow& o) const { return count == o.count && failed == o.failed; }
+};
+
+std::map<std::string, ApiRow> apiRows(const std::string& file) {
+  auto r = runProcess({gtapBinary(), "api", "--format=jsonl", file});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  std::map<std::string, ApiRow> rows;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    rows[j["function"]] = {j["count"].get<uint64_t>(), j["failed"].get<uint64_t>()};
+  }
+  return rows;
+}
+
+// "calls NAME N" lines: what the program says it called.
+std::map<std::string, uint64_t> printedCalls(const std::string& out) {
+  std::map<std::string, uint64_t> calls;
+  for (const auto& line : linesWith(out, "calls")) {
+    std::istringstream in(line);
+    std::string word, name;
+    uint64_t n = 0;
+    in >> word >> name >> n;
+    calls[name] = n;
+  }
+  return calls;
+}
+
+// Discovery, queue creation and allocation inside the runtime's callbacks,
+// as rocm_bandwidth_test and HIP's runtime do them: each call the program
+// makes there is the program's and recorded, however deep (a region
+// iteration inside the agent callback), including those a deallocation
+// callback makes inside the free and an asynchronous handler on the
+// runtime's thread; none of the runtime's own (its freeze waits on a signal
+// of its own through its exported functions). A function the runtime left
+// out is recorded with the error the program got. The queue made in the
+// agent callback is gtap's to watch: every dispatch on it is recorded, timed.
+TEST(HsaCapture, CallsMadeInTheProgramsCallbacksAreRecorded) {
+  HsaRun run = capture("hsa_callbacks", {"5"});
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  auto base = plain("hsa_callbacks", {"5"});
+  ASSERT_EQ(base.exitCode, 0) << base.err;
+  EXPECT_EQ(run.result.out, base.out);
+
+  std::map<std::string, uint64_t> expected = printedCalls(run.result.out);
+  ASSERT_GE(expected.size(), 20u) << run.result.out;
+  ASSERT_EQ(expected["hsa_agent_get_info"], 4u) << "two agents, two questions each";
+  std::map<std::string, uint64_t> recorded;
+  auto rows = apiRows(run.file);
+  for (const auto& [name, row] : rows) recorded[name] = row.count;
+  EXPECT_EQ(recorded, expected);
+  // The loader extension table the simulated runtime leaves out: the call
+  // failed, as the program saw.
+  EXPECT_EQ(rows["hsa_system_get_major_extension_table"], (ApiRow{1, 1}));
+  EXPECT_EQ(rows["hsa_init"], (ApiRow{1, 0}));
+
+  readers::Capture cap(run.file);
+  auto work = readers::loadDeviceWork(cap);
+  uint64_t timed = 0;
+  for (const auto& op : work.ops)
+    if (op.kind == schema::DeviceOpKind::KERNEL && op.name == "vector_add" && op.timed) ++timed;
+  EXPECT_EQ(timed, 5u);
+  EXPECT_EQ(timed, linesWith(run.result.out, "dispatch").size());
+  bool intercepted = false;
+  for (const auto& [id, o] : work.objects)
+    if (o.kind == schema::ObjectKind::COMMAND_QUEUE && property(o, "intercepted") == "yes") intercepted = true;
+  EXPECT_TRUE(intercepted);
+  // The buffers allocated in the pool callback, by kind and size.
+  std::multiset<std::string> allocated, printed;
+  for (const auto& m : work.memory)
+    if (!m.isFree) allocated.insert(readers::memoryKindName(m.kind) + " " + std::to_string(m.size));
+  for (const auto& l : linesWith(run.result.out, "alloc")) printed.insert(l.substr(6));
+  EXPECT_EQ(allocated, printed);
+}
+
+// An hsa_init that fails (the runtime refuses to start, and so never loads
+// tools) leaves a capture holding the failed call, as a failed zeInit does;
+// the program fails exactly as without gtap.
+TEST(HsaCapture, FailedInitLeavesACaptureWithTheCall) {
+  for (bool launcher : {true, false}) {
+    std::string dir = freshDirectory(launcher ? "hsa-failed-init" : "hsa-failed-init-preload");
+    EnvChanges env = {{"GTAP_SIM_HSA_FAIL_INIT", "1"}};
+    ProcessResult r;
+    if (launcher) {
+      r = runProcess({gtapBinary(), "run", "--sim", "-q", "-o", dir + "/cap.gtap", "--", workload("hsa_vector_add"),
+                      "2"},
+                     env);
+    } else {
+      env.insert({{"LD_LIBRARY_PATH", simHsaDir()}, {"LD_PRELOAD", gtapLibrary()},
+                  {"GTAP_OUTPUT", dir + "/cap.gtap"}, {"GTAP_QUIET", "1"}});
+      r = runProcess({workload("hsa_vector_add"), "2"}, env);
+    }
+    auto base = runProcess({workload("hsa_vector_add"), "2"},
+                           {{"LD_LIBRARY_PATH", simHsaDir()}, {"GTAP_SIM_HSA_FAIL_INIT", "1"}});
+    EXPECT_EQ(base.exitCode, 1) << base.err;
+    EXPECT_EQ(r.exitCode, base.exitCode) << r.err;
+    EXPECT_EQ(r.out, base.out);
+    EXPECT_NE(r.err.find("hsa_init"), std::string::npos) << r.err;
+    auto rows = apiRows(dir + "/cap.gtap");
+    EXPECT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows["hsa_init"], (ApiRow{1, 1})) << (launcher ? "gtap run" : "LD_PRELOAD");
+  }
+}
+
 // Linked calls and calls through the program's own dlsym pointer, across a
 // shut-down and a second start of the runtime: each recorded once.
 TEST(HsaCapture, EveryCallIsRecordedOnceWhateverTheRoute) {

@@ -7,7 +7,7 @@
 # status. Otherwise it runs twice; both runs must exit 0, print only
 # well-formed lines, at least one line of each REQUIRED kind (the first word
 # of a line: dispatch, dispatches, barrier, copy, alloc, free, checksum,
-# timestamp), as many frees as allocations and of the same kinds and sizes,
+# timestamp, calls), as many frees as allocations and of the same kinds and sizes,
 # EXPECT_DISPATCHES dispatches if given (dispatch lines plus the counts of
 # "dispatches N" lines), and the same lines both times apart from timestamps
 # (which are device durations).
@@ -64,7 +64,7 @@ function(check_lines output out_var)
         list(APPEND frees "${CMAKE_MATCH_2}")
       endif()
     elseif(line MATCHES "^barrier (and|or)$" OR line MATCHES "^copy ${n}$"
-           OR line MATCHES "^checksum ${name} [0-9a-f]+$")
+           OR line MATCHES "^checksum ${name} [0-9a-f]+$" OR line MATCHES "^calls hsa_[a-z0-9_]+ ${n}$")
     elseif(line MATCHES "^timestamp ${name} (${n})$")
       if(CMAKE_MATCH_1 EQUAL 0)
         message(FATAL_ERROR "${PROGRAM}: zero duration: ${line}")

@@ -14,6 +14,8 @@
 //   checksum NAME HEX                   FNV-1a 64 of results, identical with and without an interposer
 //   timestamp KERNEL NS                 (hsa_own_timestamps only) a device duration the
 //                                       program read itself
+//   calls FUNCTION N                    (hsa_callbacks only, at the end) how many times the
+//                                       program called the HSA function, callbacks included
 // KERNEL is the kernel's name without the ".kd" suffix. A packet's line is
 // printed when the program writes the packet, a copy's when it asks for it.
 //

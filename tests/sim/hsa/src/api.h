@@ -135,6 +135,8 @@
   X(amd_ext, hsa_amd_agent_iterate_memory_pools)            \
   X(amd_ext, hsa_amd_memory_pool_allocate)                  \
   X(amd_ext, hsa_amd_memory_pool_free)                      \
+  X(amd_ext, hsa_amd_register_deallocation_callback)        \
+  X(amd_ext, hsa_amd_deregister_deallocation_callback)      \
   X(amd_ext, hsa_amd_memory_pool_can_migrate)               \
   X(amd_ext, hsa_amd_agent_memory_pool_get_info)            \
   X(amd_ext, hsa_amd_agents_allow_access)                   \

@@ -10,6 +10,7 @@
 #include "agent.h"
 #include "api.h"
 #include "runtime.h"
+#include "signal.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -451,14 +452,37 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, 
   SIM_CATCH
 }
 
+namespace {
+
+// ROCr 6.1 freezes each code segment loaded for a GPU by invalidating the
+// GPU's code caches (amd_loader_context.cpp RegionMemory::Freeze,
+// GpuAgent::InvalidateCodeCaches): AqlQueue::ExecutePM4 waits for that
+// packet with a signal it makes, waits on and destroys through the runtime's
+// exported hsa_signal_* functions, so through the tool table: calls of the
+// runtime's own, made on the program's thread inside the program's call.
+void invalidateCodeCaches() {
+  hsa_signal_t done{};
+  if (::hsa_signal_create(1, 0, nullptr, &done) != HSA_STATUS_SUCCESS) return;
+  storeValue(toSignal(done), 0, std::memory_order_release);  // the device's part
+  ::hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX, HSA_WAIT_STATE_ACTIVE);
+  ::hsa_signal_destroy(done);
+}
+
+}  // namespace
+
 hsa_status_t hsa_executable_freeze(hsa_executable_t executable, const char* options) {
   SIM_OPEN();
   State& s = state();
-  std::lock_guard<std::mutex> lock(s.lock);
-  Executable* e = findExecutable(s, executable);
-  SIM_CHECK(e != nullptr, HSA_STATUS_ERROR_INVALID_EXECUTABLE);
-  SIM_CHECK(e->state == HSA_EXECUTABLE_STATE_UNFROZEN, HSA_STATUS_ERROR_FROZEN_EXECUTABLE);
-  e->state = HSA_EXECUTABLE_STATE_FROZEN;
+  size_t segments = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.lock);
+    Executable* e = findExecutable(s, executable);
+    SIM_CHECK(e != nullptr, HSA_STATUS_ERROR_INVALID_EXECUTABLE);
+    SIM_CHECK(e->state == HSA_EXECUTABLE_STATE_UNFROZEN, HSA_STATUS_ERROR_FROZEN_EXECUTABLE);
+    e->state = HSA_EXECUTABLE_STATE_FROZEN;
+    segments = e->objects.size();  // every code object is loaded for the GPU
+  }
+  for (size_t i = 0; i < segments; ++i) invalidateCodeCaches();
   return HSA_STATUS_SUCCESS;
 }
 

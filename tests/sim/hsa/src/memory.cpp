@@ -51,12 +51,22 @@ uint64_t poolSize(const Pool* p) {
   return p->size != 0 ? p->size : host;
 }
 
+// A deallocation callback, as ROCr keeps it (runtime.cpp, notifier_t): the
+// pointer it was registered for (anywhere inside the allocation), the
+// callback and its data.
+struct Notifier {
+  void* ptr;
+  hsa_amd_deallocation_callback_t callback;
+  void* user_data;
+};
+
 struct Allocation {
   uint64_t size;
   uint64_t mapped;  // size rounded up to the granule
   const Pool* pool;
   void* user_data = nullptr;
   std::set<const Agent*> allowed;
+  std::vector<Notifier> notifiers;
 };
 
 struct Locked {
@@ -86,7 +96,7 @@ hsa_status_t allocate(const Pool* pool, size_t size, void** ptr) {
   SIM_CHECK(p != MAP_FAILED, HSA_STATUS_ERROR_OUT_OF_RESOURCES);
   SIM_TRY
   std::lock_guard<std::mutex> lock(g_lock);
-  g_allocations.emplace(reinterpret_cast<uintptr_t>(p), Allocation{size, mapped, pool, nullptr, {}});
+  g_allocations.emplace(reinterpret_cast<uintptr_t>(p), Allocation{size, mapped, pool, nullptr, {}, {}});
   *ptr = p;
   return HSA_STATUS_SUCCESS;
   }
@@ -98,13 +108,19 @@ hsa_status_t allocate(const Pool* pool, size_t size, void** ptr) {
 
 hsa_status_t release(void* ptr) {
   uint64_t mapped = 0;
+  std::vector<Notifier> notifiers;
   {
     std::lock_guard<std::mutex> lock(g_lock);
     auto it = g_allocations.find(reinterpret_cast<uintptr_t>(ptr));
     SIM_CHECK(it != g_allocations.end(), HSA_STATUS_ERROR_INVALID_ARGUMENT);
     mapped = it->second.mapped;
+    notifiers.swap(it->second.notifiers);
     g_allocations.erase(it);
   }
+  // As ROCr's Runtime::FreeMemory: on the freeing thread, in registration
+  // order, outside the lock (a callback may manage memory), the memory still
+  // mapped.
+  for (const Notifier& n : notifiers) n.callback(n.ptr, n.user_data);
   munmap(ptr, mapped);
   return HSA_STATUS_SUCCESS;
 }
@@ -350,6 +366,33 @@ hsa_status_t hsa_amd_memory_pool_free(void* ptr) {
   SIM_OPEN();
   if (ptr == nullptr) return HSA_STATUS_SUCCESS;
   return release(ptr);
+}
+
+hsa_status_t hsa_amd_register_deallocation_callback(void* ptr, hsa_amd_deallocation_callback_t callback,
+                                                   void* user_data) {
+  SIM_OPEN();
+  SIM_NOT_NULL(callback);
+  SIM_TRY
+  std::lock_guard<std::mutex> lock(g_lock);
+  auto it = containing(g_allocations, reinterpret_cast<uintptr_t>(ptr));
+  SIM_CHECK(it != g_allocations.end(), HSA_STATUS_ERROR_INVALID_ALLOCATION);
+  it->second.notifiers.push_back({ptr, callback, user_data});
+  return HSA_STATUS_SUCCESS;
+  SIM_CATCH
+}
+
+// Drops every registration of (ptr, callback), as ROCr does.
+hsa_status_t hsa_amd_deregister_deallocation_callback(void* ptr, hsa_amd_deallocation_callback_t callback) {
+  SIM_OPEN();
+  std::lock_guard<std::mutex> lock(g_lock);
+  auto it = containing(g_allocations, reinterpret_cast<uintptr_t>(ptr));
+  SIM_CHECK(it != g_allocations.end(), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  auto& list = it->second.notifiers;
+  auto kept = std::remove_if(list.begin(), list.end(),
+                             [&](const Notifier& n) { return n.ptr == ptr && n.callback == callback; });
+  SIM_CHECK(kept != list.end(), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  list.erase(kept, list.end());
+  return HSA_STATUS_SUCCESS;
 }
 
 hsa_status_t hsa_amd_memory_pool_can_migrate(hsa_amd_memory_pool_t src_memory_pool,

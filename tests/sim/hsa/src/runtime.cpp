@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -41,10 +42,20 @@ void warn(const char* format, ...) {
   std::fprintf(stderr, "gtap simulated HSA runtime: %s\n", text);
 }
 
+// GTAP_SIM_HSA_FAIL_INIT set (to anything but "0" or nothing): hsa_init
+// fails as ROCr's does on a machine without a usable GPU (Debian's 5.2 without
+// /dev/kfd: HSA_STATUS_ERROR_OUT_OF_RESOURCES), before anything starts and
+// without loading tools. Read at every hsa_init.
+static bool initMustFail() {
+  const char* v = std::getenv("GTAP_SIM_HSA_FAIL_INIT");
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
 hsa_status_t hsa_init() {
   std::lock_guard<std::recursive_mutex> lock(bootLock());
   int32_t references = g_references.load(std::memory_order_relaxed);
   SIM_CHECK(references != INT32_MAX, HSA_STATUS_ERROR_REFCOUNT_OVERFLOW);
+  SIM_CHECK(references != 0 || !initMustFail(), HSA_STATUS_ERROR_OUT_OF_RESOURCES);
   g_references.store(references + 1, std::memory_order_release);
   if (references == 0) {
     clock::start();
