@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "gtap/readers/overview.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
 
@@ -50,6 +51,8 @@ int info(const InfoOptions& o) {
     double ratio = stored ? static_cast<double>(raw) / static_cast<double>(stored) : 0;
     std::string args;
     for (const auto& a : p.arguments) args += (args.empty() ? "" : " ") + a;
+    // What the capture says it could not see.
+    std::vector<std::string> unrecordedWaits = readers::halUnrecordedWaits(readers::loadDeviceWork(*c));
     if (format == readers::OutputFormat::jsonl) {
       std::cout << "{\"file\":\"" << readers::jsonEscape(c->path()) << "\",\"format\":\""
                 << c->reader().formatMajor() << "." << c->reader().formatMinor()
@@ -64,7 +67,10 @@ int info(const InfoOptions& o) {
                 << "\",\"recovery\":\"" << readers::jsonEscape(c->recovery().stopReason)
                 << "\",\"file_bytes\":" << c->recovery().fileSize
                 << ",\"valid_bytes\":" << c->recovery().validBytes << ",\"events\":" << events
-                << ",\"events_dropped\":" << c->trailer().eventsDropped
+                << ",\"events_dropped\":" << c->trailer().eventsDropped << ",\"hal_waits_unrecorded_in\":[";
+      for (size_t i = 0; i < unrecordedWaits.size(); ++i)
+        std::cout << (i ? "," : "") << "\"" << readers::jsonEscape(unrecordedWaits[i]) << "\"";
+      std::cout << "]"
                 << ",\"threads\":" << c->threads().size() << ",\"chunks\":{";
       bool first = true;
       for (const auto& [kind, s] : c->kindStats()) {
@@ -102,6 +108,9 @@ int info(const InfoOptions& o) {
     std::cout << "\n";
     chunks.print(std::cout, readers::OutputFormat::text);
     for (const auto& n : c->notes()) std::cout << "  note: " << n << "\n";
+    if (!unrecordedWaits.empty())
+      std::cout << "  IREE waits   not recorded: " << readers::halUnrecordedWaitsText(unrecordedWaits, UINT64_MAX)
+                << "\n";
     std::cout << "\n";
   }
   return opened.failures ? 1 : 0;

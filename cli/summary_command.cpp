@@ -46,7 +46,10 @@ int summary(const SummaryOptions& o) {
                 << ",\"closed_cleanly\":" << (p.closedCleanly ? "true" : "false")
                 << ",\"events_dropped\":" << p.eventsDropped << ",\"hal_dispatches\":" << p.halDispatches
                 << ",\"hal_submissions\":" << p.halSubmissions << ",\"hal_waits\":" << p.halWaits
-                << ",\"hal_executions\":" << lc.work.halJoin.executions
+                << ",\"hal_waits_unrecorded_in\":[";
+      for (size_t i = 0; i < p.halUnrecordedWaits.size(); ++i)
+        std::cout << (i ? "," : "") << "\"" << readers::jsonEscape(p.halUnrecordedWaits[i]) << "\"";
+      std::cout << "],\"hal_executions\":" << lc.work.halJoin.executions
                 << ",\"hal_joined\":" << lc.work.halJoin.joined << ",\"devices\":[";
       for (size_t i = 0; i < p.devices.size(); ++i) {
         const auto& d = p.devices[i];
@@ -96,6 +99,9 @@ int summary(const SummaryOptions& o) {
                   << " dispatch executions joined to the device dispatch they became; " << join.notFromHal << " of "
                   << join.deviceKernels << " device dispatches came from no HAL dispatch\n";
     }
+    if (!p.halUnrecordedWaits.empty())
+      std::cout << "  IREE waits   not recorded: " << readers::halUnrecordedWaitsText(p.halUnrecordedWaits, p.halWaits)
+                << "\n";
     if (p.allocations)
       std::cout << "  allocations  " << p.allocations << " (" << readers::formatBytes(p.allocatedBytes) << ")\n";
     std::cout << "  data         "

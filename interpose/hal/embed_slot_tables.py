@@ -50,6 +50,11 @@ SHAPES = {
     "update_buffer": [(1, ["iree_hal_command_buffer_t*", "void*", "iree_host_size_t", "iree_hal_buffer_ref_t",
                            None])],
     "copy_buffer": [(1, ["iree_hal_command_buffer_t*", "iree_hal_buffer_ref_t", "iree_hal_buffer_ref_t", None])],
+    # The program's callbacks, by value in two registers: a host call's
+    # {fn, user_data} (IREE 3.7 to today), a buffer's release callback.
+    "queue_host_call": [(1, QUEUE + ["iree_hal_host_call_t", None, "flags"])],
+    "import_buffer": [(1, ["iree_hal_allocator_t*", "iree_hal_buffer_params_t*", "iree_hal_external_buffer_t*",
+                           "iree_hal_buffer_release_callback_t", "iree_hal_buffer_t**"])],
     # A local executable running one workgroup (IREE's CPU drivers).
     "issue_call": [(1, ["iree_hal_local_executable_t*", "iree_host_size_t", "dispatch_state_v0_t*",
                         "workgroup_state_v0_t*", "uint32_t"])],

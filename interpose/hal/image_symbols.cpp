@@ -15,6 +15,7 @@ namespace {
 
 constexpr const char kPrefix[] = "iree_hal_";
 constexpr const char kVtableSuffix[] = "_vtable";
+constexpr const char kMultiWait[] = "iree_async_semaphore_multi_wait";
 
 bool startsWith(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
 
@@ -92,8 +93,10 @@ bool readSymtab(Elf* elf, ImageSymbols& out) {
       GElf_Sym sym;
       if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
       const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-      if (!name || !startsWith(name, kPrefix)) continue;
+      if (!name) continue;
       int type = GELF_ST_TYPE(sym.st_info);
+      if (type == STT_FUNC && std::strcmp(name, kMultiWait) == 0) out.multiWait = sym.st_value;
+      if (!startsWith(name, kPrefix)) continue;
       if (type == STT_OBJECT && endsWith(name, kVtableSuffix) && sym.st_size >= 8)
         out.vtables.push_back({name, sym.st_value, sym.st_size});
       else if (type == STT_FUNC)

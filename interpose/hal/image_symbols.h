@@ -24,6 +24,9 @@ struct ImageSymbols {
   // link-time address -> iree_hal_* names (identical functions may share one address)
   std::unordered_multimap<uint64_t, std::string> functions;
   bool strippedWithIree = false;  // no symbol table anywhere, but the image holds IREE HAL strings
+  // Link-time address of iree_async_semaphore_multi_wait (0: none): IREE's
+  // host waits on semaphore lists, which call no vtable slot.
+  uint64_t multiWait = 0;
 };
 
 // Debug-file directories, in order: those of GTAP_DEBUG_PATH (colon-separated),

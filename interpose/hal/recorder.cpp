@@ -110,6 +110,7 @@ struct Recorder {
   std::unordered_map<const void*, ExecutableVtable> executableVtables;  // hooked executable vtables
   std::set<const void*> thunksRefused;  // executable vtables whose refusal of thunks was logged
   bool thunksExhaustedLogged = false;
+  std::set<std::string> unrecordedWaits;  // images whose list waits gtap said it does not see
 };
 
 // Workgroups counted and still running on this thread: a workgroup that
@@ -624,6 +625,17 @@ void recordFinishedLocked(Recorder& r) {
 
 }  // namespace
 
+void noteUnrecordedWaits(const std::string& image, uint64_t address, const char* foundBy) {
+  Recorder& r = recorder();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (!r.unrecordedWaits.insert(image).second) return;
+  ObjectRecord& o = newObjectLocked(r, schema::ObjectKind::UNKNOWN, address, core::nowTicks(), 0);
+  o.name = "iree_async_semaphore_multi_wait";
+  o.properties.emplace_back("image", image);
+  o.properties.emplace_back("found_by", foundBy);
+  o.properties.emplace_back("waits", "not recorded");
+}
+
 void noteExecutableVtable(const void* vtable, const ExecutableVtable& info) {
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -700,6 +712,9 @@ void atCallStart(Decoder decoder, const char* implementation, const SavedRegiste
     case Decoder::copyBuffer:
       if (recordKernels() && !call.nested) callStart(decoder, implementation, regs, stack, call);
       return;
+    case Decoder::queueHostCall:
+    case Decoder::importBuffer:
+      return;  // their callbacks were wrapped (vtable_hooks.cpp)
     case Decoder::issueCall:
       // Every workgroup, the driver's own calls too: they are the dispatch running.
       if (recordKernels()) issueCallStart(regs, call);

@@ -47,6 +47,8 @@ enum class Decoder : uint8_t {
   updateBuffer,          // command_buffer.update_buffer: host memory to a buffer
   copyBuffer,            // command_buffer.copy_buffer
   issueCall,             // local_executable.issue_call: one workgroup of a dispatch on a CPU driver
+  queueHostCall,         // device.queue_host_call: the program's function, called by the driver later or inline
+  importBuffer,          // allocator.import_buffer: the program's release callback, called when the buffer goes
 };
 
 // The registers the enter stub saved (trampoline_x86_64.S).
@@ -96,6 +98,16 @@ struct ExecutableVtable {
 };
 
 void noteExecutableVtable(const void* vtable, const ExecutableVtable& info);
+
+// The image's IREE waits on semaphore lists through
+// iree_async_semaphore_multi_wait (iree_hal_semaphore_list_wait,
+// iree_hal_fence_wait, iree_hal_device_wait_semaphores since IREE's semaphores
+// became async semaphores), which calls no vtable slot: those waits are not
+// recorded, and the capture says so (an object named after the function,
+// kind unknown, its image and how it was found as properties). Once per image.
+// `address`: the function's, 0 when only the semaphore layout told.
+void noteUnrecordedWaits(const std::string& image, uint64_t address, const char* foundBy);
+
 
 // One workgroup of a dispatch on a CPU driver, whichever way the driver runs
 // it: through the executable's issue_call, or through the export's function

@@ -15,6 +15,7 @@
 #include <new>
 #include <mutex>
 #include <set>
+#include <type_traits>
 #include <unordered_map>
 
 #include "clock.h"
@@ -96,10 +97,78 @@ constexpr uint32_t kShadowDepth = 128;
 struct Shadow {
   ShadowEntry entries[kShadowDepth];
   uint32_t depth = 0;
+  // Entries below `base` are calls outside the program's callback running
+  // now (a host call, a buffer's release callback): a call made while only
+  // those are open is the program's own, not the driver's.
+  uint32_t base = 0;
 };
 // A pointer only: the stack itself is allocated at a thread's first hooked
 // call, so the library's static TLS stays small.
 __thread Shadow* t_shadow __attribute__((tls_model("initial-exec"))) = nullptr;
+
+// --- the program's callbacks ---------------------------------------------------------
+
+// A callback of the program's and its user data, handed to the driver in
+// their place; freed when the callback has run (a callback the driver never
+// calls, because the call failed, leaves it: a few bytes, never a dangling one).
+struct ProgramCallback {
+  void* fn;
+  void* userData;
+};
+
+// Runs the program's callback with the calls open on this thread set aside:
+// what it calls is the program's.
+template <typename Result, typename Call>
+Result asProgram(Call&& call) {
+  Shadow* shadow = t_shadow;
+  uint32_t saved = shadow ? shadow->base : 0;
+  if (shadow) shadow->base = shadow->depth;
+  uint8_t guard = core::t_guard;
+  core::t_guard &= core::kGuardGtap;  // the program's code: the runtimes' own calls are not open in it
+  if constexpr (std::is_void_v<Result>) {
+    call();
+    core::t_guard = guard;
+    if (shadow) shadow->base = saved;
+  } else {
+    Result result = call();
+    core::t_guard = guard;
+    if (shadow) shadow->base = saved;
+    return result;
+  }
+}
+
+// iree_hal_host_call_fn_t: (user_data, const uint64_t args[4], context*) -> iree_status_t.
+uint64_t hostCall(void* record, const uint64_t* args, void* context) {
+  auto* r = static_cast<ProgramCallback*>(record);
+  ProgramCallback c = *r;
+  delete r;
+  using Fn = uint64_t (*)(void*, const uint64_t*, void*);
+  return asProgram<uint64_t>([&] { return reinterpret_cast<Fn>(c.fn)(c.userData, args, context); });
+}
+
+// iree_hal_buffer_release_fn_t: (user_data, buffer).
+void releaseCallback(void* record, void* buffer) {
+  auto* r = static_cast<ProgramCallback*>(record);
+  ProgramCallback c = *r;
+  delete r;
+  using Fn = void (*)(void*, void*);
+  asProgram<void>([&] { reinterpret_cast<Fn>(c.fn)(c.userData, buffer); });
+}
+
+// queue_host_call passes its iree_hal_host_call_t {fn, user_data} in rdx:rcx
+// (16 bytes in two registers: the semaphore lists before it are on the
+// stack); import_buffer its iree_hal_buffer_release_callback_t {fn,
+// user_data} in rcx:r8. A null function is left as it is.
+void wrapProgramCallback(Decoder decoder, SavedRegisters& regs) {
+  uint64_t& fn = decoder == Decoder::queueHostCall ? regs.rdx : regs.rcx;
+  uint64_t& userData = decoder == Decoder::queueHostCall ? regs.rcx : regs.r8;
+  if (fn == 0) return;
+  auto* record = new (std::nothrow) ProgramCallback{reinterpret_cast<void*>(fn), reinterpret_cast<void*>(userData)};
+  if (!record) return;  // the callback runs unwrapped: its calls count as the driver's
+  fn = decoder == Decoder::queueHostCall ? reinterpret_cast<uint64_t>(&hostCall)
+                                         : reinterpret_cast<uint64_t>(&releaseCallback);
+  userData = reinterpret_cast<uint64_t>(record);
+}
 
 // --- thunks ------------------------------------------------------------------------
 
@@ -248,6 +317,8 @@ constexpr ShapedDecoder kShaped[] = {
     {"command_buffer", "update_buffer", Decoder::updateBuffer, Decoder::updateBuffer},
     {"command_buffer", "copy_buffer", Decoder::copyBuffer, Decoder::copyBuffer},
     {"local_executable", "issue_call", Decoder::issueCall, Decoder::issueCall},
+    {"device", "queue_host_call", Decoder::queueHostCall, Decoder::queueHostCall},
+    {"allocator", "import_buffer", Decoder::importBuffer, Decoder::importBuffer},
 };
 
 // Where iree_hal_local_executable_t keeps its function table, export count
@@ -319,7 +390,7 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot
     t_shadow = shadow;
   }
   if (shadow->depth == kShadowDepth) return slot->original;  // too deep: this call goes unrecorded
-  bool nested = shadow->depth > 0;
+  bool nested = shadow->depth > shadow->base;
   ShadowEntry& e = shadow->entries[shadow->depth++];
   e.returnAddress = *returnSlot;
   e.slot = slot;
@@ -336,6 +407,8 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot
     core::t_guard |= core::kGuardGtap;
     try {
       core::testThrowPoint(core::TestSite::halCall);
+      if (slot->decoder == Decoder::queueHostCall || slot->decoder == Decoder::importBuffer)
+        wrapProgramCallback(slot->decoder, *const_cast<SavedRegisters*>(regs));
       atCallStart(slot->decoder, slot->implementation, *regs, reinterpret_cast<const uint64_t*>(returnSlot + 1),
                   e.call);
     } GTAP_CATCH_INTERNAL {
@@ -476,6 +549,8 @@ std::vector<VtableOutcome> installHooks() {
     ImageSymbols symbols;
     std::string why;
     if (!readImageSymbols(image.path, isSystemImage(image.path), symbols, why)) continue;
+    // IREE's host waits on semaphore lists call no slot (below): say so.
+    if (symbols.multiWait) noteUnrecordedWaits(image.path, image.bias + symbols.multiWait, "symbol");
     if (symbols.vtables.empty()) {
       if (symbols.strippedWithIree) {
         VtableOutcome o;
@@ -543,6 +618,12 @@ std::vector<VtableOutcome> installHooks() {
         continue;
       }
       o.slotsHooked = static_cast<uint32_t>(values.size());
+      // Semaphores that are IREE's async semaphores (their fail slot became
+      // on_fail): that IREE waits on lists through
+      // iree_async_semaphore_multi_wait, whose symbol LTO may have inlined away.
+      if (!std::strcmp(layout->interface, "semaphore") && layout->count > 3 &&
+          !std::strcmp(layout->methods[3].name, "on_fail") && !symbols.multiWait)
+        noteUnrecordedWaits(image.path, 0, "semaphore layout");
       // Executables: export names and counts are asked of them through these
       // slots; a local executable's members are read where its version has them.
       bool local = !std::strcmp(layout->interface, "local_executable");

@@ -6,6 +6,32 @@
 
 namespace gtap::readers {
 
+std::vector<std::string> halUnrecordedWaits(const DeviceWork& work) {
+  std::set<std::string> images;
+  for (const auto& [id, o] : work.objects) {
+    if (o.kind != schema::ObjectKind::UNKNOWN || o.name != "iree_async_semaphore_multi_wait") continue;
+    std::string image = "?";
+    for (const auto& [key, value] : o.properties)
+      if (key == "image") image = value;
+    images.insert(image);
+  }
+  return {images.begin(), images.end()};
+}
+
+std::string halUnrecordedWaitsText(const std::vector<std::string>& images, uint64_t recorded) {
+  std::string text =
+      "the IREE in ";
+  for (size_t i = 0; i < images.size(); ++i) text += (i ? ", " : "") + images[i];
+  text += " waits on semaphore lists (iree_hal_semaphore_list_wait, iree_hal_fence_wait, "
+          "iree_hal_device_wait_semaphores, the VM's fence waits) through iree_async_semaphore_multi_wait, "
+          "which calls no HAL vtable slot; gtap does not see those waits";
+  if (recorded == UINT64_MAX) return text;
+  text += recorded ? ", and the " + std::to_string(recorded) +
+                         " semaphore waits counted are only those through a wait slot"
+                   : " (0 semaphore waits does not mean the program never waited)";
+  return text;
+}
+
 ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
   const Capture& c = *lc.capture;
   ProcessOverview p;
@@ -72,6 +98,7 @@ ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
     else if (!op.note.empty()) reasons.insert(op.note);
   }
   p.untimedReasons.assign(reasons.begin(), reasons.end());
+  p.halUnrecordedWaits = halUnrecordedWaits(lc.work);
   p.halExecutables = halExecutables.size();
   for (auto& [device, ops] : byDevice) {
     DeviceOverview d;

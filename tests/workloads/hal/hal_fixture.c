@@ -9,7 +9,7 @@
  * copy_buffer swapped: no IREE version has that layout, so it must be left
  * alone (and say so).
  *
- *   hal_fixture [N=1000] [THREADS=1] [miscounted|typed-copies]
+ *   hal_fixture [N=1000] [THREADS=1] [miscounted|typed-copies|host-calls]
  *
  * Each thread records N fills (plus one that fails with INVALID_ARGUMENT),
  * N/2 copies and one update into its own command buffer, prepares an
@@ -25,7 +25,13 @@
  * function_count and runs one dispatch through its dispatch_ptrs. With
  * "typed-copies", each thread also allocates a host-local and a device-local
  * buffer on the device's queue and records a copy_buffer of 256 bytes each
- * way between them. Prints
+ * way between them. Each round's submission is waited for through a fence
+ * (iree_hal_fence_wait), and the last value once on the device
+ * (iree_hal_device_wait_semaphores), both through
+ * iree_async_semaphore_multi_wait as in IREE's newest sources: no vtable
+ * slot. With "host-calls", each thread also queues three host calls
+ * (queue_host_call, run inline as IREE's local-sync does) whose function
+ * queues a fill and signals a semaphore through the HAL. Prints
  * per-thread totals and a checksum; the output is the same with and without
  * a tool watching. On stderr, thread 0's host time per fill and per dispatch
  * (benchmarks/compare reads them). */
@@ -385,7 +391,6 @@ UNUSED_DEVICE_SLOT(create_executable_cache)
 UNUSED_DEVICE_SLOT(create_semaphore)
 UNUSED_DEVICE_SLOT(query_semaphore_compatibility)
 UNUSED_DEVICE_SLOT(query_queue_pool_backend)
-UNUSED_DEVICE_SLOT(queue_host_call)
 UNUSED_DEVICE_SLOT(queue_dispatch)
 UNUSED_DEVICE_SLOT(profiling_begin)
 UNUSED_DEVICE_SLOT(profiling_flush)
@@ -430,6 +435,87 @@ static const void* const iree_hal_fake_semaphore_vtable[7] = {
 /* Signals each semaphore of a list to its value, as the device would. */
 static void signal_list(const semaphore_list_t* list) {
   for (size_t i = 0; i < list->count; ++i) ((semaphore_t*)list->semaphores[i])->value = list->payload_values[i];
+}
+
+/* IREE's host waits on semaphore lists since its semaphores became async
+ * semaphores (after 3.11): iree_hal_semaphore_list_wait, iree_hal_fence_wait
+ * and iree_hal_device_wait_semaphores all go to
+ * iree_async_semaphore_multi_wait, which reads each semaphore's timeline
+ * value itself and blocks on a notification, calling no vtable slot. Nothing
+ * runs asynchronously here: a value not reached yet never will be. */
+enum { kWaitModeAll = 0, kWaitModeAny = 1 };
+typedef struct {
+  void* self;
+  void* ctl;
+} allocator_t; /* as iree_allocator_t */
+__attribute__((noinline, used)) static status_t iree_async_semaphore_multi_wait(
+    uint32_t wait_mode, semaphore_t** semaphores, const uint64_t* minimum_values, size_t count, timeout_t timeout,
+    uint64_t flags, allocator_t allocator) {
+  (void)timeout; (void)flags; (void)allocator;
+  size_t reached = 0;
+  for (size_t i = 0; i < count; ++i)
+    if (__atomic_load_n(&semaphores[i]->value, __ATOMIC_ACQUIRE) >= minimum_values[i]) ++reached;
+  int done = wait_mode == kWaitModeAll ? reached == count : reached > 0 || count == 0;
+  return done ? kOk : (status_t)4 /* DEADLINE_EXCEEDED, as a code-only status */;
+}
+__attribute__((noinline)) static status_t iree_hal_semaphore_list_wait(semaphore_list_t list, timeout_t timeout,
+                                                                        uint64_t flags) {
+  if (!list.count) return kOk;
+  allocator_t system = {NULL, NULL};
+  return iree_async_semaphore_multi_wait(kWaitModeAll, (semaphore_t**)list.semaphores, list.payload_values,
+                                         list.count, timeout, flags, system);
+}
+typedef struct {
+  intptr_t ref_count;
+  semaphore_list_t list;
+} fence_t; /* a fence: a list of semaphore values */
+__attribute__((noinline)) static status_t iree_hal_fence_wait(fence_t* fence, timeout_t timeout, uint64_t flags) {
+  if (!fence || !fence->list.count) return kOk;
+  return iree_hal_semaphore_list_wait(fence->list, timeout, flags);
+}
+__attribute__((noinline)) static status_t iree_hal_device_wait_semaphores(device_t* device, uint32_t wait_mode,
+                                                                           semaphore_list_t list, timeout_t timeout,
+                                                                           uint64_t flags) {
+  (void)device;
+  if (!list.count) return kOk;
+  allocator_t system = {NULL, NULL};
+  return iree_async_semaphore_multi_wait(wait_mode, (semaphore_t**)list.semaphores, list.payload_values,
+                                         list.count, timeout, flags, system);
+}
+
+/* As iree_hal_host_call_t and iree_hal_host_call_context_t. */
+typedef struct {
+  device_t* device;
+  uint64_t queue_affinity;
+  semaphore_list_t signal_semaphore_list;
+} host_call_context_t;
+typedef status_t (*host_call_fn)(void* user_data, const uint64_t args[4], host_call_context_t* context);
+typedef struct {
+  host_call_fn fn;
+  void* user_data;
+} host_call_t;
+
+/* As IREE's local-sync device does it: wait for the wait list (its own
+ * iree_hal_semaphore_list_wait), call the program's function inline, then
+ * signal the signal list through each semaphore's signal slot
+ * (iree_hal_semaphore_list_signal). */
+SLOT status_t iree_hal_fake_device_queue_host_call(device_t* d, uint64_t affinity, const semaphore_list_t wait,
+                                                   const semaphore_list_t signal, host_call_t call,
+                                                   const uint64_t args[4], uint64_t flags) {
+  (void)flags;
+  timeout_t forever = {0, INT64_MAX};
+  status_t waited = iree_hal_semaphore_list_wait(wait, forever, 0);
+  if (waited) return waited;
+  host_call_context_t context = {d, affinity, signal};
+  status_t called = call.fn(call.user_data, args, &context);
+  if (called) return called;
+  for (size_t i = 0; i < signal.count; ++i) {
+    semaphore_t* s = signal.semaphores[i];
+    status_t signalled = ((status_t(*)(semaphore_t*, uint64_t, const void*))s->resource.vtable[2])(
+        s, signal.payload_values[i], NULL);
+    if (signalled) return signalled;
+  }
+  return kOk;
 }
 
 typedef struct {
@@ -580,6 +666,33 @@ __attribute__((noinline)) static command_buffer_t* create(const void* const* vta
 #define CALL(cb, slot, type) ((type)((cb)->resource.vtable[slot]))
 
 static uint32_t g_n = 1000;
+static int g_host_calls = 0;
+enum { kHostCalls = 3 };
+
+/* The program's host call: a fill queued on the device the call came from
+ * (64 bytes) and a signal of the program's own semaphore, both through the
+ * HAL, from inside the driver's queue_host_call. */
+typedef struct {
+  semaphore_t* semaphore;
+  uint64_t value;
+  uint8_t* memory;
+  uint32_t pattern;
+  uint64_t calls;
+} host_call_data_t;
+static status_t program_host_call(void* user_data, const uint64_t args[4], host_call_context_t* context) {
+  host_call_data_t* data = user_data;
+  device_t* d = context->device;
+  semaphore_list_t none = {0, NULL, NULL};
+  status_t filled = ((status_t(*)(device_t*, uint64_t, const semaphore_list_t, const semaphore_list_t, uint8_t*,
+                                  uint64_t, uint64_t, const void*, size_t, uint64_t))d->resource.vtable[22])(
+      d, ~0ull, none, none, data->memory, 40000 + args[0] * 64, 64, &data->pattern, 4, 0);
+  if (filled) return filled;
+  status_t signalled = ((status_t(*)(semaphore_t*, uint64_t, const void*))data->semaphore->resource.vtable[2])(
+      data->semaphore, ++data->value, NULL);
+  if (signalled) return signalled;
+  data->calls++;
+  return kOk;
+}
 static int g_miscounted = 0;
 static int g_typed_copies = 0;
 static int g_failures = 0;
@@ -622,6 +735,7 @@ typedef struct {
   uint64_t fills, copies, updates, dispatches, bytes, sum, odd_fills;
   uint64_t fill_ns, dispatch_ns; /* host time of the fill and dispatch loops */
   uint64_t device_bytes;          /* filled, updated and copied on the device's queue */
+  uint64_t host_calls;            /* the program's host calls that ran */
 } result_t;
 
 static uint64_t now_ns(void) {
@@ -762,12 +876,49 @@ static void* work(void* out) {
     buffer_binding_t binding = {buffer, 0, 4096};
     binding_table_t table = {1, &binding};
     ((execute_fn)device->resource.vtable[29])(device, ~0ull, after_alloca, after_execute, cb, table, 0);
-    ((status_t(*)(semaphore_t*, uint64_t, const void*))semaphore->resource.vtable[2])(semaphore, signalled, NULL);
+    /* The host waits for the submission through its fence, as IREE's tools
+     * do after every submission (iree_hal_fence_wait: no vtable slot). */
     timeout_t forever = {0, INT64_MAX};
+    fence_t fence = {1, after_execute};
+    if (iree_hal_fence_wait(&fence, forever, 0)) __atomic_add_fetch(&g_failures, 1, __ATOMIC_RELAXED);
+    ((status_t(*)(semaphore_t*, uint64_t, const void*))semaphore->resource.vtable[2])(semaphore, signalled, NULL);
     ((status_t(*)(semaphore_t*, uint64_t, timeout_t, uint64_t))semaphore->resource.vtable[4])(semaphore, signalled,
                                                                                              forever, 0);
     ((dealloca_fn)device->resource.vtable[21])(device, ~0ull, none, none, buffer, 0);
     ((status_t(*)(device_t*, uint64_t))device->resource.vtable[30])(device, ~0ull);
+  }
+  {
+    /* And once on the device for the last value (iree_hal_device_wait_semaphores). */
+    uint64_t last = 3 * (g_n / 20 + 1);
+    semaphore_list_t all = {1, semaphores, &last};
+    timeout_t forever = {0, INT64_MAX};
+    if (iree_hal_device_wait_semaphores(device, kWaitModeAll, all, forever, 0))
+      __atomic_add_fetch(&g_failures, 1, __ATOMIC_RELAXED);
+  }
+  if (g_host_calls) {
+    /* Host calls on the queue, each after the last value: the program's
+     * function queues a fill and signals a semaphore of its own; the driver
+     * then signals the call's signal list. The host waits for each through a fence. */
+    semaphore_t* marks = (semaphore_t*)create_resource(sizeof(semaphore_t), iree_hal_fake_semaphore_vtable);
+    semaphore_t* done = (semaphore_t*)create_resource(sizeof(semaphore_t), iree_hal_fake_semaphore_vtable);
+    host_call_data_t data = {marks, 0, memory, pattern, 0};
+    uint64_t last = 3 * (g_n / 20 + 1);
+    typedef status_t (*host_call_slot)(device_t*, uint64_t, const semaphore_list_t, const semaphore_list_t,
+                                       host_call_t, const uint64_t*, uint64_t);
+    for (uint64_t k = 1; k <= kHostCalls; ++k) {
+      void* done_list[1] = {done};
+      semaphore_list_t wait = {1, semaphores, &last}, signal = {1, done_list, &k};
+      uint64_t args[4] = {k, 0, 0, 0};
+      host_call_t call = {program_host_call, &data};
+      if (((host_call_slot)device->resource.vtable[27])(device, ~0ull, wait, signal, call, args, 0))
+        __atomic_add_fetch(&g_failures, 1, __ATOMIC_RELAXED);
+      timeout_t forever = {0, INT64_MAX};
+      fence_t fence = {1, signal};
+      if (iree_hal_fence_wait(&fence, forever, 0)) __atomic_add_fetch(&g_failures, 1, __ATOMIC_RELAXED);
+    }
+    r->host_calls = data.calls;
+    ((void (*)(semaphore_t*))marks->resource.vtable[0])(marks);
+    ((void (*)(semaphore_t*))done->resource.vtable[0])(done);
   }
   if (g_typed_copies) {
     buffer_params_t host_params = {0, 0, 0x46 /* HOST_LOCAL | HOST_VISIBLE | DEVICE_VISIBLE */, ~0ull, 0};
@@ -823,8 +974,9 @@ int main(int argc, char** argv) {
   int threads = argc > 2 ? atoi(argv[2]) : 1;
   g_miscounted = argc > 3 && !strcmp(argv[3], "miscounted");
   g_typed_copies = argc > 3 && !strcmp(argv[3], "typed-copies");
-  if (g_n == 0 || threads < 1 || threads > 64 || (argc > 3 && !g_miscounted && !g_typed_copies)) {
-    fprintf(stderr, "usage: %s [N>0] [THREADS 1..64] [miscounted|typed-copies]\n", argv[0]);
+  g_host_calls = argc > 3 && !strcmp(argv[3], "host-calls");
+  if (g_n == 0 || threads < 1 || threads > 64 || (argc > 3 && !g_miscounted && !g_typed_copies && !g_host_calls)) {
+    fprintf(stderr, "usage: %s [N>0] [THREADS 1..64] [miscounted|typed-copies|host-calls]\n", argv[0]);
     return 64;
   }
   pthread_t ids[64];
@@ -839,6 +991,8 @@ int main(int argc, char** argv) {
            (unsigned long long)results[t].updates, (unsigned long long)results[t].dispatches,
            (unsigned long long)results[t].bytes, (unsigned long long)results[t].sum,
            (unsigned long long)results[t].odd_fills, (unsigned long long)results[t].device_bytes);
+  if (g_host_calls)
+    for (int t = 0; t < threads; ++t) printf("thread %d host_calls %llu\n", t, (unsigned long long)results[t].host_calls);
   printf("failures %d\n", g_failures);
   /* Timing goes to stderr: stdout stays the same with and without a tool. */
   fprintf(stderr, "ns_per_fill %.3f\nns_per_dispatch %.3f\n", (double)results[0].fill_ns / g_n,

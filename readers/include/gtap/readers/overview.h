@@ -43,12 +43,23 @@ struct ProcessOverview {
   uint64_t halFills = 0, halFillBytes = 0, halCopies = 0, halCopyBytes = 0;  // queue and command-buffer transfers
   uint64_t halSubmissions = 0;  // queue_execute
   uint64_t halWaits = 0;        // semaphore_wait, wait_semaphores
+  // Images whose IREE waits on semaphore lists through
+  // iree_async_semaphore_multi_wait, which gtap does not see (halWaits leaves them out).
+  std::vector<std::string> halUnrecordedWaits;
   uint64_t allocations = 0, allocatedBytes = 0;
   std::vector<std::string> untimedReasons;  // distinct notes of untimed operations
   bool closedCleanly = true;
   std::string recovery;
   uint64_t eventsDropped = 0;
 };
+
+// The images the HAL front end said wait on semaphore lists through
+// iree_async_semaphore_multi_wait, which calls no vtable slot: those waits
+// are missing from the capture.
+std::vector<std::string> halUnrecordedWaits(const DeviceWork& work);
+// What `gtap summary` and `gtap info` say of them; `recorded`: the waits that
+// went through a semaphore's or a device's wait slot (UINT64_MAX: not said).
+std::string halUnrecordedWaitsText(const std::vector<std::string>& images, uint64_t recorded);
 
 // `gapCount` longest gaps per device are kept.
 ProcessOverview overviewOf(const LoadedCapture& capture, size_t gapCount);
