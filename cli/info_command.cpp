@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "gtap/format/device_filter.h"
 #include "gtap/readers/overview.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
@@ -61,7 +62,8 @@ int info(const InfoOptions& o) {
                 << ",\"rank\":" << p.rank << ",\"host\":\"" << readers::jsonEscape(p.hostname)
                 << "\",\"executable\":\"" << readers::jsonEscape(p.executable)
                 << "\",\"command\":\"" << readers::jsonEscape(args) << "\",\"mode\":\""
-                << readers::jsonEscape(p.mode) << "\",\"start\":\"" << isoTime(p.startRealtimeNs)
+                << readers::jsonEscape(p.mode) << "\",\"device_filter\":\""
+                << readers::jsonEscape(gtap::format::deviceWorkFilter(p.config)) << "\",\"start\":\"" << isoTime(p.startRealtimeNs)
                 << "\",\"closed_cleanly\":" << (c->recovery().closedCleanly ? "true" : "false")
                 << ",\"close_reason\":\"" << readers::jsonEscape(c->trailer().closeReason)
                 << "\",\"recovery\":\"" << readers::jsonEscape(c->recovery().stopReason)
@@ -92,7 +94,10 @@ int info(const InfoOptions& o) {
     std::cout << "\n  host         " << p.hostname << "\n"
               << "  command      " << args << "\n"
               << "  started      " << isoTime(p.startRealtimeNs) << "\n"
-              << "  mode         " << p.mode << "\n"
+              << "  mode         " << p.mode << "\n";
+    if (std::string filter = gtap::format::deviceWorkFilter(p.config); !filter.empty())
+      std::cout << "  filtered     device work of " << filter << " only\n";
+    std::cout
               << "  threads      " << c->threads().size() << "\n"
               << "  events       " << events;
     if (c->trailer().eventsDropped) std::cout << " (" << c->trailer().eventsDropped << " dropped)";

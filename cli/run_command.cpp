@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "exit_status.h"
+#include "gtap/format/device_filter.h"
 #include "gtap/format/modes.h"
 #include "gtap/format/scope_signal.h"
 #include "install_paths.h"
@@ -29,6 +30,7 @@ struct RunOptions {
   bool sim = false;
   bool quiet = false;
   std::string kernelFilter;
+  std::string dispatchRange;
   int stackDepth = 0;
   std::string filePolicy;
   std::string fileValidation;
@@ -100,6 +102,7 @@ int run(const RunOptions& o) {
   if (o.bufferMb) setenv("GTAP_BUFFER_MB", std::to_string(o.bufferMb).c_str(), 1);
   if (o.quiet) setenv("GTAP_QUIET", "1", 1);
   if (!o.kernelFilter.empty()) setenv("GTAP_KERNEL_FILTER", o.kernelFilter.c_str(), 1);
+  if (!o.dispatchRange.empty()) setenv("GTAP_DISPATCH_RANGE", o.dispatchRange.c_str(), 1);
   if (o.stackDepth) setenv("GTAP_STACK_DEPTH", std::to_string(o.stackDepth).c_str(), 1);
   if (o.sim) {
     std::string error;
@@ -134,7 +137,7 @@ int run(const RunOptions& o) {
 int splitRunArguments(int argc, char** argv) {
   // The options of `gtap run` that take a value as the next argument.
   static const char* const kWithValue[] = {"-o", "--output", "-m", "--mode", "--flush-ms", "--buffer-mb",
-                                           "--kernel-filter", "--stack-depth", "--file-policy",
+                                           "--kernel-filter", "--dispatch-range", "--stack-depth", "--file-policy",
                                            "--file-validation", "--scope", "--scope-signal"};
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -161,7 +164,16 @@ Action addRunCommand(CLI::App& app) {
   std::string modes;
   for (const auto& m : format::kModeWords) modes += (modes.empty() ? "" : ", ") + std::string(m.word);
   cmd->add_option("-m,--mode", o->mode, "What to record (GTAP_MODE), comma-separated: " + modes);
-  cmd->add_option("--kernel-filter", o->kernelFilter, "Record device work only for kernels whose name matches this glob (GTAP_KERNEL_FILTER)");
+  cmd->add_option("--kernel-filter", o->kernelFilter,
+                  "Record kernel dispatches only for kernels whose name matches this glob (GTAP_KERNEL_FILTER)");
+  cmd->add_option("--dispatch-range", o->dispatchRange,
+                  "Record only the kernel dispatches numbered START to END, START:END (numbers as in replay "
+                  "scopes: from 0, both included; GTAP_DISPATCH_RANGE)")
+      ->check([](const std::string& v) -> std::string {
+        uint64_t first = 0, last = 0;
+        std::string error;
+        return format::parseDispatchRange(v, first, last, error) ? std::string() : error;
+      });
   cmd->add_option("--stack-depth", o->stackDepth, "CPU stack frames kept with mode stacks (GTAP_STACK_DEPTH)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--flush-ms", o->flushMs, "Longest time data waits in memory (GTAP_FLUSH_MS)")

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "gtap/format/device_filter.h"
 #include "gtap/readers/memory_stats.h"
 #include "gtap/readers/overview.h"
 #include "gtap/readers/table.h"
@@ -43,6 +44,8 @@ int summary(const SummaryOptions& o) {
                 << ",\"api_calls\":" << p.apiCalls << ",\"api_ns\":" << p.apiNs << ",\"threads\":" << p.threads
                 << ",\"allocations\":" << p.allocations << ",\"allocated_bytes\":" << p.allocatedBytes
                 << ",\"mode\":\"" << readers::jsonEscape(lc.capture->process().mode) << "\""
+                << ",\"device_filter\":\"" << readers::jsonEscape(gtap::format::deviceWorkFilter(lc.capture->process().config))
+                << "\""
                 << ",\"closed_cleanly\":" << (p.closedCleanly ? "true" : "false")
                 << ",\"events_dropped\":" << p.eventsDropped << ",\"hal_dispatches\":" << p.halDispatches
                 << ",\"hal_submissions\":" << p.halSubmissions << ",\"hal_waits\":" << p.halWaits
@@ -70,6 +73,9 @@ int summary(const SummaryOptions& o) {
               << p.threads << " thread" << (p.threads == 1 ? "" : "s") << "\n";
     std::cout << "  recorded     mode " << (lc.capture->process().mode.empty() ? "api" : lc.capture->process().mode)
               << "\n";
+    // A filtered capture is not the whole of the program's device work.
+    if (std::string filter = gtap::format::deviceWorkFilter(lc.capture->process().config); !filter.empty())
+      std::cout << "  filtered     device work of " << filter << " only: other dispatches ran unrecorded\n";
     std::cout << "  API calls    " << p.apiCalls << " (" << readers::formatNanoseconds(p.apiNs) << " inside them, "
               << percent(p.apiNs, duration) << " of the run)";
     if (p.failedCalls) std::cout << ", " << p.failedCalls << " returned an error";

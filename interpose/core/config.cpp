@@ -1,6 +1,9 @@
 #include "config.h"
 
+#include "gtap/format/device_filter.h"
 #include "gtap/format/scope_signal.h"
+
+#include <fnmatch.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -74,6 +77,11 @@ Config readConfig() {
   }
   if (const char* v = std::getenv("GTAP_QUIET")) c.quiet = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("GTAP_KERNEL_FILTER")) c.kernelFilter = v;
+  if (const char* v = std::getenv("GTAP_DISPATCH_RANGE"); v && *v) {
+    std::string error;
+    c.dispatchRange = format::parseDispatchRange(v, c.dispatchFirst, c.dispatchLast, error);
+    if (!c.dispatchRange) c.problems.push_back("GTAP_DISPATCH_RANGE: " + error + "; every dispatch is recorded");
+  }
   if (const char* v = std::getenv("GTAP_STACK_DEPTH")) {
     if (parseUnsigned(v, 1, 256, n))
       c.stackDepth = static_cast<uint32_t>(n);
@@ -107,6 +115,11 @@ Config readConfig() {
     if (!c.scopeSignal) c.problems.push_back("GTAP_SCOPE_SIGNAL: " + error + "; ignored");
   }
   return c;
+}
+
+bool kernelNameWanted(const std::string& name) {
+  const std::string& glob = config().kernelFilter;
+  return glob.empty() || fnmatch(glob.c_str(), name.c_str(), 0) == 0;
 }
 
 }  // namespace gtap::core

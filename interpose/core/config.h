@@ -21,6 +21,10 @@ struct Config {
   uint64_t bufferBytes = 32ull << 20;        // GTAP_BUFFER_MB
   bool quiet = false;                        // GTAP_QUIET=1
   std::string kernelFilter;                  // GTAP_KERNEL_FILTER: glob on kernel names
+  // GTAP_DISPATCH_RANGE=START:END: only kernel dispatches numbered START to
+  // END (both included, counted as replay scopes count them) are recorded.
+  bool dispatchRange = false;
+  uint64_t dispatchFirst = 0, dispatchLast = 0;
   uint32_t stackDepth = 32;                  // GTAP_STACK_DEPTH
   // Replay: what to do with bytes read from file mappings (GTAP_FILE_POLICY:
   // reference, capture-ranges, capture-all, fail) and whether references
@@ -40,5 +44,16 @@ struct Config {
 // Parses the environment; never fails: bad values keep the default and leave a
 // message in `problems`.
 Config readConfig();
+
+const Config& config();  // session.h: the settings the session was started with
+
+// GTAP_KERNEL_FILTER and GTAP_DISPATCH_RANGE, applied the same way by every
+// front end: a kernel dispatch that fails either is not recorded (no device
+// op, no device time); the program's work runs unchanged.
+bool kernelNameWanted(const std::string& name);
+inline bool dispatchNumberWanted(uint64_t number) {
+  const Config& c = config();
+  return !c.dispatchRange || (number >= c.dispatchFirst && number <= c.dispatchLast);
+}
 
 }  // namespace gtap::core

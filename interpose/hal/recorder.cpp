@@ -42,6 +42,7 @@ constexpr uint32_t kHostDevice = 0xfffffff0u;
 struct Kernel {
   uint64_t id = 0;
   std::array<uint32_t, 3> workgroupSize{};  // from the export's info (0s when unknown)
+  bool wanted = true;                       // its name passes GTAP_KERNEL_FILTER
 };
 
 struct Executable {
@@ -52,6 +53,7 @@ struct Executable {
 // A dispatch running on a CPU driver, from its first workgroup's start to
 // its last one's end (the workgroups may run on several worker threads).
 struct HostDispatch {
+  uint64_t number = 0;  // host executions numbered in the order they start (GTAP_DISPATCH_RANGE)
   int64_t startNs = 0;
   uint64_t done = 0, total = 0;
   uint32_t thread = ~0u;
@@ -100,6 +102,8 @@ struct Recorder {
   // when the function returns, and a program waiting for it (spinning, then
   // sleeping) should not wait for gtap's records too.
   std::vector<FinishedDispatch> finished;
+  uint64_t hostExecutions = 0;  // under runningLock: host executions started
+  uint64_t dispatches = 0;      // the program's dispatches recorded into command buffers
   bool hostDevice = false;  // its DeviceRecord written
   core::profile::Outbox out;
   std::unordered_map<uint64_t, Executable> executables;     // executable object address
@@ -210,11 +214,12 @@ bool exportInfo(Recorder& r, uint64_t executable, uint64_t token, std::string& n
 }
 
 uint64_t kernelLocked(Recorder& r, uint64_t executable, uint64_t token, uint64_t ticks, uint32_t thread,
-                      std::array<uint32_t, 3>& workgroupSize) {
+                      std::array<uint32_t, 3>& workgroupSize, bool& wanted) {
   Executable& e = executableLocked(r, executable, ticks, thread);
   auto k = e.kernels.find(token);
   if (k != e.kernels.end()) {
     workgroupSize = k->second.workgroupSize;
+    wanted = k->second.wanted;
     return k->second.id;
   }
   Kernel& kernel = e.kernels[token];
@@ -230,6 +235,7 @@ uint64_t kernelLocked(Recorder& r, uint64_t executable, uint64_t token, uint64_t
   } else {
     o.name = "executable#" + std::to_string(e.id) + ":" + std::to_string(token);
   }
+  wanted = kernel.wanted = core::kernelNameWanted(o.name);
   return kernel.id;
 }
 
@@ -574,8 +580,10 @@ void dispatchStart(Decoder decoder, const char* implementation, const SavedRegis
   op->list = op->queue = objectLocked(r, r.commandBuffers, schema::ObjectKind::COMMAND_LIST, regs.rdi,
                                       implementation, call.ticks, op->thread);
   std::array<uint32_t, 3> infoSize{};
-  op->kernel = kernelLocked(r, executable, token, call.ticks, op->thread, infoSize);
+  bool wanted = true;
+  op->kernel = kernelLocked(r, executable, token, call.ticks, op->thread, infoSize, wanted);
   if (!sizeGiven) op->groupSize = infoSize;
+  call.keep[0] = wanted;  // read when the call succeeded (atCallEnd)
   call.pending = op.release();
 }
 
@@ -615,7 +623,9 @@ void recordFinishedLocked(Recorder& r) {
     op.start = static_cast<uint64_t>(d.startNs);
     op.end = static_cast<uint64_t>(f.endNs);
     std::array<uint32_t, 3> infoSize{};
-    op.kernel = kernelLocked(r, f.key[0], f.key[1], d.ticks, d.thread, infoSize);
+    bool wanted = true;
+    op.kernel = kernelLocked(r, f.key[0], f.key[1], d.ticks, d.thread, infoSize, wanted);
+    if (!wanted || !core::dispatchNumberWanted(d.number)) continue;
     // A dispatch recorded with workgroup size 0 (the export's own) may reach
     // the function with 0 (IREE's newest local-task): the export's own, then.
     if (op.groupSize[0] == 0) op.groupSize = infoSize;
@@ -657,6 +667,7 @@ bool hostWorkgroupStart(uint64_t executable, uint64_t ordinal, const void* dispa
   auto [it, added] = r.running.try_emplace({workgroup.executable, workgroup.ordinal, workgroup.bindings});
   if (!added) return true;
   HostDispatch& d = it->second;
+  d.number = r.hostExecutions++;
   d.count = {load32(state + 12), load32(state + 16), static_cast<uint32_t>(load32(state + 20) & 0xffff)};
   d.size = {load32(state), load32(state + 4), static_cast<uint32_t>(load32(state + 8) & 0xffff)};
   d.total = uint64_t{d.count[0]} * d.count[1] * d.count[2];
@@ -770,6 +781,11 @@ void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
   Recorder& r = recorder();
   if (op) {
     std::lock_guard<std::mutex> lock(r.mu);
+    // The program's dispatches are numbered in the order they were recorded
+    // into command buffers; one the filters leave out is not recorded.
+    if ((decoder == Decoder::dispatchConfig || decoder == Decoder::dispatchCountPointer) &&
+        (!core::dispatchNumberWanted(r.dispatches++) || !call.keep[0]))
+      return;
     auto** out = reinterpret_cast<void**>(call.keep[0]);
     if (decoder == Decoder::queueAllocaOutR8 || decoder == Decoder::queueAllocaOutR9) {
       uint64_t buffer = out ? reinterpret_cast<uint64_t>(*out) : 0;

@@ -54,6 +54,7 @@ struct DeviceInfo {
 struct KernelInfo {
   uint64_t id = 0;
   uint32_t kernargSize = 0;
+  bool wanted = true;  // its name passes GTAP_KERNEL_FILTER
 };
 
 struct Timed;
@@ -148,6 +149,9 @@ struct Tracker::Impl {
   std::vector<hsa_signal_t> freePacketSignals;  // signals only the device waits on (packets)
   std::unordered_map<uint64_t, ProgramTimes> programTimes;  // by the program's signal handle
   uint64_t timestampFrequency = 1'000'000'000;
+  // Kernel dispatch packets seen on doorbells, in the order they were: the
+  // dispatch numbers of GTAP_DISPATCH_RANGE.
+  uint64_t dispatches = 0;
   bool loaded = false;
   bool canTime = false;  // the runtime has every entry timing needs
   bool warnedIntercept = false;
@@ -683,6 +687,15 @@ void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint
     rec.stack = stack;
     hsa_signal_t* completion;
     if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
+      // A dispatch the filters leave out goes on exactly as the program wrote
+      // it; the program's own profiling queries on its signal then reach the
+      // runtime, not times gtap kept from an earlier packet.
+      auto k = m.kernels.find(pkt.kernel_object);
+      bool wanted = k != m.kernels.end() ? k->second.wanted : core::config().kernelFilter.empty();
+      if (!core::dispatchNumberWanted(m.dispatches++) || !wanted) {
+        if (pkt.completion_signal.handle) m.programTimes.erase(pkt.completion_signal.handle);
+        continue;
+      }
       rec.kind = schema::DeviceOpKind::KERNEL;
       rec.gridSize = {pkt.grid_size_x, pkt.grid_size_y, pkt.grid_size_z};
       uint32_t wg[3] = {pkt.workgroup_size_x, pkt.workgroup_size_y, pkt.workgroup_size_z};
@@ -691,7 +704,6 @@ void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint
         rec.groupCount[d] = wg[d] ? (rec.gridSize[d] + wg[d] - 1) / wg[d] : 0;
       }
       completion = &pkt.completion_signal;
-      auto k = m.kernels.find(pkt.kernel_object);
       if (k != m.kernels.end()) {
         rec.kernel = k->second.id;
         uint32_t size = std::min(k->second.kernargSize, kMaxKernargBytes);
@@ -875,7 +887,7 @@ void Tracker::executableFrozen(hsa_executable_t executable, const core::CallScop
     uint64_t parent = moduleFor(e->second, agent, kernelName);
     uint64_t id = impl_->objectLocked(schema::ObjectKind::KERNEL, object, impl_->deviceOf(agent), parent, kernelName,
                                       thread, std::move(extras));
-    impl_->kernels[object] = {id, kernarg};
+    impl_->kernels[object] = {id, kernarg, core::kernelNameWanted(kernelName)};
     e->second.kernelObjects.push_back(object);
   }
   // The bytes are in the records; the search above was their last use.

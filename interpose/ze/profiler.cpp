@@ -1,7 +1,5 @@
 #include "profiler.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <map>
 
@@ -40,6 +38,8 @@ struct ObjectInfo {
   std::array<uint32_t, 3> groupSize{1, 1, 1};
   bool immediate = false;
   bool timestamps = false;  // event pools: created with kernel timestamps
+  bool wanted = true;       // kernels: the name passes GTAP_KERNEL_FILTER
+  uint64_t launches = 0;    // regular lists: kernel launches appended since the last reset
   std::string name;
   std::vector<std::shared_ptr<Op>> ops;  // regular lists: appended operations
 };
@@ -98,7 +98,7 @@ struct Profiler::Impl {
   std::vector<Instance> pending;
   std::map<uint64_t, Allocation> allocations;
   core::profile::Outbox out;
-  std::string kernelFilter;
+  uint64_t dispatches = 0;  // kernel launches handed to the device (replay scopes' numbers)
   uint32_t stackDepth = 32;
 
   uint32_t deviceIdLocked(ze_device_handle_t device);
@@ -122,7 +122,6 @@ Profiler& Profiler::get() {
 
 Profiler::Profiler() : impl_(std::make_unique<Impl>()) {
   const core::Config& c = core::config();
-  impl_->kernelFilter = c.kernelFilter;
   impl_->stackDepth = c.stackDepth;
 }
 
@@ -207,6 +206,8 @@ uint64_t Profiler::objectCreated(uint8_t kind, void* handle, void* parentHandle,
   o.kind = static_cast<schema::ObjectKind>(kind);
   o.device = impl_->deviceIdLocked(device);
   o.name = extras.name;
+  // Matched once, not at each launch.
+  if (o.kind == schema::ObjectKind::KERNEL) o.wanted = core::kernelNameWanted(o.name);
   uint64_t parent = 0;
   if (auto it = impl_->objects.find(parentHandle); parentHandle && it != impl_->objects.end()) {
     parent = it->second.id;
@@ -430,11 +431,40 @@ void Profiler::contextDestroying(ze_context_handle_t context) {
 // --- device work -----------------------------------------------------------------
 
 bool Profiler::shouldTimeKernel(ze_kernel_handle_t kernel) {
-  if (!recordKernels()) return false;
-  if (impl_->kernelFilter.empty()) return true;
+  const core::Config& c = core::config();
+  if (!recordKernels() || c.dispatchRange) return false;
+  if (c.kernelFilter.empty()) return true;
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->objects.find(kernel);
-  return it != impl_->objects.end() && fnmatch(impl_->kernelFilter.c_str(), it->second.name.c_str(), 0) == 0;
+  return it != impl_->objects.end() && it->second.wanted;
+}
+
+bool Profiler::launchStarting(ze_command_list_handle_t list, ze_kernel_handle_t kernel, Op& op) {
+  if (!recordKernels()) return false;
+  const core::Config& c = core::config();
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto l = impl_->objects.find(list);
+  if (l == impl_->objects.end()) return false;  // a list gtap did not see made: nothing is timed
+  bool wanted = true;
+  if (!c.kernelFilter.empty()) {
+    auto k = impl_->objects.find(kernel);
+    wanted = k != impl_->objects.end() && k->second.wanted;
+  }
+  // As replay numbers them: an immediate list's launch when it is appended
+  // (refused or not), a regular list's at each execution of the list.
+  if (l->second.immediate) {
+    op.dispatch = impl_->dispatches++;
+    return wanted && core::dispatchNumberWanted(op.dispatch);
+  }
+  op.listLaunch = l->second.launches++;
+  return wanted;
+}
+
+void Profiler::launchFailed(ze_command_list_handle_t list, const Op& op) {
+  if (op.listLaunch == kNoDispatch) return;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto l = impl_->objects.find(list);
+  if (l != impl_->objects.end() && l->second.launches) --l->second.launches;
 }
 
 ze_event_handle_t Profiler::eventForAppend(ze_command_list_handle_t list, ze_event_handle_t programEvent,
@@ -580,6 +610,10 @@ void Profiler::executing(ze_command_queue_handle_t queue, uint32_t count, ze_com
   for (uint32_t i = 0; i < count; ++i) {
     auto l = impl_->objects.find(lists[i]);
     if (l == impl_->objects.end()) continue;
+    // This execution hands the list's launches to the device: they take the
+    // next dispatch numbers, in list order.
+    uint64_t firstDispatch = impl_->dispatches;
+    impl_->dispatches += l->second.launches;
     for (auto& op : l->second.ops) {
       if (op->pending) {
         // The previous execution: read it now, before this one resets or
@@ -595,6 +629,8 @@ void Profiler::executing(ze_command_queue_handle_t queue, uint32_t count, ze_com
       }
       if (op->ownEvent) GTAP_ZE_REAL(zeEventHostReset)(op->event);
       if (op->capturedDone) GTAP_ZE_REAL(zeEventHostReset)(op->capturedDone);
+      if (op->listLaunch != kNoDispatch && !core::dispatchNumberWanted(firstDispatch + op->listLaunch))
+        continue;  // outside GTAP_DISPATCH_RANGE this time: its event signals unread
       op->pending = true;
       impl_->pending.push_back({op, queueId, ticks, thread, false, l->second.context});
     }
@@ -619,6 +655,7 @@ void Profiler::listReset(ze_command_list_handle_t list) {
     if (op->capturedDone) impl_->releaseEventLocked(op->capturedDone, false);
   }
   l->second.ops.clear();
+  l->second.launches = 0;
 }
 
 void Profiler::programEventEnding(ze_event_handle_t event) {

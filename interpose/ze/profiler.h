@@ -25,6 +25,7 @@ using core::recordStacks;
 
 enum class OpKind : uint8_t { kernel, copy, fill, barrier, other };
 enum class Direction : uint8_t { unknown, hostToDevice, deviceToHost, deviceToDevice, hostToHost };
+constexpr uint64_t kNoDispatch = ~uint64_t{0};
 
 // One appended device operation. Executed once on an immediate list, once per
 // execution of a regular list.
@@ -42,6 +43,10 @@ struct Op {
   uint32_t thread = ~0u;
   uint64_t appendIndex = ~uint64_t{0};
   uint64_t appendTicks = 0;
+  // Kernel launches: the dispatch number (immediate lists), or the launch's
+  // place among its regular list's launches (numbered at each execution).
+  uint64_t dispatch = kNoDispatch;
+  uint64_t listLaunch = kNoDispatch;
   std::vector<uint64_t> stack;
   bool pending = false;  // an execution not yet read
   // When the program resets `event` on the device later in the same list, its
@@ -91,7 +96,15 @@ class Profiler {
   // `known` is false for a list gtap has not seen created (then nothing is timed).
   ze_event_handle_t eventForAppend(ze_command_list_handle_t list, ze_event_handle_t programEvent,
                                    bool& signalAfter, bool& known);
+  // Indirect launches: no dispatch number (replay does not number them), so
+  // none is recorded while a dispatch range is set.
   bool shouldTimeKernel(ze_kernel_handle_t kernel);
+  // A launch about to be appended by the program (not nested): numbers it as
+  // replay scopes do (docs/replay.md) and says whether its device work is
+  // recorded (GTAP_KERNEL_FILTER, GTAP_DISPATCH_RANGE). A launch the runtime
+  // then refuses is handed to launchFailed.
+  bool launchStarting(ze_command_list_handle_t list, ze_kernel_handle_t kernel, Op& op);
+  void launchFailed(ze_command_list_handle_t list, const Op& op);
   // `op.appendTicks` is taken by the caller before the real append.
   void appended(ze_command_list_handle_t list, Op op, ze_event_handle_t event, bool ownEvent,
                 const core::CallScope& scope);

@@ -14,7 +14,11 @@ Profiler& P() { return Profiler::get(); }
 template <typename Append>
 ze_result_t timedAppend(core::CallScope& scope, ze_command_list_handle_t list, ze_event_handle_t programEvent,
                         Op op, bool wanted, Append&& append) {
-  if (!wanted || scope.nested() || !recordKernels()) return append(programEvent);
+  if (!wanted || scope.nested() || !recordKernels()) {
+    ze_result_t r = append(programEvent);
+    if (r != ZE_RESULT_SUCCESS) P().launchFailed(list, op);
+    return r;
+  }
   bool signalAfter = false, known = false;
   ze_event_handle_t event = P().eventForAppend(list, programEvent, signalAfter, known);
   if (!known) return append(programEvent);
@@ -26,6 +30,7 @@ ze_result_t timedAppend(core::CallScope& scope, ze_command_list_handle_t list, z
   core::testThrowPoint(core::TestSite::zeAfterCall);
   if (r != ZE_RESULT_SUCCESS) {
     P().appendFailed(list, event, own);
+    P().launchFailed(list, op);
     return r;
   }
   if (signalAfter) {
@@ -66,7 +71,9 @@ GTAP_ZE_HOOK(zeCommandListAppendLaunchKernel, ze_command_list_handle_t list, ze_
   return replayedAppend(
       scope, list, true,
       [&] {
-        return timedAppend(scope, list, signal, kernelOp(kernel, groups), P().shouldTimeKernel(kernel),
+        Op op = kernelOp(kernel, groups);
+        bool wanted = !scope.nested() && P().launchStarting(list, kernel, op);
+        return timedAppend(scope, list, signal, std::move(op), wanted,
                            [&](ze_event_handle_t e) { return real(list, kernel, groups, e, numWait, waits); });
       },
       [&](const ReplayRecorder::Append& a) {
@@ -79,7 +86,9 @@ GTAP_ZE_HOOK(zeCommandListAppendLaunchCooperativeKernel, ze_command_list_handle_
   return replayedAppend(
       scope, list, true,
       [&] {
-        return timedAppend(scope, list, signal, kernelOp(kernel, groups), P().shouldTimeKernel(kernel),
+        Op op = kernelOp(kernel, groups);
+        bool wanted = !scope.nested() && P().launchStarting(list, kernel, op);
+        return timedAppend(scope, list, signal, std::move(op), wanted,
                            [&](ze_event_handle_t e) { return real(list, kernel, groups, e, numWait, waits); });
       },
       [&](const ReplayRecorder::Append& a) {
