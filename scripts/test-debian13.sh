@@ -15,9 +15,9 @@ cd "$(dirname "$0")/.."
 src=$(pwd)
 root=${GTAP_DEBIAN13_ROOT:-$src/build-debian13/root}
 mirror=${GTAP_DEBIAN13_MIRROR:-http://deb.debian.org/debian}
-# The Level Zero and HSA capture tests (integration_tests), the simulated
-# runtimes' own tests, and every workload test.
-default_tests='^(SimZe|SimHsa|sim_hsa|Routes/RouteTest|Layers/LoaderLayerTest|ZeCapture|ZeProfile|ZeReplay|HsaCapture|HsaToolTable|workload\.)'
+# The Level Zero and HSA capture tests (integration_tests, with the device
+# filters), the simulated runtimes' own tests, and every workload test.
+default_tests='^(SimZe|SimHsa|sim_hsa|Routes/RouteTest|Layers/LoaderLayerTest|ZeCapture|ZeProfile|ZeReplay|HsaCapture|HsaToolTable|DeviceFilter|workload\.)'
 tests=${1:-$default_tests}
 
 if [ "$(id -u)" != 0 ]; then
@@ -56,11 +56,18 @@ if [ ! -e "$root/.gtap-debootstrap-done" ]; then
   fi
   say "debootstrap trixie into $root"
   mkdir -p "$root"
-  step debootstrap --variant=minbase trixie "$root" "$mirror" >"$root.debootstrap.log" 2>&1 || {
-    tail -20 "$root.debootstrap.log" >&2
-    echo "test-debian13: debootstrap failed (log: $root.debootstrap.log)" >&2
-    exit 1
-  }
+  # A mirror that drops a connection once should not fail the run: one more
+  # try, from an empty directory again (it was empty or absent before).
+  if ! step debootstrap --variant=minbase trixie "$root" "$mirror" >"$root.debootstrap.log" 2>&1; then
+    say "debootstrap failed; trying once more"
+    rm -rf --one-file-system "$root"
+    mkdir -p "$root"
+    step debootstrap --variant=minbase trixie "$root" "$mirror" >"$root.debootstrap.log" 2>&1 || {
+      tail -20 "$root.debootstrap.log" >&2
+      echo "test-debian13: debootstrap failed (log: $root.debootstrap.log)" >&2
+      exit 1
+    }
+  fi
   touch "$root/.gtap-debootstrap-done"
 fi
 
