@@ -20,7 +20,27 @@ namespace gtap::cli {
 
 namespace {
 
-std::vector<std::string> g_program;
+// The arguments from the first "--" on (see splitRunArguments).
+std::vector<std::string> g_afterSeparator;
+
+// The program and its arguments: what CLI11 left after gtap's options (the
+// program's name stops option parsing: prefix_command), then what followed
+// "--". False after a usage error, said on stderr.
+bool programArguments(const CLI::App& cmd, std::vector<std::string>& program) {
+  program = cmd.remaining();
+  if (program.empty()) {
+    if (!g_afterSeparator.empty()) program.assign(g_afterSeparator.begin() + 1, g_afterSeparator.end());
+  } else {
+    // An option gtap does not know ends up here too, not only a program.
+    if (program[0].size() > 1 && program[0][0] == '-') {
+      std::cerr << "gtap run: unknown option " << program[0]
+                << " (a program whose name starts with '-' goes after --)\n";
+      return false;
+    }
+    program.insert(program.end(), g_afterSeparator.begin(), g_afterSeparator.end());
+  }
+  return true;
+}
 
 struct RunOptions {
   std::string output;
@@ -135,29 +155,24 @@ int run(const RunOptions& o) {
 }  // namespace
 
 int splitRunArguments(int argc, char** argv) {
-  // The options of `gtap run` that take a value as the next argument.
-  static const char* const kWithValue[] = {"-o", "--output", "-m", "--mode", "--flush-ms", "--buffer-mb",
-                                           "--kernel-filter", "--dispatch-range", "--stack-depth", "--file-policy",
-                                           "--file-validation", "--scope", "--scope-signal"};
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--") {
-      g_program.assign(argv + i + 1, argv + argc);
+  // Everything from the first "--" on is kept apart: CLI11 (as Debian 12 has
+  // it) refuses a "--" before the program name under prefix_command. Whether
+  // that "--" is gtap's or the program's is known only after parsing: the
+  // program's when the program's name came before it.
+  for (int i = 2; i < argc; ++i)
+    if (std::strcmp(argv[i], "--") == 0) {
+      g_afterSeparator.assign(argv + i, argv + argc);
       return i;
     }
-    if (a.empty() || a[0] != '-') {
-      g_program.assign(argv + i, argv + argc);
-      return i;
-    }
-    for (const char* opt : kWithValue)
-      if (a == opt) ++i;
-  }
   return argc;
 }
 
 Action addRunCommand(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Run a program with gtap preloaded: gtap run [options] -- PROGRAM ARGS...");
+  // The first argument that is not one of gtap's options is the program's
+  // name; it and everything after it are the program's.
+  cmd->prefix_command();
   cmd->add_option("-o,--output", o->output,
                   "Capture file pattern (GTAP_OUTPUT): %p pid, %h host, %r MPI rank, %t start time, "
                   "%e{NAME} environment variable, %% percent");
@@ -218,8 +233,8 @@ Action addRunCommand(CLI::App& app) {
       "Exit status: the program's own (gtap becomes the program; one killed by a signal dies of the same signal, "
       "which a shell shows as 128+N). Before the program starts: 2 usage, 1 gtap installed incompletely, 126 the "
       "program cannot be executed, 127 it is not found.");
-  return [o] {
-    o->command = g_program;
+  return [o, cmd] {
+    if (!programArguments(*cmd, o->command)) return kExitUsage;
     return run(*o);
   };
 }
