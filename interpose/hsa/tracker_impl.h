@@ -7,13 +7,13 @@
 
 #include <atomic>
 #include <deque>
-#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "allocations.h"
 #include "hsa_tables.h"
 #include "profile_records.h"
 #include "tracker.h"
@@ -61,12 +61,6 @@ struct ReaderInfo {
   std::vector<uint8_t> owned;  // from a file: read when the reader was made
 };
 
-struct Allocation {
-  uint64_t size = 0;
-  schema::MemoryKind kind = schema::MemoryKind::UNKNOWN;
-  uint32_t device = kNoDevice;
-};
-
 // A packet or copy gtap times: its record, gtap's completion signal, and the
 // program's, which gtap signals once the work is done.
 struct Timed {
@@ -106,8 +100,8 @@ struct Tracker::Impl {
   std::unordered_map<uint64_t, KernelInfo> kernels;                             // by kernel object
   std::unordered_map<uint64_t, ExecutableInfo> executables;
   std::unordered_map<uint64_t, ReaderInfo> readers;
-  std::map<uint64_t, Allocation> allocations;  // by address
-  std::map<uint64_t, uint64_t> lockedRanges;    // host address -> size
+  core::AllocationTable allocations;
+  core::AllocationTable lockedRanges;  // host memory locked for the devices
   std::unordered_map<hsa_queue_t*, QueueInfo*> queues;
   std::unordered_set<Pending*> outstanding;
   std::vector<Pending*> freePending;
