@@ -102,26 +102,6 @@ struct Outbox {
   std::vector<MemoryRecord> memory;
 };
 
-// A copy's direction from where its ends lie: `allocations` maps each
-// allocation's start address to a record with `size` and `kind`;
-// `onDevice(kind)` says which kinds count as device memory.
-template <typename Allocations, typename OnDevice>
-schema::CopyDirection copyDirection(const Allocations& allocations, const void* dst, const void* src,
-                                    OnDevice onDevice) {
-  auto inDeviceMemory = [&](const void* p) {
-    auto a = reinterpret_cast<uint64_t>(p);
-    auto it = allocations.upper_bound(a);
-    if (it == allocations.begin()) return false;
-    --it;
-    return a < it->first + it->second.size && onDevice(it->second.kind);
-  };
-  bool d = inDeviceMemory(dst), s = inDeviceMemory(src);
-  if (d && s) return schema::CopyDirection::DEVICE_TO_DEVICE;
-  if (d) return schema::CopyDirection::HOST_TO_DEVICE;
-  if (s) return schema::CopyDirection::DEVICE_TO_HOST;
-  return schema::CopyDirection::HOST_TO_HOST;
-}
-
 // A new object id, unique in the process whichever front end asks: the
 // objects of Level Zero, HSA and IREE's HAL share one file.
 uint64_t nextObjectId();

@@ -7,7 +7,7 @@ AmdExtTable, in table order. Writes one X-macro line per entry:
 
 where ID is gtap's function id within the HSA range (core entries first, then
 the AMD extension's) and HOOKED is 1 for the names listed in the hooks file
-(interpose/hsa/hooks.cpp defines `hooks::NAME` for those), else 0.
+(interpose/hsa/hooks/*.cpp define `hooks::NAME` for those), else 0.
 
 The two SLOT values are the entry's index (after the version) in the two
 layouts ROCr's tables have had, whatever headers gtap is built with; -1 where

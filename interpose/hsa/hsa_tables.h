@@ -6,7 +6,7 @@
 //
 // The entries come from the installed hsa_api_trace.h (generate_entries.py):
 // one function id per entry, a generic recording wrapper for each, and a
-// hand-written hook (hooks.cpp) for the entries listed in hooked_functions.txt.
+// hand-written hook (hooks/*.cpp) for the entries listed in hooked_functions.txt.
 #pragma once
 
 #include <hsa/hsa.h>

@@ -1,7 +1,7 @@
 // What gtap learns about an HSA program beyond its API calls: agents and the
 // system clock, queues, executables and their kernels, every packet the
 // program puts on its queues with the device times of what ran, copies, and
-// memory. The hooks (hooks.cpp) and the queue intercept handler feed it; the
+// memory. The hooks (hooks/*.cpp) and the queue intercept handler feed it; the
 // writer drains it through a chunk producer.
 #pragma once
 

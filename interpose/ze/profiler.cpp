@@ -1,8 +1,8 @@
 #include "profiler.h"
 
 #include <algorithm>
-#include <map>
 
+#include "allocations.h"
 #include "clock.h"
 #include "chunk_producer.h"
 #include "functions.h"
@@ -65,12 +65,6 @@ struct GtapEvents {
   size_t slotsLeft = 0;
 };
 
-struct Allocation {
-  uint64_t size = 0;
-  schema::MemoryKind kind = schema::MemoryKind::UNKNOWN;
-  uint32_t device = kNoDevice;
-};
-
 schema::DeviceOpKind opKind(OpKind k) {
   switch (k) {
     case OpKind::kernel: return schema::DeviceOpKind::KERNEL;
@@ -96,7 +90,7 @@ struct Profiler::Impl {
   std::vector<DeviceInfo> devices;
   std::unordered_map<ze_device_handle_t, uint32_t> deviceIds;
   std::vector<Instance> pending;
-  std::map<uint64_t, Allocation> allocations;
+  core::AllocationTable allocations;
   core::profile::Outbox out;
   uint64_t dispatches = 0;  // kernel launches handed to the device (replay scopes' numbers)
   uint32_t stackDepth = 32;
@@ -683,28 +677,20 @@ void Profiler::allocated(uint8_t kind, void* address, size_t size, size_t alignm
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto k = static_cast<schema::MemoryKind>(kind);
   uint32_t dev = impl_->deviceIdLocked(device);
-  impl_->allocations[reinterpret_cast<uint64_t>(address)] = {size, k, dev};
-  if (recordMemory())
-    impl_->out.memory.push_back({false, k, dev, reinterpret_cast<uint64_t>(address), size, alignment,
-                                 core::nowTicks(), thread, std::move(stack)});
+  impl_->allocations.allocated(address, {size, k, dev}, alignment, thread, std::move(stack), impl_->out.memory);
 }
 
 void Profiler::freeing(void* address, const core::CallScope& scope) {
   uint32_t thread = threadIdOf(scope);
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto it = impl_->allocations.find(reinterpret_cast<uint64_t>(address));
-  if (it == impl_->allocations.end()) return;
-  if (recordMemory())
-    impl_->out.memory.push_back({true, it->second.kind, it->second.device, it->first, it->second.size, 0,
-                                 core::nowTicks(), thread, {}});
-  impl_->allocations.erase(it);
+  impl_->allocations.freeing(address, thread, impl_->out.memory);
 }
 
 Direction Profiler::directionOf(const void* dst, const void* src) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   // Device and shared allocations are device memory.
-  return static_cast<Direction>(core::profile::copyDirection(
-      impl_->allocations, dst, src, [](schema::MemoryKind k) { return k != schema::MemoryKind::HOST; }));
+  return static_cast<Direction>(
+      impl_->allocations.direction(dst, src, [](schema::MemoryKind k) { return k != schema::MemoryKind::HOST; }));
 }
 
 // --- stacks ----------------------------------------------------------------------------
