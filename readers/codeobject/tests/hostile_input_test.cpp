@@ -4,9 +4,13 @@
 // AddressSanitizer or valgrind would see a read past the end.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <random>
+#include <elf.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <sstream>
 
 #include "fixture_files.h"
 #include "gtap/readers/code_object.h"
@@ -186,18 +190,94 @@ TEST_F(HostileInputTest, EveryNoteByteFlipped) {
   EXPECT_GT(parsed, 0u);
 }
 
+// The file range of the section named `name` (empty when there is none).
+std::pair<size_t, size_t> sectionRange(const std::vector<uint8_t>& file, const std::string& name) {
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, file.data(), sizeof eh);
+  auto header = [&](size_t i) {
+    Elf64_Shdr sh;
+    std::memcpy(&sh, file.data() + eh.e_shoff + i * eh.e_shentsize, sizeof sh);
+    return sh;
+  };
+  Elf64_Shdr names = header(eh.e_shstrndx);
+  for (size_t i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sh = header(i);
+    if (reinterpret_cast<const char*>(file.data() + names.sh_offset + sh.sh_name) == name && sh.sh_type != SHT_NOBITS)
+      return {sh.sh_offset, sh.sh_offset + sh.sh_size};
+  }
+  return {0, 0};
+}
+
+// What a parse gave, for comparing two: every field of every kernel.
+std::string describe(const CodeObjectInfo& info) {
+  std::ostringstream out;
+  out << info.target << "|" << info.abiVersion << "|" << info.metadataVersion << "|" << info.elfFlags;
+  for (const KernelInfo& k : info.kernels) {
+    out << "\n" << k.name << "|" << k.symbol << "|" << k.language << "|" << k.kernargSegmentSize << "|"
+        << k.kernargSegmentAlign << "|" << k.groupSegmentFixedSize << "|" << k.privateSegmentFixedSize << "|"
+        << k.sgprCount << "|" << k.vgprCount << "|" << k.agprCount << "|" << k.wavefrontSize << "|"
+        << k.maxFlatWorkgroupSize << "|" << k.hasDescriptor << "|" << k.descriptorAddress << "|"
+        << k.descriptorOffset;
+    for (const KernelArg& a : k.args) out << "|" << a.name << ":" << a.offset << ":" << a.size;
+  }
+  return out.str();
+}
+
+// Every refusal is one of the reader's own, each naming what it found wrong.
+bool knownRefusal(const std::string& message) {
+  static const char* const kFamilies[] = {
+      "not an ELF file: ",        "truncated ELF header: ",      "ELF class ",
+      "ELF data encoding ",       "e_machine ",                  "libelf cannot read the ELF image: ",
+      "no NT_AMDGPU_METADATA note", "NT_AMDGPU_METADATA note in "};
+  for (const char* family : kFamilies)
+    if (message.rfind(family, 0) == 0) return message.size() > std::strlen(family);
+  return false;
+}
+
+// Random bytes overwritten anywhere: the reader refuses with one of its own
+// messages or parses, and what it parses stays inside the file (each kernel
+// descriptor's 64 bytes lie in it). Bytes the reader never interprets, the
+// machine code in .text, change nothing: a corruption confined to them parses
+// exactly as the original does.
 TEST_F(HostileInputTest, RandomCorruptionAnywhere) {
+  const std::string original = describe(parseAmdgpuCodeObject(original_.data(), original_.size()));
+  const auto [textBegin, textEnd] = sectionRange(original_, ".text");
+  ASSERT_LT(textBegin, textEnd) << "the fixture has machine code in .text";
   std::mt19937 random(20240611);
-  std::uniform_int_distribution<size_t> position(0, original_.size() - 1);
+  std::uniform_int_distribution<size_t> anywhere(0, original_.size() - 1);
+  std::uniform_int_distribution<size_t> inText(textBegin, textEnd - 1);
   std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_int_distribution<int> count(1, 8);
   const int rounds = std::getenv("GTAP_LONG_FUZZ") != nullptr ? 200000 : 4000;
+  size_t refused = 0, parsed = 0, codeOnly = 0;
   for (int round = 0; round < rounds; ++round) {
-    std::vector<uint8_t> bytes = original_;
-    for (int n = count(random); n > 0; --n) bytes[position(random)] = static_cast<uint8_t>(byte(random));
     SCOPED_TRACE(round);
-    parseOutcome(bytes);
+    // Every fourth round corrupts machine code only.
+    const bool onlyCode = round % 4 == 0;
+    std::vector<uint8_t> bytes = original_;
+    for (int n = count(random); n > 0; --n)
+      bytes[onlyCode ? inText(random) : anywhere(random)] = static_cast<uint8_t>(byte(random));
+    try {
+      const CodeObjectInfo info = parseAmdgpuCodeObject(bytes.data(), bytes.size());
+      ++parsed;
+      for (const KernelInfo& k : info.kernels) {
+        if (k.hasDescriptor) {
+          EXPECT_LE(k.descriptorOffset + 64, bytes.size()) << k.name;
+        }
+      }
+      if (onlyCode) {
+        ++codeOnly;
+        EXPECT_EQ(describe(info), original);
+      }
+    } catch (const std::runtime_error& e) {
+      ++refused;
+      EXPECT_FALSE(onlyCode) << "refused a file whose machine code alone changed: " << e.what();
+      EXPECT_TRUE(knownRefusal(e.what())) << e.what();
+    }
   }
+  EXPECT_EQ(codeOnly, static_cast<size_t>((rounds + 3) / 4));
+  EXPECT_GT(refused, 0u);
+  EXPECT_GT(parsed, codeOnly) << "some corruption outside the machine code still parses";
 }
 
 }  // namespace
