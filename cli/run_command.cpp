@@ -66,6 +66,11 @@ void appendPathList(const char* variable, const std::string& value, char separat
 }
 
 int run(const RunOptions& o) {
+#if defined(GTAP_READERS_ONLY)
+  std::cerr << "gtap run: this gtap was built without libgtap.so (GTAP_READERS_ONLY: the interposer is x86-64 "
+               "only); it reads captures but cannot record them\n";
+  return kExitError;
+#endif
   if (o.command.empty()) {
     std::cerr << "gtap run: no program given (usage: gtap run [options] -- PROGRAM ARGS...)\n";
     return kExitUsage;

@@ -4,6 +4,10 @@
 #pragma once
 
 #include <time.h>
+
+#if !defined(__x86_64__)
+#error "libgtap.so reads the x86-64 TSC (nowTicks); configure with -DGTAP_READERS_ONLY=ON on other architectures"
+#endif
 #include <x86intrin.h>
 
 #include <cstdint>
