@@ -2,9 +2,11 @@
 // `gtap run --sim --mode=api,kernels,memory`, checked against what they say
 // they did, and the reports and exports built from their captures.
 #include <gtest/gtest.h>
+#include <level_zero/ze_api.h>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -127,7 +129,41 @@ TEST_P(ProfiledWorkload, MatchesWhatTheWorkloadDid) {
 
 INSTANTIATE_TEST_SUITE_P(Workloads, ProfiledWorkload,
                          ::testing::Values("ze_vector_add", "ze_pipeline", "ze_multithread", "ze_immediate",
-                                           "ze_own_timestamps"));
+                                           "ze_own_timestamps", "ze_host_sync"));
+
+// Current SYCL runtimes and compute-benchmarks wait for an asynchronous
+// immediate list with zeCommandListHostSynchronize: the work appended before
+// it has finished when it returns, and gtap learns so there (as after
+// zeCommandQueueSynchronize), not at some later call or at exit.
+TEST(ZeProfile, ImmediateListHostSynchronizeCompletesItsWork) {
+#if !(defined(ZE_API_VERSION_CURRENT_M) && ZE_API_VERSION_CURRENT_M >= ZE_MAKE_VERSION(1, 10))
+  GTEST_SKIP() << "the Level Zero headers gtap is built with (API " << ZE_MAJOR_VERSION(ZE_API_VERSION_CURRENT) << "."
+               << ZE_MINOR_VERSION(ZE_API_VERSION_CURRENT) << ") have no zeCommandListHostSynchronize";
+#else
+  auto run = profile("ze_host_sync", {"3", "4096"});
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  ASSERT_EQ(linesWith(run.result.out, "sync").size(), 3u) << run.result.out;
+  EXPECT_EQ(linesWith(run.result.out, "sync").front(), "sync list");
+  readers::Capture capture(run.file);
+  ASSERT_TRUE(capture.recovery().closedCleanly);
+  std::vector<std::pair<int64_t, int64_t>> syncs;
+  capture.forEachCall([&](const readers::ApiCall& c) {
+    if (capture.functionName(c.function) == "zeCommandListHostSynchronize") syncs.emplace_back(c.beginNs, c.endNs);
+  });
+  ASSERT_EQ(syncs.size(), 3u);
+  auto work = readers::loadDeviceWork(capture);
+  size_t kernels = 0;
+  for (const auto& op : work.ops) {
+    if (op.kind == schema::DeviceOpKind::BARRIER) continue;
+    kernels += op.kind == schema::DeviceOpKind::KERNEL;
+    ASSERT_TRUE(op.timed) << op.name << ": " << op.note;
+    auto next = std::find_if(syncs.begin(), syncs.end(), [&](const auto& s) { return s.first >= op.submitNs; });
+    ASSERT_NE(next, syncs.end()) << op.name;
+    EXPECT_LE(op.completedNs, next->second) << op.name << " submitted at " << op.submitNs;
+  }
+  EXPECT_EQ(kernels, linesWith(run.result.out, "launch").size());
+#endif
+}
 
 // The program's own kernel-timestamp events keep giving it its timestamps.
 TEST(ZeProfile, OwnTimestampEventsStillWork) {

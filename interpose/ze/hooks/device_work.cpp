@@ -229,6 +229,18 @@ GTAP_ZE_HOOK(zeCommandQueueSynchronize, ze_command_queue_handle_t queue, uint64_
   return r;
 }
 
+#ifdef GTAP_ZE_HAVE_zeCommandListHostSynchronize
+// An immediate list's work is done when this returns, as a queue's is after
+// zeCommandQueueSynchronize: device times are read. Replay has no operation
+// for it yet, so a replay capture says so by name.
+GTAP_ZE_HOOK(zeCommandListHostSynchronize, ze_command_list_handle_t list, uint64_t timeout) {
+  ze_result_t r = real(list, timeout);
+  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
+  if (r == ZE_RESULT_SUCCESS) replayUnsupported(scope, "zeCommandListHostSynchronize");
+  return r;
+}
+#endif
+
 GTAP_ZE_HOOK(zeFenceHostSynchronize, ze_fence_handle_t fence, uint64_t timeout) {
   ze_result_t r = real(fence, timeout);
   if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();

@@ -5,6 +5,13 @@
 //   ze_api_counts direct|dlopen|table|extension
 //   ze_api_counts init-drivers            (zeInitDrivers instead of zeInit + zeDriverGet,
 //                                          where the headers have it; else as direct)
+//   ze_api_counts unseen-init             (the loader is initialised through an entry point
+//                                          gtap does not see, found with dlvsym, as a newer
+//                                          loader's zeInitDrivers is when gtap was built
+//                                          against older headers; then as direct)
+//   ze_api_counts vendor-extension        (calls a driver's zex* functions, found by name with
+//                                          zeDriverGetExtensionFunctionAddress; prints
+//                                          "unrecorded NAME" for each)
 //   ze_api_counts threads THREADS CALLS   (pattern per thread, see below)
 //   ze_api_counts fork
 //   ze_api_counts forever                 (prints "done N" every 1000 calls)
@@ -227,6 +234,41 @@ int main(int argc, char** argv) {
     scenario(viaDlopen(), 5);
   } else if (mode == "table") {
     scenario(viaTables(), 5);
+  } else if (mode == "unseen-init") {
+    // dlsym is the route gtap answers; dlvsym (any version: the loader's
+    // symbols are unversioned) finds the loader's own function.
+    void* h = openLoader();
+    auto init = reinterpret_cast<decltype(&zeInit)>(dlvsym(h, "zeInit", "GTAP_ANY_VERSION"));
+    if (!init) {
+      std::fprintf(stderr, "dlvsym zeInit: %s\n", dlerror());
+      std::exit(12);
+    }
+    if (init(ZE_INIT_FLAG_GPU_ONLY) != ZE_RESULT_SUCCESS) std::exit(15);
+    Api a = direct();
+    a.init = nullptr;
+    scenario(a, 3);
+  } else if (mode == "vendor-extension") {
+    CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
+    ze_driver_handle_t d = firstDriver();
+    using Import = ze_result_t(ZE_APICALL*)(ze_driver_handle_t, void*, size_t);
+    using Release = ze_result_t(ZE_APICALL*)(ze_driver_handle_t, void*);
+    using Base = ze_result_t(ZE_APICALL*)(ze_driver_handle_t, void*, void**);
+    void* fns[3] = {};
+    const char* names[3] = {"zexDriverImportExternalPointer", "zexDriverGetHostPointerBaseAddress",
+                            "zexDriverReleaseImportedPointer"};
+    for (int i = 0; i < 3; ++i) {
+      ++g_counts["zeDriverGetExtensionFunctionAddress"];
+      if (zeDriverGetExtensionFunctionAddress(d, names[i], &fns[i]) != ZE_RESULT_SUCCESS || !fns[i]) std::exit(18);
+      std::printf("unrecorded %s 1\n", names[i]);
+    }
+    static char buffer[4096];
+    void* base = nullptr;
+    if (reinterpret_cast<Import>(fns[0])(d, buffer, sizeof buffer) != ZE_RESULT_SUCCESS) std::exit(19);
+    if (reinterpret_cast<Base>(fns[1])(d, buffer + 100, &base) != ZE_RESULT_SUCCESS || base != buffer) std::exit(19);
+    if (reinterpret_cast<Release>(fns[2])(d, buffer) != ZE_RESULT_SUCCESS) std::exit(19);
+    uint32_t nd = 1;
+    ze_device_handle_t dev;
+    CALL(direct(), deviceGet, "zeDeviceGet", d, &nd, &dev);
   } else if (mode == "extension") {
     CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
     ze_driver_handle_t d = firstDriver();

@@ -126,6 +126,13 @@ GTAP_SIM_ZE_FUNCTIONS(GTAP_SIM_DECLARE)
 namespace sim {
 decltype(::zeInitDrivers) zeInitDrivers;
 }  // namespace sim
+// zeCommandListHostSynchronize (API 1.6): every header that defines
+// ZE_API_VERSION_CURRENT_M has it; Debian 12's 1.8 loader headers (API 1.5)
+// do not.
+#define GTAP_SIM_HAS_LIST_HOST_SYNCHRONIZE 1
+namespace sim {
+decltype(::zeCommandListHostSynchronize) zeCommandListHostSynchronize;
+}  // namespace sim
 #endif
 
 namespace sim {

@@ -141,6 +141,17 @@ ze_result_t zeCommandListReset(ze_command_list_handle_t hCommandList) {
   return ZE_RESULT_SUCCESS;
 }
 
+#ifdef GTAP_SIM_HAS_LIST_HOST_SYNCHRONIZE
+// Waits on the host until everything appended to an immediate list so far has
+// finished (ZE_RESULT_NOT_READY when the timeout passes first); the spec allows
+// it only on immediate lists.
+ze_result_t zeCommandListHostSynchronize(ze_command_list_handle_t hCommandList, uint64_t timeout) {
+  SIM_LOOKUP(list, CommandList, hCommandList);
+  SIM_CHECK(list->immediate, ZE_RESULT_ERROR_INVALID_ARGUMENT);
+  return list->engine->waitIdle(timeout);
+}
+#endif
+
 ze_result_t zeCommandListAppendWriteGlobalTimestamp(ze_command_list_handle_t hCommandList, uint64_t* dstptr,
                                                     ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
                                                     ze_event_handle_t* phWaitEvents) {
