@@ -6,7 +6,8 @@
 //   ze_api_counts init-drivers            (zeInitDrivers instead of zeInit + zeDriverGet,
 //                                          where the headers have it; else as direct)
 //   ze_api_counts unseen-init             (the loader is initialised through an entry point
-//                                          gtap does not see, found with dlvsym, as a newer
+//                                          gtap does not see, read from the loader's symbol
+//                                          table, as a newer
 //                                          loader's zeInitDrivers is when gtap was built
 //                                          against older headers; then as direct)
 //   ze_api_counts vendor-extension        (calls a driver's zex* functions, found by name with
@@ -20,6 +21,8 @@
 //   ze_api_counts quick-exit              (calls, then _exit(5): no atexit, no destructors)
 //   ze_api_counts handler                 (its own SIGTERM handler, then raise(SIGTERM))
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <level_zero/ze_api.h>
 #include <level_zero/ze_ddi.h>
 #include <signal.h>
@@ -83,6 +86,33 @@ void load(void* h, const char* name, T& out) {
     std::fprintf(stderr, "dlsym %s: %s\n", name, dlerror());
     std::exit(12);
   }
+}
+
+// The loader's own definition of `name`, read from its dynamic symbol table
+// (as the dynamic linker would), past any interposer.
+void* loaderSymbol(void* handle, const char* name) {
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0) return nullptr;
+  const ElfW(Sym)* symbols = nullptr;
+  const char* strings = nullptr;
+  const uint32_t* gnuHash = nullptr;
+  for (const ElfW(Dyn)* d = map->l_ld; d->d_tag != DT_NULL; ++d) {
+    if (d->d_tag == DT_SYMTAB) symbols = reinterpret_cast<const ElfW(Sym)*>(d->d_un.d_ptr);
+    if (d->d_tag == DT_STRTAB) strings = reinterpret_cast<const char*>(d->d_un.d_ptr);
+    if (d->d_tag == DT_GNU_HASH) gnuHash = reinterpret_cast<const uint32_t*>(d->d_un.d_ptr);
+  }
+  if (!symbols || !strings || !gnuHash) return nullptr;
+  uint32_t buckets = gnuHash[0], offset = gnuHash[1], bloomWords = gnuHash[2];
+  const uint32_t* bucket = gnuHash + 4 + bloomWords * (sizeof(ElfW(Addr)) / 4);
+  const uint32_t* chain = bucket + buckets;
+  for (uint32_t b = 0; b < buckets; ++b) {
+    for (uint32_t i = bucket[b]; i >= offset && i != 0; ++i) {
+      if (symbols[i].st_shndx != SHN_UNDEF && std::strcmp(strings + symbols[i].st_name, name) == 0)
+        return reinterpret_cast<void*>(map->l_addr + symbols[i].st_value);
+      if (chain[i - offset] & 1) break;
+    }
+  }
+  return nullptr;
 }
 
 Api viaDlopen() {
@@ -235,14 +265,9 @@ int main(int argc, char** argv) {
   } else if (mode == "table") {
     scenario(viaTables(), 5);
   } else if (mode == "unseen-init") {
-    // dlsym is the route gtap answers; dlvsym (any version: the loader's
-    // symbols are unversioned) finds the loader's own function.
-    void* h = openLoader();
-    auto init = reinterpret_cast<decltype(&zeInit)>(dlvsym(h, "zeInit", "GTAP_ANY_VERSION"));
-    if (!init) {
-      std::fprintf(stderr, "dlvsym zeInit: %s\n", dlerror());
-      std::exit(12);
-    }
+    // dlsym is the route gtap answers; the loader's own symbol table is not.
+    auto init = reinterpret_cast<decltype(&zeInit)>(loaderSymbol(openLoader(), "zeInit"));
+    if (!init) std::exit(12);
     if (init(ZE_INIT_FLAG_GPU_ONLY) != ZE_RESULT_SUCCESS) std::exit(15);
     Api a = direct();
     a.init = nullptr;
