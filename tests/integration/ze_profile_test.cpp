@@ -129,7 +129,7 @@ TEST_P(ProfiledWorkload, MatchesWhatTheWorkloadDid) {
 
 INSTANTIATE_TEST_SUITE_P(Workloads, ProfiledWorkload,
                          ::testing::Values("ze_vector_add", "ze_pipeline", "ze_multithread", "ze_immediate",
-                                           "ze_own_timestamps", "ze_host_sync"));
+                                           "ze_own_timestamps", "ze_host_sync", "ze_counter_events"));
 
 // Current SYCL runtimes and compute-benchmarks wait for an asynchronous
 // immediate list with zeCommandListHostSynchronize: the work appended before
@@ -162,6 +162,39 @@ TEST(ZeProfile, ImmediateListHostSynchronizeCompletesItsWork) {
     EXPECT_LE(op.completedNs, next->second) << op.name << " submitted at " << op.submitNs;
   }
   EXPECT_EQ(kernels, linesWith(run.result.out, "launch").size());
+#endif
+}
+
+// A counter-based event is the signal event of every call on an in-order
+// list and never reset: each call re-arms it, so its timestamps are those of
+// its latest call. Each call still gets its own device times: the one that
+// spins takes at least its spin time, and each starts after the previous
+// one ended.
+TEST(ZeProfile, CounterBasedEventReusedTimesEachCall) {
+#ifndef ZE_EVENT_POOL_COUNTER_BASED_EXP_NAME
+  GTEST_SKIP() << "the Level Zero headers gtap is built with (API " << ZE_MAJOR_VERSION(ZE_API_VERSION_CURRENT) << "."
+               << ZE_MINOR_VERSION(ZE_API_VERSION_CURRENT) << ") have no counter-based event pools";
+#else
+  auto run = profile("ze_counter_events", {"3", "4096"});
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  ASSERT_EQ(linesWith(run.result.out, "events"), std::vector<std::string>{"events counter-based"});
+  readers::Capture capture(run.file);
+  auto work = readers::loadDeviceWork(capture);
+  std::vector<readers::DeviceOp> ops;
+  for (const auto& op : work.ops)
+    if (op.kind != schema::DeviceOpKind::BARRIER) ops.push_back(op);
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.appendIndex < b.appendIndex; });
+  ASSERT_EQ(ops.size(), linesWith(run.result.out, "copy").size() + linesWith(run.result.out, "launch").size());
+  size_t spins = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    ASSERT_TRUE(ops[i].timed) << ops[i].name << ": " << ops[i].note;
+    if (ops[i].name == "spin") {
+      ++spins;
+      EXPECT_GE(ops[i].durationNs(), 200'000) << "spin #" << spins;
+    }
+    if (i > 0) EXPECT_GE(ops[i].startNs, ops[i - 1].endNs) << ops[i].name << " after " << ops[i - 1].name;
+  }
+  EXPECT_EQ(spins, 3u);
 #endif
 }
 

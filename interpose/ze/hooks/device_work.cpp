@@ -14,7 +14,9 @@ Profiler& P() { return Profiler::get(); }
 template <typename Append>
 ze_result_t timedAppend(core::CallScope& scope, ze_command_list_handle_t list, ze_event_handle_t programEvent,
                         Op op, bool wanted, Append&& append) {
-  if (!wanted || scope.nested() || !recordKernels()) return append(programEvent);
+  if (scope.nested() || !recordKernels()) return append(programEvent);
+  if (programEvent) P().programEventSignalling(list, programEvent);
+  if (!wanted) return append(programEvent);
   bool signalAfter = false, known = false;
   ze_event_handle_t event = P().eventForAppend(list, programEvent, signalAfter, known);
   if (!known) return append(programEvent);
@@ -196,6 +198,7 @@ GTAP_ZE_HOOK(zeCommandListAppendEventReset, ze_command_list_handle_t list, ze_ev
 }
 
 GTAP_ZE_HOOK(zeCommandListAppendSignalEvent, ze_command_list_handle_t list, ze_event_handle_t event) {
+  if (!scope.nested() && recordKernels() && event) P().programEventSignalling(list, event);
   return replayedAppend(
       scope, list, false, [&] { return real(list, event); },
       [&](const ReplayRecorder::Append& a) { R().listOp(a, scope, ROp::SIGNAL_EVENT, list, event, 0, nullptr); });

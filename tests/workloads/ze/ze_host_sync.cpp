@@ -8,7 +8,7 @@
 //   ze_host_sync [ROUNDS=3 [ELEMENTS=16384]]
 //
 // Per round: copy in, launch scale, launch add, copy out, wait; then
-// "checksum host-sync".
+// "checksum host_sync".
 #include "ze_workload.h"
 
 using namespace workload;
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     }
     sum.add(hostOut, bytes);
   }
-  out.checksum("host-sync", sum);
+  out.checksum("host_sync", sum);
 
   ZE_CHECK(zeCommandListDestroy(list));
   if (done) ZE_CHECK(zeEventDestroy(done));

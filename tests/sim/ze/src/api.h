@@ -112,6 +112,12 @@
 
 #include <new>
 
+// Counter-based event pools (ZE_experimental_event_pool_counter_based, API
+// 1.8) and in-order lists come with headers that name the extension.
+#ifdef ZE_EVENT_POOL_COUNTER_BASED_EXP_NAME
+#define GTAP_SIM_HAS_COUNTER_BASED_EVENTS 1
+#endif
+
 namespace sim {
 #define GTAP_SIM_DECLARE(name) decltype(::name) name;
 GTAP_SIM_ZE_FUNCTIONS(GTAP_SIM_DECLARE)
