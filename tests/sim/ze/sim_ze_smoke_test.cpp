@@ -413,8 +413,9 @@ TEST_F(SimZe, CounterBasedEventsFollowTheirLatestCall) {
   ze_event_pool_handle_t cp = nullptr;
   ZE_OK(zeEventPoolCreate(context_, &pdesc, 1, &device_, &cp));
   ze_event_handle_t cb = event(cp, 0);
-  ze_event_pool_handle_t op = pool(4, ZE_EVENT_POOL_FLAG_HOST_VISIBLE);
-  ze_event_handle_t gate1 = event(op, 0), gate2 = event(op, 1), before = event(op, 2), after = event(op, 3);
+  ze_event_pool_handle_t op = pool(5, ZE_EVENT_POOL_FLAG_HOST_VISIBLE);
+  ze_event_handle_t gate1 = event(op, 0), gate2 = event(op, 1), before = event(op, 2), after = event(op, 3),
+                    gate3 = event(op, 4);
 
   auto q = typed<ze_command_queue_desc_t>(ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC);
   q.flags = ZE_COMMAND_QUEUE_FLAG_IN_ORDER;
@@ -463,8 +464,22 @@ TEST_F(SimZe, CounterBasedEventsFollowTheirLatestCall) {
   // The second call's times (it started after the first ended).
   EXPECT_GE(second.global.kernelStart, first.global.kernelEnd);
 
+  // A call writes its timestamps when it ends, also when a later call has
+  // re-armed the event meanwhile: a device-side copy between the two reads them.
+  auto* copied = static_cast<ze_kernel_timestamp_result_t*>(hostAlloc(sizeof(ze_kernel_timestamp_result_t)));
+  ZE_OK(zeCommandListAppendLaunchKernel(l, k, &groups, cb, 1, &gate3));
+  ZE_OK(zeCommandListAppendQueryKernelTimestamps(l, 1, &cb, copied, nullptr, nullptr, 0, nullptr));
+  ZE_OK(zeCommandListAppendLaunchKernel(l, k, &groups, cb, 0, nullptr));
+  ZE_OK(zeEventHostSignal(gate3));
+  ZE_OK(zeEventHostSynchronize(cb, kForever));
+  ze_kernel_timestamp_result_t fourth{};
+  ZE_OK(zeEventQueryKernelTimestamp(cb, &fourth));
+  EXPECT_GE(copied->global.kernelStart, second.global.kernelEnd) << "the third call's times";
+  EXPECT_GE(fourth.global.kernelStart, copied->global.kernelEnd);
+  ZE_OK(zeMemFree(context_, copied));
+
   for (auto h : {l, other, unordered, regular}) ZE_OK(zeCommandListDestroy(h));
-  for (auto e : {cb, gate1, gate2, before, after}) ZE_OK(zeEventDestroy(e));
+  for (auto e : {cb, gate1, gate2, gate3, before, after}) ZE_OK(zeEventDestroy(e));
   ZE_OK(zeEventPoolDestroy(cp));
   ZE_OK(zeEventPoolDestroy(op));
   ZE_OK(zeKernelDestroy(k));

@@ -25,23 +25,26 @@ struct EventWaiter {
 
 void signal(Event& e, uint64_t startTicks, uint64_t endTicks, uint64_t arm) {
   std::lock_guard lock(sync::mutex());
-  if (arm != 0) {
-    std::erase(e.outstanding, arm);
-    // An earlier arm finishing later (another list) leaves the event as the
-    // latest arm has it.
-    if (arm != e.armed) {
-      if (e.waiters != 0) sync::notifyAll();
-      return;
-    }
-  }
-  if (e.pool->timestamps()) {
+  // A call writes its timestamps into the event's memory when it ends, also
+  // when a later call has armed the event again meanwhile (the device does not
+  // know); only an earlier arm finishing after a later one (on another list)
+  // leaves the later one's in place.
+  bool write = arm == 0 || arm >= e.lastWrittenArm;
+  if (write && e.pool->timestamps()) {
     ze_kernel_timestamp_data_t data{clock::kernelTicks(startTicks), clock::kernelTicks(endTicks)};
     // One context per device here, so the context counter equals the global one.
     e.timestamp.global = data;
     e.timestamp.context = data;
     e.hasTimestamp = true;
   }
-  e.signaled = true;
+  if (arm != 0) {
+    std::erase(e.outstanding, arm);
+    if (write) e.lastWrittenArm = arm;
+    // Signaled only once its latest call has ended.
+    if (arm == e.armed) e.signaled = true;
+  } else {
+    e.signaled = true;
+  }
   if (e.waiters != 0) sync::notifyAll();
 }
 

@@ -84,6 +84,7 @@ struct Event : Object {
   // command has not completed. The event is signaled when its latest arm has.
   uint64_t armed = 0;
   std::vector<uint64_t> outstanding;
+  uint64_t lastWrittenArm = 0;  // the arm whose call last wrote the timestamps
 };
 
 struct Fence : Object {
