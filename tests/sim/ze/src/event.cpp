@@ -129,7 +129,7 @@ ze_result_t zeEventPoolCreate(ze_context_handle_t hContext, const ze_event_pool_
         ZE_EVENT_POOL_COUNTER_BASED_EXP_FLAG_IMMEDIATE | ZE_EVENT_POOL_COUNTER_BASED_EXP_FLAG_NON_IMMEDIATE;
     SIM_CHECK((cb->flags & ~kKnown) == 0, ZE_RESULT_ERROR_INVALID_ENUMERATION);
     // 0 is the default: immediate lists only.
-    counterBased = cb->flags != 0 ? cb->flags : ZE_EVENT_POOL_COUNTER_BASED_EXP_FLAG_IMMEDIATE;
+    counterBased = cb->flags != 0 ? cb->flags : uint32_t{ZE_EVENT_POOL_COUNTER_BASED_EXP_FLAG_IMMEDIATE};
   }
   // Counter-based events live in one process: IPC pools cannot be counter-based here.
   SIM_CHECK(!(counterBased && (desc->flags & ZE_EVENT_POOL_FLAG_IPC)), ZE_RESULT_ERROR_INVALID_ARGUMENT);
