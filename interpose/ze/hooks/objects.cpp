@@ -170,7 +170,9 @@ ze_result_t createEventPool(core::RealCall<decltype(&zeEventPoolCreate)>& real, 
   }
   bool counterBased = false;
 #ifdef ZE_EVENT_POOL_COUNTER_BASED_EXP_NAME
-  for (auto* ext = static_cast<const ze_base_desc_t*>(desc->pNext); ext; ext = static_cast<const ze_base_desc_t*>(ext->pNext))
+  // Counter-based pools: their events are re-armed by every call that signals them.
+  for (auto* ext = static_cast<const ze_base_desc_t*>(desc->pNext); ext;
+       ext = static_cast<const ze_base_desc_t*>(ext->pNext))
     counterBased |= ext->stype == ZE_STRUCTURE_TYPE_COUNTER_BASED_EVENT_POOL_EXP_DESC;
 #endif
   if (r == ZE_RESULT_SUCCESS && out) P().eventPoolCreated(*out, had || change, counterBased);
