@@ -73,7 +73,13 @@ int info(const InfoOptions& o) {
       for (size_t i = 0; i < unrecordedWaits.size(); ++i)
         std::cout << (i ? "," : "") << "\"" << readers::jsonEscape(unrecordedWaits[i]) << "\"";
       std::cout << "]"
-                << ",\"threads\":" << c->threads().size() << ",\"chunks\":{";
+                << ",\"threads\":" << c->threads().size() << ",\"unrecorded_functions\":[";
+      bool firstName = true;
+      for (const auto& n : c->unrecordedFunctions()) {
+        std::cout << (firstName ? "" : ",") << "\"" << readers::jsonEscape(n) << "\"";
+        firstName = false;
+      }
+      std::cout << "],\"chunks\":{";
       bool first = true;
       for (const auto& [kind, s] : c->kindStats()) {
         std::cout << (first ? "" : ",") << "\"" << readers::kindName(kind) << "\":{\"count\":"
@@ -101,6 +107,13 @@ int info(const InfoOptions& o) {
               << "  threads      " << c->threads().size() << "\n"
               << "  events       " << events;
     if (c->trailer().eventsDropped) std::cout << " (" << c->trailer().eventsDropped << " dropped)";
+    // Calls to these passed through to the runtime without a record.
+    auto unrecorded = c->unrecordedFunctions();
+    if (!unrecorded.empty()) {
+      std::cout << "\n  unrecorded functions: " << unrecorded.size() << " (";
+      for (size_t i = 0; i < unrecorded.size(); ++i) std::cout << (i ? ", " : "") << unrecorded[i];
+      std::cout << ")";
+    }
     std::cout << "\n  size         " << readers::formatBytes(c->recovery().fileSize) << " on disk, "
               << readers::formatBytes(raw) << " decoded, ratio ";
     std::printf("%.1f\n", ratio);

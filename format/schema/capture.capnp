@@ -59,6 +59,8 @@ struct FunctionDef {
   id @0 :UInt32;       # as used in ApiEvents.functions
   api @1 :Api;
   name @2 :Text;
+  unrecorded @3 :Bool; # (1.1) the program could call it, gtap passed it through
+                       # without recording it (no wrapper); it has no events
 }
 
 struct ThreadDef {

@@ -7,8 +7,11 @@ source with:
   - the function name table registered with gtap's core,
   - an exported wrapper per function (begin record, real call, end record),
   - wrappers for every *GetProcAddrTable that put gtap's wrappers in the table,
-  - a sorted name -> wrapper table for dlsym and extension-address lookups.
-A new header version is a rebuild, not an edit.
+  - a sorted name -> wrapper table for dlsym and extension-address lookups,
+and a header of function ids with a GTAP_ZE_HAVE_<name> macro per function,
+so hand-written hooks of newer functions compile only against headers that
+have them. A hook listed with a trailing `?` is optional: dropped when the
+headers lack the function. A new header version is a rebuild, not an edit.
 """
 import argparse
 import re
@@ -98,6 +101,12 @@ NEUTRAL = {
 }
 
 
+# Entry points the runtime calls while it initialises (or that start it): a
+# call to one of these from a runtime library not seen yet makes gtap look at
+# the libraries loaded since (a layer, a driver).
+RESCAN = {"zeInit", "zeInitDrivers", "zesInit", "zeDriverGetExtensionFunctionAddress"}
+
+
 def replay_unsupported(name, hooked):
     if not name.startswith("ze") or name.startswith(("zet", "zes")) or name in hooked or name in NEUTRAL:
         return False
@@ -157,6 +166,12 @@ def emit(functions, tables, getters, hooked):
         w(f"  using Fn = {f['ret']}(ZE_APICALL*)({types});")
         w(f"  auto real = reinterpret_cast<Fn>(gtap::ze::realFunction({i}));")
         w("  if (!real) return ZE_RESULT_ERROR_UNINITIALIZED;")
+        # A call from the loader, a layer or a driver (the loader filling its
+        # own tables while it initialises) is the runtime's, never the
+        # program's, whatever set or did not set the guard bit before it.
+        rescan = "true" if f["name"] in RESCAN or f["name"].endswith("ProcAddrTable") else "false"
+        w(f"  if (__builtin_expect(gtap::ze::calledByRuntime(__builtin_return_address(0), {rescan}), 0))")
+        w(f"    return real({args});")
         w(f"  gtap::core::CallScope scope(gtap::core::kGuardZe, gtap::core::kZeFunctionBase + {i});")
         if f["name"] in hooked:
             # The hook's own work may fail; the program's call may not.
@@ -210,10 +225,12 @@ def main():
     missing = [g["table"] for g in getters if g["table"] not in tables]
     if missing:
         sys.exit(f"tables not found in ddi headers: {missing}")
+    names = {f["name"] for f in functions} | {g["name"] for g in getters}
     hooked = set()
     if a.hooks:
-        hooked = {l.split("#")[0].strip() for l in a.hooks.read_text().splitlines()} - {""}
-    names = {f["name"] for f in functions} | {g["name"] for g in getters}
+        listed = {l.split("#")[0].strip() for l in a.hooks.read_text().splitlines()} - {""}
+        hooked = {n for n in listed if not n.endswith("?")}
+        hooked |= {n[:-1].strip() for n in listed if n.endswith("?") and n[:-1].strip() in names}
     if hooked - names:
         sys.exit(f"hooks name unknown functions: {sorted(hooked - names)}")
     text, count = emit(functions, tables, getters, hooked)
@@ -223,6 +240,7 @@ def main():
                  "namespace gtap::ze {", "enum class ZeFn : uint32_t {"]
         lines += [f"  {f['name']} = {i}," for i, f in enumerate(functions)]
         lines += ["};", "}  // namespace gtap::ze", ""]
+        lines += [f"#define GTAP_ZE_HAVE_{f['name']} 1" for f in functions] + [""]
         a.ids.write_text("\n".join(lines))
     if a.exports:
         a.exports.write_text("".join(f"{f['name']}\n" for f in functions))

@@ -40,6 +40,7 @@ struct ObjectInfo {
   bool timestamps = false;  // event pools: created with kernel timestamps
   bool wanted = true;       // kernels: the name passes GTAP_KERNEL_FILTER
   uint64_t launches = 0;    // regular lists: kernel launches appended since the last reset
+  bool counterBased = false;  // event pools: counter-based events (re-armed by each call that signals them)
   std::string name;
   std::vector<std::shared_ptr<Op>> ops;  // regular lists: appended operations
 };
@@ -103,6 +104,8 @@ struct Profiler::Impl {
   // `reset`: reset it now; else it is kept apart until a use that needs it reset.
   void releaseEventLocked(ze_event_handle_t event, bool reset = true);
   ze_kernel_timestamp_result_t* acquireSlotLocked(void* context);
+  void appendTimestampCopyLocked(ze_command_list_handle_t list, void* context, Op& op, ze_event_handle_t event,
+                                 bool wait);
   void emitLocked(const Instance& inst, bool timed, uint64_t start, uint64_t end, std::string note);
   // Reads `inst` if its event has signalled; returns whether it was read.
   bool tryReadLocked(const Instance& inst);
@@ -284,12 +287,13 @@ void Profiler::listCreated(ze_command_list_handle_t list, ze_context_handle_t co
   impl_->objects[list].context = context;
 }
 
-void Profiler::eventPoolCreated(ze_event_pool_handle_t pool, bool timestamps) {
+void Profiler::eventPoolCreated(ze_event_pool_handle_t pool, bool timestamps, bool counterBased) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   ObjectInfo& o = impl_->objects[pool];
   o.id = core::profile::nextObjectId();
   o.kind = schema::ObjectKind::EVENT_POOL;
   o.timestamps = timestamps;
+  o.counterBased = counterBased;
 }
 
 void Profiler::eventCreated(ze_event_handle_t event, ze_event_pool_handle_t pool) {
@@ -367,6 +371,27 @@ ze_kernel_timestamp_result_t* Profiler::Impl::acquireSlotLocked(void* context) {
   return set.nextSlot++;
 }
 
+// Appends to `list` a copy of `event`'s timestamps into gtap's memory, for
+// `op`, which the event times; with `wait`, the copy first waits for the event
+// (the op ran on another list).
+void Profiler::Impl::appendTimestampCopyLocked(ze_command_list_handle_t list, void* context, Op& op,
+                                               ze_event_handle_t event, bool wait) {
+  ze_kernel_timestamp_result_t* slot = acquireSlotLocked(context);
+  ze_event_handle_t done = acquireEventLocked(context);
+  if (!slot || !done) {
+    if (done) releaseEventLocked(done);
+    return;
+  }
+  ze_event_handle_t events[] = {event};
+  if (GTAP_ZE_REAL(zeCommandListAppendQueryKernelTimestamps)(list, 1, events, slot, nullptr, done, wait ? 1 : 0,
+                                                             wait ? events : nullptr) != ZE_RESULT_SUCCESS) {
+    releaseEventLocked(done);
+    return;
+  }
+  op.captured = slot;
+  op.capturedDone = done;
+}
+
 void Profiler::deviceResetAppending(ze_command_list_handle_t list, ze_event_handle_t event) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto l = impl_->objects.find(list);
@@ -381,22 +406,41 @@ void Profiler::deviceResetAppending(ze_command_list_handle_t list, ze_event_hand
     for (auto& op : l->second.ops)
       if (!op->ownEvent && op->event == event && !op->captured) ops.push_back(op);
   }
-  for (auto& op : ops) {
-    ze_kernel_timestamp_result_t* slot = impl_->acquireSlotLocked(l->second.context);
-    ze_event_handle_t done = impl_->acquireEventLocked(l->second.context);
-    if (!slot || !done) {
-      if (done) impl_->releaseEventLocked(done);
+  for (auto& op : ops) impl_->appendTimestampCopyLocked(list, l->second.context, *op, event, false);
+}
+
+void Profiler::programEventSignalling(ze_command_list_handle_t list, ze_event_handle_t event) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto e = impl_->programEvents.find(event);
+  if (e == impl_->programEvents.end()) return;
+  auto pool = impl_->objects.find(e->second);
+  if (pool == impl_->objects.end() || !pool->second.counterBased) return;
+  auto l = impl_->objects.find(list);
+  if (l == impl_->objects.end()) return;
+  // This call re-arms the event: its timestamps will be this call's. The
+  // calls it timed before are read now if they have finished, else their
+  // timestamps are copied on the device before this call can end (the list
+  // is in order; a call on another list is waited for).
+  auto& pending = impl_->pending;
+  for (size_t i = 0; i < pending.size();) {
+    Instance& inst = pending[i];
+    if (!inst.immediate || inst.op->ownEvent || inst.op->event != event || inst.op->captured) {
+      ++i;
       continue;
     }
-    ze_event_handle_t events[] = {event};
-    if (GTAP_ZE_REAL(zeCommandListAppendQueryKernelTimestamps)(list, 1, events, slot, nullptr, done, 0, nullptr) !=
-        ZE_RESULT_SUCCESS) {
-      impl_->releaseEventLocked(done);
+    if (impl_->tryReadLocked(inst)) {
+      impl_->finishInstanceLocked(inst);
+      pending.erase(pending.begin() + static_cast<ptrdiff_t>(i));
       continue;
     }
-    op->captured = slot;
-    op->capturedDone = done;
+    impl_->appendTimestampCopyLocked(list, l->second.context, *inst.op, event, inst.op->list != l->second.id);
+    ++i;
   }
+  // A regular list's earlier calls timed by the event run before this one.
+  if (!l->second.immediate)
+    for (auto& op : l->second.ops)
+      if (!op->ownEvent && op->event == event && !op->captured)
+        impl_->appendTimestampCopyLocked(list, l->second.context, *op, event, false);
 }
 
 void Profiler::contextDestroying(ze_context_handle_t context) {

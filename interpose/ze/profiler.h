@@ -84,7 +84,7 @@ class Profiler {
   void listCreated(ze_command_list_handle_t list, ze_context_handle_t context, ze_device_handle_t device,
                    bool immediate, uint32_t ordinal, uint32_t index, uint32_t flags, const core::CallScope& scope);
   void listReset(ze_command_list_handle_t list);  // also before destroy
-  void eventPoolCreated(ze_event_pool_handle_t pool, bool timestamps);
+  void eventPoolCreated(ze_event_pool_handle_t pool, bool timestamps, bool counterBased = false);
   void eventCreated(ze_event_handle_t event, ze_event_pool_handle_t pool);
   void eventDestroyed(ze_event_handle_t event);
   void contextDestroying(ze_context_handle_t context);
@@ -118,6 +118,10 @@ class Profiler {
   // The program appends a device-side reset of `event` to `list`: gtap first
   // appends a copy of the timestamps of the operations the event times.
   void deviceResetAppending(ze_command_list_handle_t list, ze_event_handle_t event);
+  // The program appends a call to `list` that signals `event`: a
+  // counter-based event is re-armed by it, so the calls it timed until now
+  // are read, or their timestamps copied first.
+  void programEventSignalling(ze_command_list_handle_t list, ze_event_handle_t event);
 
   // --- memory ---
   void allocated(uint8_t kind, void* address, size_t size, size_t alignment, ze_device_handle_t device,

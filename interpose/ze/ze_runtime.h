@@ -37,4 +37,31 @@ inline void* realFunction(uint32_t index) {
 // or the loader lacks the function (then the caller's own answer stands).
 void* wrapperFor(const char* name);
 
+// Code of the runtime's own libraries (the loader, its layers, drivers: every
+// library named libze_*), as address ranges learnt from the loaded objects.
+struct CodeRange {
+  uintptr_t begin, end;
+};
+inline constexpr size_t kMaxRuntimeRanges = 32;
+extern CodeRange g_runtimeCode[kMaxRuntimeRanges];
+extern std::atomic<size_t> g_runtimeCodeCount;
+bool calledByRuntimeSlow(uintptr_t address);
+
+// True when `returnAddress` (a wrapper's caller) is in the runtime's own code:
+// the call is the runtime's, not the program's. With `rescan`, an address not
+// known yet makes gtap look again at the libraries loaded since (a layer the
+// loader opened while initialising).
+inline bool calledByRuntime(const void* returnAddress, bool rescan) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(returnAddress);
+  size_t n = g_runtimeCodeCount.load(std::memory_order_acquire);
+  for (size_t i = 0; i < n; ++i)
+    if (a - g_runtimeCode[i].begin < g_runtimeCode[i].end - g_runtimeCode[i].begin) return true;
+  return rescan && calledByRuntimeSlow(a);
+}
+
+// A Level Zero function the program can reach but gtap has no wrapper for (a
+// newer loader's or a driver's extension): its calls pass through untouched,
+// and its name goes into the capture as unrecorded.
+void noteUnrecorded(const char* name);
+
 }  // namespace gtap::ze

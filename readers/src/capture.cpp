@@ -51,6 +51,14 @@ Capture::Capture(std::span<const uint8_t> data, const std::string& name)
   readMetadata();
 }
 
+std::vector<std::string> Capture::unrecordedFunctions() const {
+  std::vector<std::string> names;
+  for (const auto& [id, f] : functions_)
+    if (f.unrecorded) names.push_back(f.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 std::string Capture::functionName(uint32_t id) const {
   auto it = functions_.find(id);
   return it == functions_.end() ? "function#" + std::to_string(id) : it->second.name;
@@ -103,7 +111,7 @@ void Capture::readMetadata() {
         for (auto kv : info.getConfig()) process_.config.emplace_back(kv.getKey(), kv.getValue());
       } else if (kind == schema::ChunkKind::DEFINITIONS) {
         auto defs = decoded.root<schema::Definitions>();
-        for (auto f : defs.getFunctions()) functions_[f.getId()] = {f.getName(), f.getApi()};
+        for (auto f : defs.getFunctions()) functions_[f.getId()] = {f.getName(), f.getApi(), f.getUnrecorded()};
         for (auto t : defs.getThreads())
           threads_[t.getId()] = {t.getId(), t.getOsTid(), t.getName(), t.getFirstHostNs()};
       } else {

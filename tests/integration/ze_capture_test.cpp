@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -57,7 +58,8 @@ TEST_P(RouteTest, CountsMatchWhatTheProgramCalled) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Routes, RouteTest,
-                         ::testing::Values("direct", "dlopen", "table", "extension", "late", "init-drivers"));
+                         ::testing::Values("direct", "dlopen", "table", "extension", "late", "init-drivers",
+                                           "unseen-init", "vendor-extension"));
 
 // The loader's own calls (its table getters while it initialises, whatever
 // its version) and those of the layers it loads on request are not the
@@ -80,7 +82,7 @@ TEST_P(LoaderLayerTest, OnlyTheProgramsCallsAreRecorded) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Layers, LoaderLayerTest,
-                         ::testing::Combine(::testing::Values("direct", "table", "init-drivers"),
+                         ::testing::Combine(::testing::Values("direct", "table", "init-drivers", "unseen-init"),
                                             ::testing::Values("ZE_ENABLE_VALIDATION_LAYER", "ZE_ENABLE_TRACING_LAYER",
                                                               "ZE_ENABLE_LOADER_INTERCEPT")),
                          [](const auto& info) {
@@ -89,6 +91,33 @@ INSTANTIATE_TEST_SUITE_P(Layers, LoaderLayerTest,
                              if (c == '-') c = '_';
                            return name;
                          });
+
+// A function gtap has no wrapper for (here a driver's vendor extension, found
+// by name) passes through untouched, and the capture names it: gtap info
+// lists it as unrecorded.
+TEST(ZeCapture, InfoNamesFunctionsPassedThroughUnrecorded) {
+  std::string dir = freshDirectory("unrecorded");
+  auto r = gtapRun(dir, {workload("ze_api_counts"), "vendor-extension"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto names = printedCounts(r.out, "unrecorded");
+  ASSERT_EQ(names.size(), 3u) << r.out;
+  auto files = filesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  readers::Capture capture(files[0]);
+  auto unrecorded = capture.unrecordedFunctions();
+  for (const auto& [name, count] : names)
+    EXPECT_NE(std::find(unrecorded.begin(), unrecorded.end(), name), unrecorded.end()) << name;
+  // No events of them: only the program's recorded calls.
+  EXPECT_EQ(capturedCounts(files[0]), printedCounts(r.out, "calls"));
+  auto info = runProcess({gtapBinary(), "info", files[0]});
+  ASSERT_EQ(info.exitCode, 0) << info.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(info.out, m, std::regex(R"(unrecorded functions: (\d+) \(([^)]*)\))"))) << info.out;
+  EXPECT_EQ(std::stoul(m[1]), unrecorded.size());
+  for (const auto& [name, count] : names) EXPECT_NE(m[2].str().find(name), std::string::npos) << info.out;
+  auto json = runProcess({gtapBinary(), "info", "--format=jsonl", files[0]});
+  for (const auto& [name, count] : names) EXPECT_NE(json.out.find("\"" + name + "\""), std::string::npos) << json.out;
+}
 
 TEST(ZeCapture, ApiReportAsJsonLines) {
   std::string dir = freshDirectory("api-jsonl");

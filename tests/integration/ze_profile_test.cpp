@@ -2,9 +2,11 @@
 // `gtap run --sim --mode=api,kernels,memory`, checked against what they say
 // they did, and the reports and exports built from their captures.
 #include <gtest/gtest.h>
+#include <level_zero/ze_api.h>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -127,7 +129,74 @@ TEST_P(ProfiledWorkload, MatchesWhatTheWorkloadDid) {
 
 INSTANTIATE_TEST_SUITE_P(Workloads, ProfiledWorkload,
                          ::testing::Values("ze_vector_add", "ze_pipeline", "ze_multithread", "ze_immediate",
-                                           "ze_own_timestamps"));
+                                           "ze_own_timestamps", "ze_host_sync", "ze_counter_events"));
+
+// Current SYCL runtimes and compute-benchmarks wait for an asynchronous
+// immediate list with zeCommandListHostSynchronize: the work appended before
+// it has finished when it returns, and gtap learns so there (as after
+// zeCommandQueueSynchronize), not at some later call or at exit.
+TEST(ZeProfile, ImmediateListHostSynchronizeCompletesItsWork) {
+#if !(defined(ZE_API_VERSION_CURRENT_M) && ZE_API_VERSION_CURRENT_M >= ZE_MAKE_VERSION(1, 10))
+  GTEST_SKIP() << "the Level Zero headers gtap is built with (API " << ZE_MAJOR_VERSION(ZE_API_VERSION_CURRENT) << "."
+               << ZE_MINOR_VERSION(ZE_API_VERSION_CURRENT) << ") have no zeCommandListHostSynchronize";
+#else
+  auto run = profile("ze_host_sync", {"3", "4096"});
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  ASSERT_EQ(linesWith(run.result.out, "sync").size(), 3u) << run.result.out;
+  EXPECT_EQ(linesWith(run.result.out, "sync").front(), "sync list");
+  readers::Capture capture(run.file);
+  ASSERT_TRUE(capture.recovery().closedCleanly);
+  std::vector<std::pair<int64_t, int64_t>> syncs;
+  capture.forEachCall([&](const readers::ApiCall& c) {
+    if (capture.functionName(c.function) == "zeCommandListHostSynchronize") syncs.emplace_back(c.beginNs, c.endNs);
+  });
+  ASSERT_EQ(syncs.size(), 3u);
+  auto work = readers::loadDeviceWork(capture);
+  size_t kernels = 0;
+  for (const auto& op : work.ops) {
+    if (op.kind == schema::DeviceOpKind::BARRIER) continue;
+    kernels += op.kind == schema::DeviceOpKind::KERNEL;
+    ASSERT_TRUE(op.timed) << op.name << ": " << op.note;
+    auto next = std::find_if(syncs.begin(), syncs.end(), [&](const auto& s) { return s.first >= op.submitNs; });
+    ASSERT_NE(next, syncs.end()) << op.name;
+    EXPECT_LE(op.completedNs, next->second) << op.name << " submitted at " << op.submitNs;
+  }
+  EXPECT_EQ(kernels, linesWith(run.result.out, "launch").size());
+#endif
+}
+
+// A counter-based event is the signal event of every call on an in-order
+// list and never reset: each call re-arms it, so its timestamps are those of
+// its latest call. Each call still gets its own device times: the one that
+// spins takes at least its spin time, and each starts after the previous
+// one ended.
+TEST(ZeProfile, CounterBasedEventReusedTimesEachCall) {
+#ifndef ZE_EVENT_POOL_COUNTER_BASED_EXP_NAME
+  GTEST_SKIP() << "the Level Zero headers gtap is built with (API " << ZE_MAJOR_VERSION(ZE_API_VERSION_CURRENT) << "."
+               << ZE_MINOR_VERSION(ZE_API_VERSION_CURRENT) << ") have no counter-based event pools";
+#else
+  auto run = profile("ze_counter_events", {"3", "4096"});
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  ASSERT_EQ(linesWith(run.result.out, "events"), std::vector<std::string>{"events counter-based"});
+  readers::Capture capture(run.file);
+  auto work = readers::loadDeviceWork(capture);
+  std::vector<readers::DeviceOp> ops;
+  for (const auto& op : work.ops)
+    if (op.kind != schema::DeviceOpKind::BARRIER) ops.push_back(op);
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.appendIndex < b.appendIndex; });
+  ASSERT_EQ(ops.size(), linesWith(run.result.out, "copy").size() + linesWith(run.result.out, "launch").size());
+  size_t spins = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    ASSERT_TRUE(ops[i].timed) << ops[i].name << ": " << ops[i].note;
+    if (ops[i].name == "spin") {
+      ++spins;
+      EXPECT_GE(ops[i].durationNs(), 200'000) << "spin #" << spins;
+    }
+    if (i > 0) EXPECT_GE(ops[i].startNs, ops[i - 1].endNs) << ops[i].name << " after " << ops[i - 1].name;
+  }
+  EXPECT_EQ(spins, 3u);
+#endif
+}
 
 // The program's own kernel-timestamp events keep giving it its timestamps.
 TEST(ZeProfile, OwnTimestampEventsStillWork) {

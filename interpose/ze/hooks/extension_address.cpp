@@ -1,7 +1,9 @@
 // zeDriverGetExtensionFunctionAddress: a program that asks the driver for a
 // function by name gets gtap's wrapper when gtap knows that function, so calls
 // through the returned pointer are recorded (once: the wrapper calls the
-// loader's entry point, not the driver's pointer).
+// loader's entry point, not the driver's pointer). A function gtap does not
+// know (a driver's vendor extension, a newer API) keeps the driver's pointer
+// and is named in the capture as unrecorded.
 #include <level_zero/ze_api.h>
 
 #include "call_scope.h"
@@ -14,7 +16,10 @@ ze_result_t hook_zeDriverGetExtensionFunctionAddress(
     ze_driver_handle_t hDriver, const char* name, void** ppFunctionAddress) {
   ze_result_t result = real(hDriver, name, ppFunctionAddress);
   if (result == ZE_RESULT_SUCCESS && name && ppFunctionAddress && *ppFunctionAddress && !scope.nested()) {
-    if (void* wrapper = wrapperFor(name)) *ppFunctionAddress = wrapper;
+    if (void* wrapper = wrapperFor(name))
+      *ppFunctionAddress = wrapper;
+    else
+      noteUnrecorded(name);
   }
   return result;
 }

@@ -168,7 +168,14 @@ ze_result_t createEventPool(core::RealCall<decltype(&zeEventPoolCreate)>& real, 
   } else {
     r = real(context, desc, numDevices, devices, out);
   }
-  if (r == ZE_RESULT_SUCCESS && out) P().eventPoolCreated(*out, had || change);
+  bool counterBased = false;
+#ifdef ZE_EVENT_POOL_COUNTER_BASED_EXP_NAME
+  // Counter-based pools: their events are re-armed by every call that signals them.
+  for (auto* ext = static_cast<const ze_base_desc_t*>(desc->pNext); ext;
+       ext = static_cast<const ze_base_desc_t*>(ext->pNext))
+    counterBased |= ext->stype == ZE_STRUCTURE_TYPE_COUNTER_BASED_EVENT_POOL_EXP_DESC;
+#endif
+  if (r == ZE_RESULT_SUCCESS && out) P().eventPoolCreated(*out, had || change, counterBased);
   return r;
 }
 }  // namespace

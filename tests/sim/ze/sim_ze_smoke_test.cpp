@@ -391,6 +391,102 @@ TEST_F(SimZe, VectorAddThroughImmediateList) {
   ZE_OK(zeMemFree(context_, c));
 }
 
+// ZE_experimental_event_pool_counter_based: a counter-based event stands for
+// the latest call it was passed to as signal event (each call re-arms it), is
+// never reset nor signaled from the host, and works on in-order lists only.
+TEST_F(SimZe, CounterBasedEventsFollowTheirLatestCall) {
+#ifndef ZE_EVENT_POOL_COUNTER_BASED_EXP_NAME
+  GTEST_SKIP() << "these Level Zero headers (API " << ZE_MAJOR_VERSION(ZE_API_VERSION_CURRENT) << "."
+               << ZE_MINOR_VERSION(ZE_API_VERSION_CURRENT) << ") have no counter-based event pools";
+#else
+  constexpr uint32_t n = 128;
+  auto* a = static_cast<float*>(sharedAlloc(n * sizeof(float)));
+  auto* b = static_cast<float*>(sharedAlloc(n * sizeof(float)));
+  auto* c = static_cast<float*>(sharedAlloc(n * sizeof(float)));
+  ze_kernel_handle_t k = kernel("vector_add");
+  bindVectorAdd(k, a, b, c, n);
+  ze_group_count_t groups{n / 64, 1, 1};
+
+  ze_event_pool_counter_based_exp_desc_t counter{ZE_STRUCTURE_TYPE_COUNTER_BASED_EVENT_POOL_EXP_DESC, nullptr, 0};
+  ze_event_pool_desc_t pdesc{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, &counter,
+                             ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, 1};
+  ze_event_pool_handle_t cp = nullptr;
+  ZE_OK(zeEventPoolCreate(context_, &pdesc, 1, &device_, &cp));
+  ze_event_handle_t cb = event(cp, 0);
+  ze_event_pool_handle_t op = pool(5, ZE_EVENT_POOL_FLAG_HOST_VISIBLE);
+  ze_event_handle_t gate1 = event(op, 0), gate2 = event(op, 1), before = event(op, 2), after = event(op, 3),
+                    gate3 = event(op, 4);
+
+  auto q = typed<ze_command_queue_desc_t>(ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC);
+  q.flags = ZE_COMMAND_QUEUE_FLAG_IN_ORDER;
+  ze_command_list_handle_t l = nullptr, other = nullptr;
+  ZE_OK(zeCommandListCreateImmediate(context_, device_, &q, &l));
+  ZE_OK(zeCommandListCreateImmediate(context_, device_, &q, &other));
+  ze_command_list_handle_t unordered = immediate();
+
+  // Restrictions of the extension.
+  EXPECT_EQ(ZE_RESULT_ERROR_INVALID_ARGUMENT, zeEventHostSignal(cb));
+  EXPECT_EQ(ZE_RESULT_ERROR_INVALID_ARGUMENT, zeEventHostReset(cb));
+  EXPECT_EQ(ZE_RESULT_ERROR_INVALID_ARGUMENT, zeCommandListAppendEventReset(l, cb));
+  EXPECT_EQ(ZE_RESULT_ERROR_INVALID_ARGUMENT, zeCommandListAppendLaunchKernel(unordered, k, &groups, cb, 0, nullptr));
+  ze_command_list_handle_t regular = nullptr;
+  auto ldesc = typed<ze_command_list_desc_t>(ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC);
+  ldesc.flags = ZE_COMMAND_LIST_FLAG_IN_ORDER;
+  ZE_OK(zeCommandListCreate(context_, device_, &ldesc, &regular));
+  // The pool is for immediate lists (the default).
+  EXPECT_EQ(ZE_RESULT_ERROR_INVALID_ARGUMENT, zeCommandListAppendLaunchKernel(regular, k, &groups, cb, 0, nullptr));
+
+  // First call.
+  ZE_OK(zeCommandListAppendLaunchKernel(l, k, &groups, cb, 1, &gate1));
+  EXPECT_EQ(ZE_RESULT_NOT_READY, zeEventQueryStatus(cb));
+  ZE_OK(zeEventHostSignal(gate1));
+  ZE_OK(zeEventHostSynchronize(cb, kForever));
+  ze_kernel_timestamp_result_t first{};
+  ZE_OK(zeEventQueryKernelTimestamp(cb, &first));
+  // Waiting on it now waits for the first call: done.
+  ZE_OK(zeCommandListAppendBarrier(other, before, 1, &cb));
+  ZE_OK(zeEventHostSynchronize(before, kForever));
+
+  // Second call, held back: the event is armed anew at once, and a wait on it
+  // now waits for the second call; no reset between the two.
+  ZE_OK(zeCommandListAppendLaunchKernel(l, k, &groups, cb, 1, &gate2));
+  EXPECT_EQ(ZE_RESULT_NOT_READY, zeEventQueryStatus(cb));
+  ze_kernel_timestamp_result_t stale{};
+  EXPECT_EQ(ZE_RESULT_NOT_READY, zeEventQueryKernelTimestamp(cb, &stale));
+  ZE_OK(zeCommandListAppendBarrier(other, after, 1, &cb));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(ZE_RESULT_NOT_READY, zeEventQueryStatus(after));
+  ZE_OK(zeEventHostSignal(gate2));
+  ZE_OK(zeEventHostSynchronize(after, kForever));
+  ZE_OK(zeEventQueryStatus(cb));
+  ze_kernel_timestamp_result_t second{};
+  ZE_OK(zeEventQueryKernelTimestamp(cb, &second));
+  // The second call's times (it started after the first ended).
+  EXPECT_GE(second.global.kernelStart, first.global.kernelEnd);
+
+  // A call writes its timestamps when it ends, also when a later call has
+  // re-armed the event meanwhile: a device-side copy between the two reads them.
+  auto* copied = static_cast<ze_kernel_timestamp_result_t*>(hostAlloc(sizeof(ze_kernel_timestamp_result_t)));
+  ZE_OK(zeCommandListAppendLaunchKernel(l, k, &groups, cb, 1, &gate3));
+  ZE_OK(zeCommandListAppendQueryKernelTimestamps(l, 1, &cb, copied, nullptr, nullptr, 0, nullptr));
+  ZE_OK(zeCommandListAppendLaunchKernel(l, k, &groups, cb, 0, nullptr));
+  ZE_OK(zeEventHostSignal(gate3));
+  ZE_OK(zeEventHostSynchronize(cb, kForever));
+  ze_kernel_timestamp_result_t fourth{};
+  ZE_OK(zeEventQueryKernelTimestamp(cb, &fourth));
+  EXPECT_GE(copied->global.kernelStart, second.global.kernelEnd) << "the third call's times";
+  EXPECT_GE(fourth.global.kernelStart, copied->global.kernelEnd);
+  ZE_OK(zeMemFree(context_, copied));
+
+  for (auto h : {l, other, unordered, regular}) ZE_OK(zeCommandListDestroy(h));
+  for (auto e : {cb, gate1, gate2, gate3, before, after}) ZE_OK(zeEventDestroy(e));
+  ZE_OK(zeEventPoolDestroy(cp));
+  ZE_OK(zeEventPoolDestroy(op));
+  ZE_OK(zeKernelDestroy(k));
+  for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c)}) ZE_OK(zeMemFree(context_, p));
+#endif
+}
+
 TEST_F(SimZe, ByValueStructAndLocalMemoryKernels) {
   struct Params {
     float a;

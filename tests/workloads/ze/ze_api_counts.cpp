@@ -5,6 +5,14 @@
 //   ze_api_counts direct|dlopen|table|extension
 //   ze_api_counts init-drivers            (zeInitDrivers instead of zeInit + zeDriverGet,
 //                                          where the headers have it; else as direct)
+//   ze_api_counts unseen-init             (the loader is initialised through an entry point
+//                                          gtap does not see, read from the loader's symbol
+//                                          table, as a newer
+//                                          loader's zeInitDrivers is when gtap was built
+//                                          against older headers; then as direct)
+//   ze_api_counts vendor-extension        (calls a driver's zex* functions, found by name with
+//                                          zeDriverGetExtensionFunctionAddress; prints
+//                                          "unrecorded NAME" for each)
 //   ze_api_counts threads THREADS CALLS   (pattern per thread, see below)
 //   ze_api_counts fork
 //   ze_api_counts forever                 (prints "done N" every 1000 calls)
@@ -13,6 +21,8 @@
 //   ze_api_counts quick-exit              (calls, then _exit(5): no atexit, no destructors)
 //   ze_api_counts handler                 (its own SIGTERM handler, then raise(SIGTERM))
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <level_zero/ze_api.h>
 #include <level_zero/ze_ddi.h>
 #include <signal.h>
@@ -76,6 +86,33 @@ void load(void* h, const char* name, T& out) {
     std::fprintf(stderr, "dlsym %s: %s\n", name, dlerror());
     std::exit(12);
   }
+}
+
+// The loader's own definition of `name`, read from its dynamic symbol table
+// (as the dynamic linker would), past any interposer.
+void* loaderSymbol(void* handle, const char* name) {
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0) return nullptr;
+  const ElfW(Sym)* symbols = nullptr;
+  const char* strings = nullptr;
+  const uint32_t* gnuHash = nullptr;
+  for (const ElfW(Dyn)* d = map->l_ld; d->d_tag != DT_NULL; ++d) {
+    if (d->d_tag == DT_SYMTAB) symbols = reinterpret_cast<const ElfW(Sym)*>(d->d_un.d_ptr);
+    if (d->d_tag == DT_STRTAB) strings = reinterpret_cast<const char*>(d->d_un.d_ptr);
+    if (d->d_tag == DT_GNU_HASH) gnuHash = reinterpret_cast<const uint32_t*>(d->d_un.d_ptr);
+  }
+  if (!symbols || !strings || !gnuHash) return nullptr;
+  uint32_t buckets = gnuHash[0], offset = gnuHash[1], bloomWords = gnuHash[2];
+  const uint32_t* bucket = gnuHash + 4 + bloomWords * (sizeof(ElfW(Addr)) / 4);
+  const uint32_t* chain = bucket + buckets;
+  for (uint32_t b = 0; b < buckets; ++b) {
+    for (uint32_t i = bucket[b]; i >= offset && i != 0; ++i) {
+      if (symbols[i].st_shndx != SHN_UNDEF && std::strcmp(strings + symbols[i].st_name, name) == 0)
+        return reinterpret_cast<void*>(map->l_addr + symbols[i].st_value);
+      if (chain[i - offset] & 1) break;
+    }
+  }
+  return nullptr;
 }
 
 Api viaDlopen() {
@@ -227,6 +264,36 @@ int main(int argc, char** argv) {
     scenario(viaDlopen(), 5);
   } else if (mode == "table") {
     scenario(viaTables(), 5);
+  } else if (mode == "unseen-init") {
+    // dlsym is the route gtap answers; the loader's own symbol table is not.
+    auto init = reinterpret_cast<decltype(&zeInit)>(loaderSymbol(openLoader(), "zeInit"));
+    if (!init) std::exit(12);
+    if (init(ZE_INIT_FLAG_GPU_ONLY) != ZE_RESULT_SUCCESS) std::exit(15);
+    Api a = direct();
+    a.init = nullptr;
+    scenario(a, 3);
+  } else if (mode == "vendor-extension") {
+    CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
+    ze_driver_handle_t d = firstDriver();
+    using Import = ze_result_t(ZE_APICALL*)(ze_driver_handle_t, void*, size_t);
+    using Release = ze_result_t(ZE_APICALL*)(ze_driver_handle_t, void*);
+    using Base = ze_result_t(ZE_APICALL*)(ze_driver_handle_t, void*, void**);
+    void* fns[3] = {};
+    const char* names[3] = {"zexDriverImportExternalPointer", "zexDriverGetHostPointerBaseAddress",
+                            "zexDriverReleaseImportedPointer"};
+    for (int i = 0; i < 3; ++i) {
+      ++g_counts["zeDriverGetExtensionFunctionAddress"];
+      if (zeDriverGetExtensionFunctionAddress(d, names[i], &fns[i]) != ZE_RESULT_SUCCESS || !fns[i]) std::exit(18);
+      std::printf("unrecorded %s 1\n", names[i]);
+    }
+    static char buffer[4096];
+    void* base = nullptr;
+    if (reinterpret_cast<Import>(fns[0])(d, buffer, sizeof buffer) != ZE_RESULT_SUCCESS) std::exit(19);
+    if (reinterpret_cast<Base>(fns[1])(d, buffer + 100, &base) != ZE_RESULT_SUCCESS || base != buffer) std::exit(19);
+    if (reinterpret_cast<Release>(fns[2])(d, buffer) != ZE_RESULT_SUCCESS) std::exit(19);
+    uint32_t nd = 1;
+    ze_device_handle_t dev;
+    CALL(direct(), deviceGet, "zeDeviceGet", d, &nd, &dev);
   } else if (mode == "extension") {
     CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
     ze_driver_handle_t d = firstDriver();

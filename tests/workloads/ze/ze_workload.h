@@ -253,13 +253,29 @@ struct Runtime {
   uint32_t computeOrdinal = 0;  // the first queue group that runs kernels
   uint32_t computeQueues = 0;   // and how many queues it has
 
-  static Runtime open() {
+  // With `initDrivers` (headers of API 1.10 or later), the drivers come from
+  // zeInitDrivers, as current SYCL runtimes find them, instead of zeInit and
+  // zeDriverGet.
+  static Runtime open(bool initDrivers = false) {
     Runtime rt;
-    ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
     uint32_t drivers = 0;
-    ZE_CHECK(zeDriverGet(&drivers, nullptr));
-    std::vector<ze_driver_handle_t> driverHandles(drivers);
-    ZE_CHECK(zeDriverGet(&drivers, driverHandles.data()));
+    std::vector<ze_driver_handle_t> driverHandles;
+#if defined(ZE_API_VERSION_CURRENT_M) && ZE_API_VERSION_CURRENT_M >= ZE_MAKE_VERSION(1, 10)
+    if (initDrivers) {
+      ze_init_driver_type_desc_t desc{ZE_STRUCTURE_TYPE_INIT_DRIVER_TYPE_DESC, nullptr, ZE_INIT_DRIVER_TYPE_FLAG_GPU};
+      ZE_CHECK(zeInitDrivers(&drivers, nullptr, &desc));
+      driverHandles.resize(drivers);
+      ZE_CHECK(zeInitDrivers(&drivers, driverHandles.data(), &desc));
+    }
+#else
+    (void)initDrivers;
+#endif
+    if (driverHandles.empty()) {
+      ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
+      ZE_CHECK(zeDriverGet(&drivers, nullptr));
+      driverHandles.resize(drivers);
+      ZE_CHECK(zeDriverGet(&drivers, driverHandles.data()));
+    }
     for (ze_driver_handle_t d : driverHandles) {
       uint32_t devices = 0;
       ZE_CHECK(zeDeviceGet(d, &devices, nullptr));

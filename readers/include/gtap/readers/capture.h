@@ -36,6 +36,7 @@ struct ProcessInfo {
 struct FunctionName {
   std::string name;
   schema::Api api = schema::Api::UNKNOWN;
+  bool unrecorded = false;  // passed through without being recorded (no events)
 };
 
 struct ThreadInfo {
@@ -92,6 +93,9 @@ class Capture {
   const std::vector<std::string>& notes() const { return notes_; }
 
   std::string functionName(uint32_t id) const;
+  // Functions the program could reach that gtap passed through unrecorded
+  // (a newer runtime's, a driver's extensions), by name.
+  std::vector<std::string> unrecordedFunctions() const;
   // "pid 123" or "rank 3 (pid 123)": how reports label this process.
   std::string label() const;
 

@@ -112,6 +112,12 @@
 
 #include <new>
 
+// Counter-based event pools (ZE_experimental_event_pool_counter_based, API
+// 1.8) and in-order lists come with headers that name the extension.
+#ifdef ZE_EVENT_POOL_COUNTER_BASED_EXP_NAME
+#define GTAP_SIM_HAS_COUNTER_BASED_EVENTS 1
+#endif
+
 namespace sim {
 #define GTAP_SIM_DECLARE(name) decltype(::name) name;
 GTAP_SIM_ZE_FUNCTIONS(GTAP_SIM_DECLARE)
@@ -125,6 +131,13 @@ GTAP_SIM_ZE_FUNCTIONS(GTAP_SIM_DECLARE)
 #define GTAP_SIM_HAS_INIT_DRIVERS 1
 namespace sim {
 decltype(::zeInitDrivers) zeInitDrivers;
+}  // namespace sim
+// zeCommandListHostSynchronize (API 1.6): every header that defines
+// ZE_API_VERSION_CURRENT_M has it; Debian 12's 1.8 loader headers (API 1.5)
+// do not.
+#define GTAP_SIM_HAS_LIST_HOST_SYNCHRONIZE 1
+namespace sim {
+decltype(::zeCommandListHostSynchronize) zeCommandListHostSynchronize;
 }  // namespace sim
 #endif
 

@@ -33,6 +33,15 @@ ze_result_t resolveEvents(ze_event_handle_t hSignalEvent, uint32_t numWaitEvents
 
 // Records the command (regular list) or runs it (immediate list).
 ze_result_t append(CommandList& list, Command&& c) {
+  if (c.signal && c.signal->pool->counterBased) {
+    // Counter-based events: in-order lists only, of the kind the pool was made for.
+    SIM_CHECK(list.inOrder, ZE_RESULT_ERROR_INVALID_ARGUMENT);
+#ifdef GTAP_SIM_HAS_COUNTER_BASED_EVENTS
+    uint32_t needed = list.immediate ? ZE_EVENT_POOL_COUNTER_BASED_EXP_FLAG_IMMEDIATE
+                                     : ZE_EVENT_POOL_COUNTER_BASED_EXP_FLAG_NON_IMMEDIATE;
+    SIM_CHECK(c.signal->pool->counterBased & needed, ZE_RESULT_ERROR_INVALID_ARGUMENT);
+#endif
+  }
   if (list.immediate) {
     auto stream = std::make_shared<CommandStream>();
     stream->push_back(std::move(c));
@@ -88,9 +97,19 @@ ze_result_t zeCommandListCreate(ze_context_handle_t hContext, ze_device_handle_t
   SIM_LOOKUP(device, Device, hDevice);
   SIM_NOT_NULL(desc);
   SIM_NOT_NULL(phCommandList);
+#ifdef GTAP_SIM_HAS_COUNTER_BASED_EVENTS
+  SIM_CHECK(desc->flags <= 0xf, ZE_RESULT_ERROR_INVALID_ENUMERATION);
+  // "Cannot be combined with ZE_COMMAND_LIST_FLAG_RELAXED_ORDERING."
+  SIM_CHECK(!((desc->flags & ZE_COMMAND_LIST_FLAG_IN_ORDER) && (desc->flags & ZE_COMMAND_LIST_FLAG_RELAXED_ORDERING)),
+            ZE_RESULT_ERROR_INVALID_ARGUMENT);
+#else
   SIM_CHECK(desc->flags <= 0x7, ZE_RESULT_ERROR_INVALID_ENUMERATION);
+#endif
   SIM_CHECK(desc->commandQueueGroupOrdinal < kNumQueueGroups, ZE_RESULT_ERROR_INVALID_ARGUMENT);
   auto list = std::make_shared<CommandList>();
+#ifdef GTAP_SIM_HAS_COUNTER_BASED_EVENTS
+  list->inOrder = (desc->flags & ZE_COMMAND_LIST_FLAG_IN_ORDER) != 0;
+#endif
   list->ordinal = desc->commandQueueGroupOrdinal;
   list->stream = std::make_shared<CommandStream>();
   registerObject(list);
@@ -110,6 +129,9 @@ ze_result_t zeCommandListCreateImmediate(ze_context_handle_t hContext, ze_device
   list->ordinal = altdesc->ordinal;
   list->immediate = true;
   list->mode = altdesc->mode;
+#ifdef GTAP_SIM_HAS_COUNTER_BASED_EVENTS
+  list->inOrder = (altdesc->flags & ZE_COMMAND_QUEUE_FLAG_IN_ORDER) != 0;
+#endif
   list->engine = std::make_unique<Engine>();
   registerObject(list);
   *phCommandList = toHandle<ze_command_list_handle_t>(list);
@@ -140,6 +162,17 @@ ze_result_t zeCommandListReset(ze_command_list_handle_t hCommandList) {
   list->closed = false;
   return ZE_RESULT_SUCCESS;
 }
+
+#ifdef GTAP_SIM_HAS_LIST_HOST_SYNCHRONIZE
+// Waits on the host until everything appended to an immediate list so far has
+// finished (ZE_RESULT_NOT_READY when the timeout passes first); the spec allows
+// it only on immediate lists.
+ze_result_t zeCommandListHostSynchronize(ze_command_list_handle_t hCommandList, uint64_t timeout) {
+  SIM_LOOKUP(list, CommandList, hCommandList);
+  SIM_CHECK(list->immediate, ZE_RESULT_ERROR_INVALID_ARGUMENT);
+  return list->engine->waitIdle(timeout);
+}
+#endif
 
 ze_result_t zeCommandListAppendWriteGlobalTimestamp(ze_command_list_handle_t hCommandList, uint64_t* dstptr,
                                                     ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
@@ -298,6 +331,7 @@ ze_result_t zeCommandListAppendWaitOnEvents(ze_command_list_handle_t hCommandLis
 ze_result_t zeCommandListAppendEventReset(ze_command_list_handle_t hCommandList, ze_event_handle_t hEvent) {
   SIM_LOOKUP(list, CommandList, hCommandList);
   SIM_LOOKUP(event, Event, hEvent);
+  SIM_CHECK(!event->pool->counterBased, ZE_RESULT_ERROR_INVALID_ARGUMENT);  // never reset, only re-armed
   Command c;
   c.op = Op::ResetEvent;
   c.events.push_back(std::move(event));

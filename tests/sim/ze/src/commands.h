@@ -42,19 +42,37 @@ struct Command {
   std::vector<size_t> offsets;
 };
 
+// What submitting a command fixed about its counter-based events: the arm
+// its signal event got (0: none, or an ordinary event), and per wait event
+// the arm it waits for (0: wait for the event to be signaled).
+struct Arms {
+  uint64_t signal = 0;
+  std::vector<uint64_t> waits;
+};
+
 // Runs one command on the calling (worker) thread. While *abandon is true
 // (read under the sync lock) waits on events give up, so a queue being torn
 // down never blocks on an event nobody will signal.
-void execute(const Command& c, const bool* abandon);
+void execute(const Command& c, const Arms& arms, const bool* abandon);
 
 namespace events {
 // Marks an event signaled and, for timestamp pools, records the device ticks
 // of the work it ends (masked to the kernel timestamp width).
-void signal(Event& e, uint64_t startTicks, uint64_t endTicks);
+// `arm` is the counter-based arm the signalling command got (0 otherwise): a
+// counter-based event is signaled only by the completion of its latest arm.
+void signal(Event& e, uint64_t startTicks, uint64_t endTicks, uint64_t arm = 0);
 void reset(Event& e);
-void waitAll(const std::vector<std::shared_ptr<Event>>& events, const bool* abandon);
+// Submitting a command: the arms it waits for, then its signal event's new
+// arm. Called with sync::mutex() held.
+Arms armLocked(const Command& c);
+// `targets` (one per event, see Arms::waits) or null: wait for signaled.
+void waitAll(const std::vector<std::shared_ptr<Event>>& events, const std::vector<uint64_t>* targets,
+             const bool* abandon);
 // Copies the event's kernel timestamp; false if it has none yet.
 bool readTimestamp(Event& e, ze_kernel_timestamp_result_t* out);
+// As the device reads them: the timestamps last written, also while a
+// counter-based event is armed again (not signaled) for a later call.
+bool deviceTimestamp(Event& e, ze_kernel_timestamp_result_t* out);
 }  // namespace events
 
 }  // namespace sim

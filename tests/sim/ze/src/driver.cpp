@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 namespace sim {
 
@@ -24,6 +25,9 @@ constexpr Extension kExtensions[] = {
     {ZE_GLOBAL_OFFSET_EXP_NAME, ZE_GLOBAL_OFFSET_EXP_VERSION_CURRENT},
     {ZE_EVENT_QUERY_TIMESTAMPS_EXP_NAME, ZE_EVENT_QUERY_TIMESTAMPS_EXP_VERSION_CURRENT},
     {ZE_KERNEL_SCHEDULING_HINTS_EXP_NAME, ZE_SCHEDULING_HINTS_EXP_VERSION_CURRENT},
+#ifdef GTAP_SIM_HAS_COUNTER_BASED_EVENTS
+    {ZE_EVENT_POOL_COUNTER_BASED_EXP_NAME, ZE_EVENT_POOL_COUNTER_BASED_EXP_VERSION_CURRENT},
+#endif
 };
 
 struct NamedFunction {
@@ -33,6 +37,58 @@ struct NamedFunction {
 #define GTAP_SIM_NAMED(fn) {#fn, reinterpret_cast<void*>(GTAP_SIM_ENTRY(fn))},
 const NamedFunction kFunctions[] = {GTAP_SIM_ZE_FUNCTIONS(GTAP_SIM_NAMED)};
 #undef GTAP_SIM_NAMED
+
+// Vendor extension functions, reachable only by name through
+// zeDriverGetExtensionFunctionAddress (no header declares them), as Intel's
+// driver offers its zex* functions: host memory the program imports for
+// faster copies, and the base of an imported range.
+struct Imported {
+  uintptr_t base;
+  size_t size;
+};
+std::mutex g_importMutex;
+std::vector<Imported> g_imported;
+
+ze_result_t zexDriverImportExternalPointer(ze_driver_handle_t hDriver, void* ptr, size_t size) {
+  SIM_LOOKUP(driver, Driver, hDriver);
+  SIM_NOT_NULL(ptr);
+  if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+  std::lock_guard<std::mutex> lock(g_importMutex);
+  g_imported.push_back({reinterpret_cast<uintptr_t>(ptr), size});
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t zexDriverReleaseImportedPointer(ze_driver_handle_t hDriver, void* ptr) {
+  SIM_LOOKUP(driver, Driver, hDriver);
+  SIM_NOT_NULL(ptr);
+  std::lock_guard<std::mutex> lock(g_importMutex);
+  for (auto it = g_imported.begin(); it != g_imported.end(); ++it) {
+    if (it->base == reinterpret_cast<uintptr_t>(ptr)) {
+      g_imported.erase(it);
+      return ZE_RESULT_SUCCESS;
+    }
+  }
+  return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+}
+
+// The start of the imported range holding ptr, or null when none does.
+ze_result_t zexDriverGetHostPointerBaseAddress(ze_driver_handle_t hDriver, void* ptr, void** baseAddress) {
+  SIM_LOOKUP(driver, Driver, hDriver);
+  SIM_NOT_NULL(ptr);
+  SIM_NOT_NULL(baseAddress);
+  std::lock_guard<std::mutex> lock(g_importMutex);
+  *baseAddress = nullptr;
+  for (const auto& r : g_imported)
+    if (reinterpret_cast<uintptr_t>(ptr) - r.base < r.size) *baseAddress = reinterpret_cast<void*>(r.base);
+  return ZE_RESULT_SUCCESS;
+}
+
+const NamedFunction kVendorFunctions[] = {
+    {"zexDriverImportExternalPointer", reinterpret_cast<void*>(GTAP_SIM_ENTRY(zexDriverImportExternalPointer))},
+    {"zexDriverReleaseImportedPointer", reinterpret_cast<void*>(GTAP_SIM_ENTRY(zexDriverReleaseImportedPointer))},
+    {"zexDriverGetHostPointerBaseAddress",
+     reinterpret_cast<void*>(GTAP_SIM_ENTRY(zexDriverGetHostPointerBaseAddress))},
+};
 
 // Fixed identities, so captures of the simulated device are reproducible.
 constexpr uint8_t kDriverUuid[ZE_MAX_DRIVER_UUID_SIZE] = {'g', 't', 'a', 'p', '-', 's', 'i', 'm',
@@ -132,6 +188,12 @@ ze_result_t zeDriverGetExtensionFunctionAddress(ze_driver_handle_t hDriver, cons
   SIM_NOT_NULL(name);
   SIM_NOT_NULL(ppFunctionAddress);
   for (const auto& f : kFunctions) {
+    if (std::strcmp(f.name, name) == 0) {
+      *ppFunctionAddress = f.address;
+      return ZE_RESULT_SUCCESS;
+    }
+  }
+  for (const auto& f : kVendorFunctions) {
     if (std::strcmp(f.name, name) == 0) {
       *ppFunctionAddress = f.address;
       return ZE_RESULT_SUCCESS;

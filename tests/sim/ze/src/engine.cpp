@@ -12,7 +12,16 @@ Engine::~Engine() { shutdown(); }
 
 uint64_t Engine::submit(Streams streams, std::shared_ptr<Fence> fence) {
   std::lock_guard lock(sync::mutex());
-  pending_.push_back(Batch{std::move(streams), std::move(fence)});
+  // Counter-based events are armed in submission order: a command waits for
+  // the arm its wait event had when it was submitted, not a later one.
+  std::vector<std::vector<Arms>> arms;
+  arms.reserve(streams.size());
+  for (const auto& stream : streams) {
+    auto& perCommand = arms.emplace_back();
+    perCommand.reserve(stream->size());
+    for (const Command& c : *stream) perCommand.push_back(events::armLocked(c));
+  }
+  pending_.push_back(Batch{std::move(streams), std::move(fence), std::move(arms)});
   uint64_t seq = ++submitted_;
   sync::notifyAll();
   return seq;
@@ -47,8 +56,9 @@ void Engine::run() {
     Batch batch = std::move(pending_.front());
     pending_.pop_front();
     lock.unlock();
-    for (const auto& stream : batch.streams) {
-      for (const Command& c : *stream) execute(c, &stopping_);
+    for (size_t s = 0; s < batch.streams.size(); ++s) {
+      const CommandStream& stream = *batch.streams[s];
+      for (size_t i = 0; i < stream.size(); ++i) execute(stream[i], batch.arms[s][i], &stopping_);
     }
     batch.streams.clear();  // drop kernels and modules before reporting completion
     lock.lock();

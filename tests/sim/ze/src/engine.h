@@ -34,6 +34,7 @@ class Engine {
   struct Batch {
     Streams streams;
     std::shared_ptr<Fence> fence;
+    std::vector<std::vector<Arms>> arms;  // per stream, per command
   };
   void run();
 

@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "sync.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace sim {
@@ -22,16 +23,28 @@ struct EventWaiter {
 };
 }  // namespace
 
-void signal(Event& e, uint64_t startTicks, uint64_t endTicks) {
+void signal(Event& e, uint64_t startTicks, uint64_t endTicks, uint64_t arm) {
   std::lock_guard lock(sync::mutex());
-  if (e.pool->timestamps()) {
+  // A call writes its timestamps into the event's memory when it ends, also
+  // when a later call has armed the event again meanwhile (the device does not
+  // know); only an earlier arm finishing after a later one (on another list)
+  // leaves the later one's in place.
+  bool write = arm == 0 || arm >= e.lastWrittenArm;
+  if (write && e.pool->timestamps()) {
     ze_kernel_timestamp_data_t data{clock::kernelTicks(startTicks), clock::kernelTicks(endTicks)};
     // One context per device here, so the context counter equals the global one.
     e.timestamp.global = data;
     e.timestamp.context = data;
     e.hasTimestamp = true;
   }
-  e.signaled = true;
+  if (arm != 0) {
+    std::erase(e.outstanding, arm);
+    if (write) e.lastWrittenArm = arm;
+    // Signaled only once its latest call has ended.
+    if (arm == e.armed) e.signaled = true;
+  } else {
+    e.signaled = true;
+  }
   if (e.waiters != 0) sync::notifyAll();
 }
 
@@ -42,14 +55,34 @@ void reset(Event& e) {
   e.timestamp = {};
 }
 
-void waitAll(const std::vector<std::shared_ptr<Event>>& list, const bool* abandon) {
+Arms armLocked(const Command& c) {
+  Arms arms;
+  arms.waits.reserve(c.waits.size());
+  for (const auto& e : c.waits) arms.waits.push_back(e->pool->counterBased ? e->armed : 0);
+  if (c.signal && c.signal->pool->counterBased) {
+    Event& e = *c.signal;
+    arms.signal = ++e.armed;
+    e.outstanding.push_back(arms.signal);
+    // The host sees the new arm at once; the device's copy of the timestamps
+    // still holds the previous call's until the new one ends.
+    e.signaled = false;
+  }
+  return arms;
+}
+
+void waitAll(const std::vector<std::shared_ptr<Event>>& list, const std::vector<uint64_t>* targets,
+             const bool* abandon) {
   if (list.empty()) return;
   std::unique_lock lock(sync::mutex());
   for (const auto& e : list) ++e->waiters;
   sync::cv().wait(lock, [&] {
     if (abandon != nullptr && *abandon) return true;
-    for (const auto& e : list) {
-      if (!e->signaled) return false;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Event& e = *list[i];
+      uint64_t target = targets != nullptr && i < targets->size() ? (*targets)[i] : 0;
+      bool done = target != 0 ? std::find(e.outstanding.begin(), e.outstanding.end(), target) == e.outstanding.end()
+                              : e.signaled;
+      if (!done) return false;
     }
     return true;
   });
@@ -59,6 +92,13 @@ void waitAll(const std::vector<std::shared_ptr<Event>>& list, const bool* abando
 bool readTimestamp(Event& e, ze_kernel_timestamp_result_t* out) {
   std::lock_guard lock(sync::mutex());
   if (!e.signaled || !e.hasTimestamp) return false;
+  *out = e.timestamp;
+  return true;
+}
+
+bool deviceTimestamp(Event& e, ze_kernel_timestamp_result_t* out) {
+  std::lock_guard lock(sync::mutex());
+  if (!e.hasTimestamp) return false;
   *out = e.timestamp;
   return true;
 }
@@ -79,7 +119,23 @@ ze_result_t zeEventPoolCreate(ze_context_handle_t hContext, const ze_event_pool_
   // ze_event_pool_flag_t: timestamps "cannot be combined with IPC".
   SIM_CHECK(!((desc->flags & ZE_EVENT_POOL_FLAG_IPC) && (desc->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP)),
             ZE_RESULT_ERROR_INVALID_ARGUMENT);
-  *phEventPool = toHandle<ze_event_pool_handle_t>(makeObject<EventPool>(desc->flags, desc->count));
+  uint32_t counterBased = 0;
+#ifdef GTAP_SIM_HAS_COUNTER_BASED_EVENTS
+  for (auto* ext = static_cast<const ze_base_desc_t*>(desc->pNext); ext != nullptr;
+       ext = static_cast<const ze_base_desc_t*>(ext->pNext)) {
+    if (ext->stype != ZE_STRUCTURE_TYPE_COUNTER_BASED_EVENT_POOL_EXP_DESC) continue;
+    auto* cb = reinterpret_cast<const ze_event_pool_counter_based_exp_desc_t*>(ext);
+    constexpr uint32_t kKnown =
+        ZE_EVENT_POOL_COUNTER_BASED_EXP_FLAG_IMMEDIATE | ZE_EVENT_POOL_COUNTER_BASED_EXP_FLAG_NON_IMMEDIATE;
+    SIM_CHECK((cb->flags & ~kKnown) == 0, ZE_RESULT_ERROR_INVALID_ENUMERATION);
+    // 0 is the default: immediate lists only.
+    counterBased = cb->flags != 0 ? cb->flags : uint32_t{ZE_EVENT_POOL_COUNTER_BASED_EXP_FLAG_IMMEDIATE};
+  }
+  // Counter-based events live in one process: IPC pools cannot be counter-based here.
+  SIM_CHECK(!(counterBased && (desc->flags & ZE_EVENT_POOL_FLAG_IPC)), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+#endif
+  *phEventPool =
+      toHandle<ze_event_pool_handle_t>(makeObject<EventPool>(desc->flags, desc->count, counterBased));
   return ZE_RESULT_SUCCESS;
 }
 
@@ -116,6 +172,8 @@ ze_result_t zeEventDestroy(ze_event_handle_t hEvent) {
 
 ze_result_t zeEventHostSignal(ze_event_handle_t hEvent) {
   SIM_LOOKUP(event, Event, hEvent);
+  // Counter-based events are signaled by the device only (extension's restrictions).
+  SIM_CHECK(!event->pool->counterBased, ZE_RESULT_ERROR_INVALID_ARGUMENT);
   uint64_t now = clock::nowTicks();
   events::signal(*event, now, now);
   return ZE_RESULT_SUCCESS;
@@ -136,6 +194,7 @@ ze_result_t zeEventQueryStatus(ze_event_handle_t hEvent) {
 
 ze_result_t zeEventHostReset(ze_event_handle_t hEvent) {
   SIM_LOOKUP(event, Event, hEvent);
+  SIM_CHECK(!event->pool->counterBased, ZE_RESULT_ERROR_INVALID_ARGUMENT);  // never reset, only re-armed
   events::reset(*event);
   return ZE_RESULT_SUCCESS;
 }

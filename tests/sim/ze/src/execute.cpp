@@ -97,7 +97,7 @@ void queryTimestamps(const Command& c) {
   for (size_t i = 0; i < c.events.size(); ++i) {
     ze_kernel_timestamp_result_t r{};
     // Undefined for unsignaled events by the specification; zeros here.
-    events::readTimestamp(*c.events[i], &r);
+    events::deviceTimestamp(*c.events[i], &r);
     size_t off = c.offsets.empty() ? i * sizeof r : c.offsets[i];
     std::memcpy(base + off, &r, sizeof r);
   }
@@ -105,8 +105,8 @@ void queryTimestamps(const Command& c) {
 
 }  // namespace
 
-void execute(const Command& c, const bool* abandon) {
-  events::waitAll(c.waits, abandon);
+void execute(const Command& c, const Arms& arms, const bool* abandon) {
+  events::waitAll(c.waits, &arms.waits, abandon);
   const uint64_t start = clock::nowTicks();
   switch (c.op) {
     case Op::Launch:
@@ -150,7 +150,7 @@ void execute(const Command& c, const bool* abandon) {
     case Op::Nop:
       break;
   }
-  if (c.signal) events::signal(*c.signal, start, clock::nowTicks());
+  if (c.signal) events::signal(*c.signal, start, clock::nowTicks(), arms.signal);
 }
 
 }  // namespace sim

@@ -57,8 +57,13 @@ struct Context : Object {
 
 struct EventPool : Object {
   static constexpr Kind kKind = Kind::EventPool;
-  EventPool(ze_event_pool_flags_t f, uint32_t n) : Object(kKind), flags(f), slotUsed(n, false) {}
+  EventPool(ze_event_pool_flags_t f, uint32_t n, uint32_t cb = 0)
+      : Object(kKind), flags(f), counterBased(cb), slotUsed(n, false) {}
   const ze_event_pool_flags_t flags;
+  // Counter-based pools (ZE_experimental_event_pool_counter_based): the
+  // extension's flags, never 0 for such a pool (its default, immediate lists
+  // only, is stored as that flag); 0 for a pool of ordinary events.
+  const uint32_t counterBased;
   std::mutex mutex;  // guards slotUsed
   std::vector<bool> slotUsed;
   bool timestamps() const { return (flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) != 0; }
@@ -74,6 +79,12 @@ struct Event : Object {
   bool hasTimestamp = false;
   ze_kernel_timestamp_result_t timestamp{};
   uint32_t waiters = 0;  // threads waiting for this event: a signal wakes them only if any
+  // Counter-based events: every submitted command that signals the event arms
+  // it anew (`armed` counts the arms); `outstanding` holds the arms whose
+  // command has not completed. The event is signaled when its latest arm has.
+  uint64_t armed = 0;
+  std::vector<uint64_t> outstanding;
+  uint64_t lastWrittenArm = 0;  // the arm whose call last wrote the timestamps
 };
 
 struct Fence : Object {
@@ -151,6 +162,7 @@ struct CommandList : Object {
   uint32_t ordinal = 0;
   bool immediate = false;
   ze_command_queue_mode_t mode = ZE_COMMAND_QUEUE_MODE_DEFAULT;  // immediate lists only
+  bool inOrder = false;  // created in-order (every list runs in order here; the flag says the program asked)
   std::mutex mutex;                                              // guards stream and closed
   std::shared_ptr<CommandStream> stream;                         // regular lists
   bool closed = false;

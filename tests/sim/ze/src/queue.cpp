@@ -11,7 +11,13 @@ CommandQueue::~CommandQueue() = default;
 // Shared by queues and immediate command lists, which take the same
 // descriptor.
 ze_result_t checkQueueDesc(const ze_command_queue_desc_t* desc) {
+#ifdef GTAP_SIM_HAS_COUNTER_BASED_EVENTS
+  // IN_ORDER is for immediate lists; every queue here runs in order anyway.
+  SIM_CHECK(desc->flags <= (ZE_COMMAND_QUEUE_FLAG_EXPLICIT_ONLY | ZE_COMMAND_QUEUE_FLAG_IN_ORDER),
+            ZE_RESULT_ERROR_INVALID_ENUMERATION);
+#else
   SIM_CHECK(desc->flags <= ZE_COMMAND_QUEUE_FLAG_EXPLICIT_ONLY, ZE_RESULT_ERROR_INVALID_ENUMERATION);
+#endif
   SIM_CHECK(desc->mode <= ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_RESULT_ERROR_INVALID_ENUMERATION);
   SIM_CHECK(desc->priority <= ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_HIGH, ZE_RESULT_ERROR_INVALID_ENUMERATION);
   SIM_CHECK(desc->ordinal < kNumQueueGroups, ZE_RESULT_ERROR_INVALID_ARGUMENT);

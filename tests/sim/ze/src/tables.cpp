@@ -125,6 +125,9 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetCommandListProcAddrTable(ze_api_version
   fill(t->pfnDestroy, GTAP_SIM_ENTRY(zeCommandListDestroy), version, ZE_API_VERSION_1_0);
   fill(t->pfnClose, GTAP_SIM_ENTRY(zeCommandListClose), version, ZE_API_VERSION_1_0);
   fill(t->pfnReset, GTAP_SIM_ENTRY(zeCommandListReset), version, ZE_API_VERSION_1_0);
+#ifdef GTAP_SIM_HAS_LIST_HOST_SYNCHRONIZE
+  fill(t->pfnHostSynchronize, GTAP_SIM_ENTRY(zeCommandListHostSynchronize), version, ZE_API_VERSION_1_6);
+#endif
   fill(t->pfnAppendWriteGlobalTimestamp, GTAP_SIM_ENTRY(zeCommandListAppendWriteGlobalTimestamp), version, ZE_API_VERSION_1_0);
   fill(t->pfnAppendBarrier, GTAP_SIM_ENTRY(zeCommandListAppendBarrier), version, ZE_API_VERSION_1_0);
   fill(t->pfnAppendMemoryRangesBarrier, GTAP_SIM_ENTRY(zeCommandListAppendMemoryRangesBarrier), version, ZE_API_VERSION_1_0);
