@@ -137,8 +137,15 @@ def emit(functions, tables, getters, hooked):
     w("")
     w("#define GTAP_EXPORT __attribute__((visibility(\"default\")))")
     w("")
+    # Function ids are kZeFunctionBase + index, below the HSA front end's base.
+    if len(functions) > 4096:
+        sys.exit(f"generate_wrappers.py: {len(functions)} Level Zero functions do not fit below "
+                 "kHsaFunctionBase (4096) in interpose/core/functions.h")
     w("namespace gtap::ze {")
     w(f"const size_t kFunctionCount = {len(functions)};")
+    w("// The loader's entry point of each function, by index (resolveAll fills it).")
+    w(f"void* g_real[{len(functions)}];")
+    w("static_assert(core::kZeFunctionBase + kFunctionCount <= core::kHsaFunctionBase);")
     w("const core::FunctionInfo kFunctions[] = {")
     for f in functions:
         w(f'    {{"{f["name"]}", core::ApiKind::{f["api"]}}},')

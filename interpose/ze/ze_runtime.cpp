@@ -17,7 +17,6 @@
 namespace gtap::ze {
 
 std::atomic<bool> g_resolved{false};
-void* g_real[1024];
 CodeRange g_runtimeCode[kMaxRuntimeRanges];
 std::atomic<size_t> g_runtimeCodeCount{0};
 
@@ -113,7 +112,6 @@ void noteLoaderExportsWithoutWrapper(void* loader) {
 // Opens the loader with our own handle: dlsym(RTLD_NEXT) would find nothing
 // when the program opened the loader RTLD_LOCAL.
 void resolveLocked() {
-  static_assert(sizeof g_real / sizeof g_real[0] >= 512);
   void* loader = dlopen(kLoaderName, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   if (!loader) loader = dlopen(kLoaderName, RTLD_NOW | RTLD_LOCAL);
   if (!loader) {

@@ -23,7 +23,7 @@ extern const NamedWrapper kWrappers[];  // sorted by name
 extern const size_t kWrapperCount;
 
 extern std::atomic<bool> g_resolved;
-extern void* g_real[];
+extern void* g_real[];  // kFunctionCount entries, generated with them
 void resolveAll();
 
 // The loader's entry point for generated function `index`, or nullptr when the

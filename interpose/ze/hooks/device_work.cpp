@@ -8,7 +8,6 @@
 namespace gtap::ze {
 
 namespace {
-Profiler& P() { return Profiler::get(); }
 
 // `append(event)` makes the real append with the event to signal.
 template <typename Append>
@@ -17,14 +16,14 @@ ze_result_t timedAppend(core::CallScope& scope, ze_command_list_handle_t list, z
   // A launch that failed gives its dispatch number back (GTAP_DISPATCH_RANGE).
   auto untimed = [&] {
     ze_result_t r = append(programEvent);
-    if (r != ZE_RESULT_SUCCESS) P().launchFailed(list, op);
+    if (r != ZE_RESULT_SUCCESS) profiler().launchFailed(list, op);
     return r;
   };
   if (scope.nested() || !recordKernels()) return untimed();
-  if (programEvent) P().programEventSignalling(list, programEvent);
+  if (programEvent) profiler().programEventSignalling(list, programEvent);
   if (!wanted) return untimed();
   bool signalAfter = false, known = false;
-  ze_event_handle_t event = P().eventForAppend(list, programEvent, signalAfter, known);
+  ze_event_handle_t event = profiler().eventForAppend(list, programEvent, signalAfter, known);
   if (!known) return append(programEvent);
   bool own = event != programEvent;
   // Taken before the call: on an immediate list the work may run inside it.
@@ -33,8 +32,8 @@ ze_result_t timedAppend(core::CallScope& scope, ze_command_list_handle_t list, z
   ze_result_t r = append(event);
   core::testThrowPoint(core::TestSite::zeAfterCall);
   if (r != ZE_RESULT_SUCCESS) {
-    P().appendFailed(list, event, own);
-    P().launchFailed(list, op);
+    profiler().appendFailed(list, event, own);
+    profiler().launchFailed(list, op);
     return r;
   }
   if (signalAfter) {
@@ -43,7 +42,7 @@ ze_result_t timedAppend(core::CallScope& scope, ze_command_list_handle_t list, z
     ze_result_t s = GTAP_ZE_REAL(zeCommandListAppendSignalEvent)(list, programEvent);
     if (s != ZE_RESULT_SUCCESS) r = s;
   }
-  P().appended(list, std::move(op), event, own, scope);
+  profiler().appended(list, std::move(op), event, own, scope);
   return r;
 }
 
@@ -53,7 +52,7 @@ template <typename Call, typename Done>
 ze_result_t replayedAppend(core::CallScope& scope, ze_command_list_handle_t list, bool launch, Call&& call,
                            Done&& done) {
   if (!replaying(scope)) return call();
-  ReplayRecorder::Append a = R().appending(scope, list, launch);
+  ReplayRecorder::Append a = replayRecorder().appending(scope, list, launch);
   ze_result_t r = call();
   if (r == ZE_RESULT_SUCCESS) done(a);
   return r;
@@ -76,12 +75,12 @@ GTAP_ZE_HOOK(zeCommandListAppendLaunchKernel, ze_command_list_handle_t list, ze_
       scope, list, true,
       [&] {
         Op op = kernelOp(kernel, groups);
-        bool wanted = !scope.nested() && P().launchStarting(list, kernel, op);
+        bool wanted = !scope.nested() && profiler().launchStarting(list, kernel, op);
         return timedAppend(scope, list, signal, std::move(op), wanted,
                            [&](ze_event_handle_t e) { return real(list, kernel, groups, e, numWait, waits); });
       },
       [&](const ReplayRecorder::Append& a) {
-        R().launched(a, scope, list, kernel, groups, false, signal, numWait, waits);
+        replayRecorder().launched(a, scope, list, kernel, groups, false, signal, numWait, waits);
       });
 }
 
@@ -91,12 +90,12 @@ GTAP_ZE_HOOK(zeCommandListAppendLaunchCooperativeKernel, ze_command_list_handle_
       scope, list, true,
       [&] {
         Op op = kernelOp(kernel, groups);
-        bool wanted = !scope.nested() && P().launchStarting(list, kernel, op);
+        bool wanted = !scope.nested() && profiler().launchStarting(list, kernel, op);
         return timedAppend(scope, list, signal, std::move(op), wanted,
                            [&](ze_event_handle_t e) { return real(list, kernel, groups, e, numWait, waits); });
       },
       [&](const ReplayRecorder::Append& a) {
-        R().launched(a, scope, list, kernel, groups, true, signal, numWait, waits);
+        replayRecorder().launched(a, scope, list, kernel, groups, true, signal, numWait, waits);
       });
 }
 
@@ -105,7 +104,7 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryCopy, ze_command_list_handle_t list, void*
   Op op;
   op.kind = OpKind::copy;
   op.bytes = size;
-  if (!scope.nested() && recordKernels()) op.direction = P().directionOf(dst, src);
+  if (!scope.nested() && recordKernels()) op.direction = profiler().directionOf(dst, src);
   return replayedAppend(
       scope, list, false,
       [&] {
@@ -113,7 +112,7 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryCopy, ze_command_list_handle_t list, void*
                            [&](ze_event_handle_t e) { return real(list, dst, src, size, e, numWait, waits); });
       },
       [&](const ReplayRecorder::Append& a) {
-        R().copied(a, scope, list, dst, src, size, nullptr, signal, numWait, waits);
+        replayRecorder().copied(a, scope, list, dst, src, size, nullptr, signal, numWait, waits);
       });
 }
 
@@ -122,8 +121,8 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryCopy, ze_command_list_handle_t list, void*
 GTAP_ZE_HOOK(zeCommandListAppendLaunchKernelIndirect, ze_command_list_handle_t list, ze_kernel_handle_t kernel,
              const ze_group_count_t* groupsOnDevice, ze_event_handle_t signal, uint32_t numWait,
              ze_event_handle_t* waits) {
-  if (replaying(scope)) R().unsupported(scope, "indirect launches (group counts in device memory) are not replayed");
-  return timedAppend(scope, list, signal, kernelOp(kernel, nullptr), P().shouldTimeKernel(kernel),
+  if (replaying(scope)) replayRecorder().unsupported(scope, "indirect launches (group counts in device memory) are not replayed");
+  return timedAppend(scope, list, signal, kernelOp(kernel, nullptr), profiler().shouldTimeKernel(kernel),
                      [&](ze_event_handle_t e) { return real(list, kernel, groupsOnDevice, e, numWait, waits); });
 }
 
@@ -134,7 +133,7 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryCopyRegion, ze_command_list_handle_t list,
   Op op;
   op.kind = OpKind::copy;
   if (srcRegion) op.bytes = uint64_t{srcRegion->width} * srcRegion->height * std::max<uint32_t>(srcRegion->depth, 1);
-  if (!scope.nested() && recordKernels()) op.direction = P().directionOf(dst, src);
+  if (!scope.nested() && recordKernels()) op.direction = profiler().directionOf(dst, src);
   return replayedAppend(
       scope, list, false,
       [&] {
@@ -146,7 +145,7 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryCopyRegion, ze_command_list_handle_t list,
       [&](const ReplayRecorder::Append& a) {
         if (!dstRegion || !srcRegion) return;  // the call failed on them
         ReplayRecorder::Region region{dstRegion, dstPitch, dstSlicePitch, srcRegion, srcPitch, srcSlicePitch};
-        R().copied(a, scope, list, dst, src, 0, &region, signal, numWait, waits);
+        replayRecorder().copied(a, scope, list, dst, src, 0, &region, signal, numWait, waits);
       });
 }
 
@@ -156,7 +155,7 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryCopyFromContext, ze_command_list_handle_t 
   Op op;
   op.kind = OpKind::copy;
   op.bytes = size;
-  if (!scope.nested() && recordKernels()) op.direction = P().directionOf(dst, src);
+  if (!scope.nested() && recordKernels()) op.direction = profiler().directionOf(dst, src);
   // Replayed as a copy: replay has one context per captured context, and the
   // source's allocation is found by its address whatever context made it.
   return replayedAppend(
@@ -167,7 +166,7 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryCopyFromContext, ze_command_list_handle_t 
         });
       },
       [&](const ReplayRecorder::Append& a) {
-        R().copied(a, scope, list, dst, src, size, nullptr, signal, numWait, waits);
+        replayRecorder().copied(a, scope, list, dst, src, size, nullptr, signal, numWait, waits);
       });
 }
 
@@ -184,7 +183,7 @@ GTAP_ZE_HOOK(zeCommandListAppendMemoryFill, ze_command_list_handle_t list, void*
         });
       },
       [&](const ReplayRecorder::Append& a) {
-        R().filled(a, scope, list, ptr, pattern, patternSize, size, signal, numWait, waits);
+        replayRecorder().filled(a, scope, list, ptr, pattern, patternSize, size, signal, numWait, waits);
       });
 }
 
@@ -198,21 +197,21 @@ GTAP_ZE_HOOK(zeCommandListAppendBarrier, ze_command_list_handle_t list, ze_event
         return timedAppend(scope, list, signal, std::move(op), true,
                            [&](ze_event_handle_t e) { return real(list, e, numWait, waits); });
       },
-      [&](const ReplayRecorder::Append& a) { R().listOp(a, scope, ROp::BARRIER, list, signal, numWait, waits); });
+      [&](const ReplayRecorder::Append& a) { replayRecorder().listOp(a, scope, ROp::BARRIER, list, signal, numWait, waits); });
 }
 
 GTAP_ZE_HOOK(zeCommandListAppendEventReset, ze_command_list_handle_t list, ze_event_handle_t event) {
-  if (!scope.nested() && recordKernels()) P().deviceResetAppending(list, event);
+  if (!scope.nested() && recordKernels()) profiler().deviceResetAppending(list, event);
   return replayedAppend(
       scope, list, false, [&] { return real(list, event); },
-      [&](const ReplayRecorder::Append& a) { R().listOp(a, scope, ROp::EVENT_RESET, list, event, 0, nullptr); });
+      [&](const ReplayRecorder::Append& a) { replayRecorder().listOp(a, scope, ROp::EVENT_RESET, list, event, 0, nullptr); });
 }
 
 GTAP_ZE_HOOK(zeCommandListAppendSignalEvent, ze_command_list_handle_t list, ze_event_handle_t event) {
-  if (!scope.nested() && recordKernels() && event) P().programEventSignalling(list, event);
+  if (!scope.nested() && recordKernels() && event) profiler().programEventSignalling(list, event);
   return replayedAppend(
       scope, list, false, [&] { return real(list, event); },
-      [&](const ReplayRecorder::Append& a) { R().listOp(a, scope, ROp::SIGNAL_EVENT, list, event, 0, nullptr); });
+      [&](const ReplayRecorder::Append& a) { replayRecorder().listOp(a, scope, ROp::SIGNAL_EVENT, list, event, 0, nullptr); });
 }
 
 GTAP_ZE_HOOK(zeCommandListAppendWaitOnEvents, ze_command_list_handle_t list, uint32_t count,
@@ -220,7 +219,7 @@ GTAP_ZE_HOOK(zeCommandListAppendWaitOnEvents, ze_command_list_handle_t list, uin
   return replayedAppend(
       scope, list, false, [&] { return real(list, count, events); },
       [&](const ReplayRecorder::Append& a) {
-        R().listOp(a, scope, ROp::WAIT_ON_EVENTS, list, nullptr, count, events);
+        replayRecorder().listOp(a, scope, ROp::WAIT_ON_EVENTS, list, nullptr, count, events);
       });
 }
 
@@ -228,18 +227,18 @@ GTAP_ZE_HOOK(zeCommandQueueExecuteCommandLists, ze_command_queue_handle_t queue,
              ze_command_list_handle_t* lists, ze_fence_handle_t fence) {
   // Before the real call: the previous executions are read, and gtap's events
   // reset, before the device can start this one.
-  if (!scope.nested() && recordKernels()) P().executing(queue, count, lists, scope);
-  uint64_t rs = replaying(scope) ? R().executing(scope, queue, count, lists, fence) : 0;
+  if (!scope.nested() && recordKernels()) profiler().executing(queue, count, lists, scope);
+  uint64_t rs = replaying(scope) ? replayRecorder().executing(scope, queue, count, lists, fence) : 0;
   ze_result_t r = real(queue, count, lists, fence);
-  if (rs) R().executed(rs, scope, queue, r);
+  if (rs) replayRecorder().executed(rs, scope, queue, r);
   return r;
 }
 
 // Points where the program learns work has finished: gtap reads device times.
 GTAP_ZE_HOOK(zeCommandQueueSynchronize, ze_command_queue_handle_t queue, uint64_t timeout) {
   ze_result_t r = real(queue, timeout);
-  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
-  if (r == ZE_RESULT_SUCCESS && replaying(scope)) R().waited(scope, ROp::QUEUE_SYNCHRONIZE, queue, timeout);
+  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) profiler().resolve();
+  if (r == ZE_RESULT_SUCCESS && replaying(scope)) replayRecorder().waited(scope, ROp::QUEUE_SYNCHRONIZE, queue, timeout);
   return r;
 }
 
@@ -249,7 +248,7 @@ GTAP_ZE_HOOK(zeCommandQueueSynchronize, ze_command_queue_handle_t queue, uint64_
 // for it yet, so a replay capture says so by name.
 GTAP_ZE_HOOK(zeCommandListHostSynchronize, ze_command_list_handle_t list, uint64_t timeout) {
   ze_result_t r = real(list, timeout);
-  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
+  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) profiler().resolve();
   if (r == ZE_RESULT_SUCCESS) replayUnsupported(scope, "zeCommandListHostSynchronize");
   return r;
 }
@@ -257,29 +256,29 @@ GTAP_ZE_HOOK(zeCommandListHostSynchronize, ze_command_list_handle_t list, uint64
 
 GTAP_ZE_HOOK(zeFenceHostSynchronize, ze_fence_handle_t fence, uint64_t timeout) {
   ze_result_t r = real(fence, timeout);
-  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
-  if (r == ZE_RESULT_SUCCESS && replaying(scope)) R().waited(scope, ROp::FENCE_HOST_SYNCHRONIZE, fence, timeout);
+  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) profiler().resolve();
+  if (r == ZE_RESULT_SUCCESS && replaying(scope)) replayRecorder().waited(scope, ROp::FENCE_HOST_SYNCHRONIZE, fence, timeout);
   return r;
 }
 
 GTAP_ZE_HOOK(zeFenceQueryStatus, ze_fence_handle_t fence) {
   ze_result_t r = real(fence);
-  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
-  if (r == ZE_RESULT_SUCCESS && replaying(scope)) R().waited(scope, ROp::FENCE_QUERY_STATUS, fence, 0);
+  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) profiler().resolve();
+  if (r == ZE_RESULT_SUCCESS && replaying(scope)) replayRecorder().waited(scope, ROp::FENCE_QUERY_STATUS, fence, 0);
   return r;
 }
 
 GTAP_ZE_HOOK(zeEventHostSynchronize, ze_event_handle_t event, uint64_t timeout) {
   ze_result_t r = real(event, timeout);
-  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
-  if (r == ZE_RESULT_SUCCESS && replaying(scope)) R().waited(scope, ROp::EVENT_HOST_SYNCHRONIZE, event, timeout);
+  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) profiler().resolve();
+  if (r == ZE_RESULT_SUCCESS && replaying(scope)) replayRecorder().waited(scope, ROp::EVENT_HOST_SYNCHRONIZE, event, timeout);
   return r;
 }
 
 GTAP_ZE_HOOK(zeEventQueryStatus, ze_event_handle_t event) {
   ze_result_t r = real(event);
-  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) P().resolve();
-  if (r == ZE_RESULT_SUCCESS && replaying(scope)) R().waited(scope, ROp::EVENT_QUERY_STATUS, event, 0);
+  if (r == ZE_RESULT_SUCCESS && !scope.nested() && recordKernels()) profiler().resolve();
+  if (r == ZE_RESULT_SUCCESS && replaying(scope)) replayRecorder().waited(scope, ROp::EVENT_QUERY_STATUS, event, 0);
   return r;
 }
 

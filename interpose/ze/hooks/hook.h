@@ -22,10 +22,11 @@ inline bool profiling(const core::CallScope& scope) {
   return !scope.nested() && (recordKernels() || recordMemory());
 }
 
-inline ReplayRecorder& R() { return ReplayRecorder::get(); }
+inline Profiler& profiler() { return Profiler::get(); }
+inline ReplayRecorder& replayRecorder() { return ReplayRecorder::get(); }
 
 // The replay record's seq for this call, taken before it is made; 0 when
 // replay does not record it.
-inline uint64_t replaySeq(const core::CallScope& scope) { return replaying(scope) ? R().begin() : 0; }
+inline uint64_t replaySeq(const core::CallScope& scope) { return replaying(scope) ? replayRecorder().begin() : 0; }
 
 }  // namespace gtap::ze

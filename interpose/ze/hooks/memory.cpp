@@ -5,7 +5,6 @@
 namespace gtap::ze {
 
 namespace {
-Profiler& P() { return Profiler::get(); }
 constexpr uint8_t kind(schema::MemoryKind k) { return static_cast<uint8_t>(k); }
 }  // namespace
 
@@ -14,9 +13,9 @@ GTAP_ZE_HOOK(zeMemAllocHost, ze_context_handle_t context, const ze_host_mem_allo
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context, desc, size, alignment, out);
   if (r == ZE_RESULT_SUCCESS && out && rs)
-    R().memAllocated(rs, scope, kind(schema::MemoryKind::HOST), context, nullptr, size, alignment, *out);
+    replayRecorder().memAllocated(rs, scope, kind(schema::MemoryKind::HOST), context, nullptr, size, alignment, *out);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
-    P().allocated(kind(schema::MemoryKind::HOST), *out, size, alignment, nullptr, scope);
+    profiler().allocated(kind(schema::MemoryKind::HOST), *out, size, alignment, nullptr, scope);
   return r;
 }
 
@@ -25,9 +24,9 @@ GTAP_ZE_HOOK(zeMemAllocDevice, ze_context_handle_t context, const ze_device_mem_
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context, desc, size, alignment, device, out);
   if (r == ZE_RESULT_SUCCESS && out && rs)
-    R().memAllocated(rs, scope, kind(schema::MemoryKind::DEVICE), context, device, size, alignment, *out);
+    replayRecorder().memAllocated(rs, scope, kind(schema::MemoryKind::DEVICE), context, device, size, alignment, *out);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
-    P().allocated(kind(schema::MemoryKind::DEVICE), *out, size, alignment, device, scope);
+    profiler().allocated(kind(schema::MemoryKind::DEVICE), *out, size, alignment, device, scope);
   return r;
 }
 
@@ -37,26 +36,26 @@ GTAP_ZE_HOOK(zeMemAllocShared, ze_context_handle_t context, const ze_device_mem_
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context, deviceDesc, hostDesc, size, alignment, device, out);
   if (r == ZE_RESULT_SUCCESS && out && rs)
-    R().memAllocated(rs, scope, kind(schema::MemoryKind::SHARED), context, device, size, alignment, *out);
+    replayRecorder().memAllocated(rs, scope, kind(schema::MemoryKind::SHARED), context, device, size, alignment, *out);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
-    P().allocated(kind(schema::MemoryKind::SHARED), *out, size, alignment, device, scope);
+    profiler().allocated(kind(schema::MemoryKind::SHARED), *out, size, alignment, device, scope);
   return r;
 }
 
 GTAP_ZE_HOOK(zeMemFree, ze_context_handle_t context, void* ptr) {
   // Recorded first: once freed, the address may be handed out again at once.
-  if (ptr && profiling(scope)) P().freeing(ptr, scope);
-  uint64_t rs = ptr && replaying(scope) ? R().memFreeing(scope, context, ptr) : 0;
+  if (ptr && profiling(scope)) profiler().freeing(ptr, scope);
+  uint64_t rs = ptr && replaying(scope) ? replayRecorder().memFreeing(scope, context, ptr) : 0;
   ze_result_t r = real(context, ptr);
-  if (r != ZE_RESULT_SUCCESS && rs) R().failed(rs, scope);
+  if (r != ZE_RESULT_SUCCESS && rs) replayRecorder().failed(rs, scope);
   return r;
 }
 
 GTAP_ZE_HOOK(zeMemFreeExt, ze_context_handle_t context, const ze_memory_free_ext_desc_t* desc, void* ptr) {
-  if (ptr && profiling(scope)) P().freeing(ptr, scope);
-  uint64_t rs = ptr && replaying(scope) ? R().memFreeing(scope, context, ptr) : 0;
+  if (ptr && profiling(scope)) profiler().freeing(ptr, scope);
+  uint64_t rs = ptr && replaying(scope) ? replayRecorder().memFreeing(scope, context, ptr) : 0;
   ze_result_t r = real(context, desc, ptr);
-  if (r != ZE_RESULT_SUCCESS && rs) R().failed(rs, scope);
+  if (r != ZE_RESULT_SUCCESS && rs) replayRecorder().failed(rs, scope);
   return r;
 }
 

@@ -5,23 +5,22 @@
 namespace gtap::ze {
 
 namespace {
-Profiler& P() { return Profiler::get(); }
 constexpr uint8_t kind(schema::ObjectKind k) { return static_cast<uint8_t>(k); }
 }  // namespace
 
 GTAP_ZE_HOOK(zeDeviceGet, ze_driver_handle_t driver, uint32_t* count, ze_device_handle_t* devices) {
   ze_result_t r = real(driver, count, devices);
-  if (r == ZE_RESULT_SUCCESS && devices && count && profiling(scope)) P().devicesSeen(driver, *count, devices);
-  if (r == ZE_RESULT_SUCCESS && devices && count && replaying(scope)) R().devicesSeen(driver, *count, devices, scope);
+  if (r == ZE_RESULT_SUCCESS && devices && count && profiling(scope)) profiler().devicesSeen(driver, *count, devices);
+  if (r == ZE_RESULT_SUCCESS && devices && count && replaying(scope)) replayRecorder().devicesSeen(driver, *count, devices, scope);
   return r;
 }
 
 GTAP_ZE_HOOK(zeContextCreate, ze_driver_handle_t driver, const ze_context_desc_t* desc, ze_context_handle_t* out) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(driver, desc, out);
-  if (r == ZE_RESULT_SUCCESS && out && rs) R().contextCreated(rs, scope, *out, desc, 0, nullptr);
+  if (r == ZE_RESULT_SUCCESS && out && rs) replayRecorder().contextCreated(rs, scope, *out, desc, 0, nullptr);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
-    P().objectCreated(kind(schema::ObjectKind::CONTEXT), *out, nullptr, nullptr, desc ? desc->flags : 0, 0, 0, scope);
+    profiler().objectCreated(kind(schema::ObjectKind::CONTEXT), *out, nullptr, nullptr, desc ? desc->flags : 0, 0, 0, scope);
   return r;
 }
 
@@ -29,19 +28,19 @@ GTAP_ZE_HOOK(zeContextCreateEx, ze_driver_handle_t driver, const ze_context_desc
              ze_device_handle_t* devices, ze_context_handle_t* out) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(driver, desc, numDevices, devices, out);
-  if (r == ZE_RESULT_SUCCESS && out && rs) R().contextCreated(rs, scope, *out, desc, numDevices, devices);
+  if (r == ZE_RESULT_SUCCESS && out && rs) replayRecorder().contextCreated(rs, scope, *out, desc, numDevices, devices);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
-    P().objectCreated(kind(schema::ObjectKind::CONTEXT), *out, nullptr, nullptr, desc ? desc->flags : 0, 0, 0, scope);
+    profiler().objectCreated(kind(schema::ObjectKind::CONTEXT), *out, nullptr, nullptr, desc ? desc->flags : 0, 0, 0, scope);
   return r;
 }
 
 GTAP_ZE_HOOK(zeContextDestroy, ze_context_handle_t context) {
   // gtap's own events live in the context: they go first.
-  if (profiling(scope)) P().contextDestroying(context);
+  if (profiling(scope)) profiler().contextDestroying(context);
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) P().objectDestroyed(context);
-  if (r == ZE_RESULT_SUCCESS && rs) R().destroyed(rs, scope, ReplayRecorder::Op::CONTEXT_DESTROY, context);
+  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().objectDestroyed(context);
+  if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::CONTEXT_DESTROY, context);
   return r;
 }
 
@@ -49,41 +48,41 @@ GTAP_ZE_HOOK(zeModuleCreate, ze_context_handle_t context, ze_device_handle_t dev
              ze_module_handle_t* out, ze_module_build_log_handle_t* log) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context, device, desc, out, log);
-  if (r == ZE_RESULT_SUCCESS && out && rs) R().moduleCreated(rs, scope, *out, context, device, desc);
-  if (r == ZE_RESULT_SUCCESS && out && profiling(scope)) P().moduleCreated(*out, context, device, desc, scope);
+  if (r == ZE_RESULT_SUCCESS && out && rs) replayRecorder().moduleCreated(rs, scope, *out, context, device, desc);
+  if (r == ZE_RESULT_SUCCESS && out && profiling(scope)) profiler().moduleCreated(*out, context, device, desc, scope);
   return r;
 }
 
 GTAP_ZE_HOOK(zeModuleDestroy, ze_module_handle_t module) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(module);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) P().objectDestroyed(module);
-  if (r == ZE_RESULT_SUCCESS && rs) R().destroyed(rs, scope, ReplayRecorder::Op::MODULE_DESTROY, module);
+  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().objectDestroyed(module);
+  if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::MODULE_DESTROY, module);
   return r;
 }
 
 GTAP_ZE_HOOK(zeKernelCreate, ze_module_handle_t module, const ze_kernel_desc_t* desc, ze_kernel_handle_t* out) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(module, desc, out);
-  if (r == ZE_RESULT_SUCCESS && out && rs) R().kernelCreated(rs, scope, *out, module, desc);
+  if (r == ZE_RESULT_SUCCESS && out && rs) replayRecorder().kernelCreated(rs, scope, *out, module, desc);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
-    P().kernelCreated(*out, module, desc ? desc->pKernelName : nullptr, scope);
+    profiler().kernelCreated(*out, module, desc ? desc->pKernelName : nullptr, scope);
   return r;
 }
 
 GTAP_ZE_HOOK(zeKernelDestroy, ze_kernel_handle_t kernel) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(kernel);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) P().objectDestroyed(kernel);
-  if (r == ZE_RESULT_SUCCESS && rs) R().destroyed(rs, scope, ReplayRecorder::Op::KERNEL_DESTROY, kernel);
+  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().objectDestroyed(kernel);
+  if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::KERNEL_DESTROY, kernel);
   return r;
 }
 
 GTAP_ZE_HOOK(zeKernelSetGroupSize, ze_kernel_handle_t kernel, uint32_t x, uint32_t y, uint32_t z) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(kernel, x, y, z);
-  if (r == ZE_RESULT_SUCCESS && rs) R().simple(rs, scope, ReplayRecorder::Op::KERNEL_SET_GROUP_SIZE, kernel, {x, y, z});
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) P().kernelGroupSize(kernel, x, y, z);
+  if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().simple(rs, scope, ReplayRecorder::Op::KERNEL_SET_GROUP_SIZE, kernel, {x, y, z});
+  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().kernelGroupSize(kernel, x, y, z);
   return r;
 }
 
@@ -91,19 +90,19 @@ GTAP_ZE_HOOK(zeCommandQueueCreate, ze_context_handle_t context, ze_device_handle
              const ze_command_queue_desc_t* desc, ze_command_queue_handle_t* out) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context, device, desc, out);
-  if (r == ZE_RESULT_SUCCESS && out && rs) R().queueCreated(rs, scope, *out, context, device, desc);
+  if (r == ZE_RESULT_SUCCESS && out && rs) replayRecorder().queueCreated(rs, scope, *out, context, device, desc);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
-    P().objectCreated(kind(schema::ObjectKind::COMMAND_QUEUE), *out, context, device, desc ? desc->flags : 0,
+    profiler().objectCreated(kind(schema::ObjectKind::COMMAND_QUEUE), *out, context, device, desc ? desc->flags : 0,
                       desc ? desc->ordinal : 0, desc ? desc->index : 0, scope);
   return r;
 }
 
 GTAP_ZE_HOOK(zeCommandQueueDestroy, ze_command_queue_handle_t queue) {
-  if (profiling(scope)) P().resolve();
+  if (profiling(scope)) profiler().resolve();
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(queue);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) P().objectDestroyed(queue);
-  if (r == ZE_RESULT_SUCCESS && rs) R().destroyed(rs, scope, ReplayRecorder::Op::QUEUE_DESTROY, queue);
+  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().objectDestroyed(queue);
+  if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::QUEUE_DESTROY, queue);
   return r;
 }
 
@@ -111,9 +110,9 @@ GTAP_ZE_HOOK(zeCommandListCreate, ze_context_handle_t context, ze_device_handle_
              const ze_command_list_desc_t* desc, ze_command_list_handle_t* out) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context, device, desc, out);
-  if (r == ZE_RESULT_SUCCESS && out && rs) R().listCreated(rs, scope, *out, context, device, desc);
+  if (r == ZE_RESULT_SUCCESS && out && rs) replayRecorder().listCreated(rs, scope, *out, context, device, desc);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
-    P().listCreated(*out, context, device, false, desc ? desc->commandQueueGroupOrdinal : 0, 0,
+    profiler().listCreated(*out, context, device, false, desc ? desc->commandQueueGroupOrdinal : 0, 0,
                     desc ? desc->flags : 0, scope);
   return r;
 }
@@ -122,27 +121,27 @@ GTAP_ZE_HOOK(zeCommandListCreateImmediate, ze_context_handle_t context, ze_devic
              const ze_command_queue_desc_t* desc, ze_command_list_handle_t* out) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context, device, desc, out);
-  if (r == ZE_RESULT_SUCCESS && out && rs) R().immediateListCreated(rs, scope, *out, context, device, desc);
+  if (r == ZE_RESULT_SUCCESS && out && rs) replayRecorder().immediateListCreated(rs, scope, *out, context, device, desc);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
-    P().listCreated(*out, context, device, true, desc ? desc->ordinal : 0, desc ? desc->index : 0,
+    profiler().listCreated(*out, context, device, true, desc ? desc->ordinal : 0, desc ? desc->index : 0,
                     desc ? desc->flags : 0, scope);
   return r;
 }
 
 GTAP_ZE_HOOK(zeCommandListDestroy, ze_command_list_handle_t list) {
-  if (profiling(scope)) P().listReset(list);
+  if (profiling(scope)) profiler().listReset(list);
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(list);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) P().objectDestroyed(list);
-  if (r == ZE_RESULT_SUCCESS && rs) R().destroyed(rs, scope, ReplayRecorder::Op::LIST_DESTROY, list);
+  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().objectDestroyed(list);
+  if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::LIST_DESTROY, list);
   return r;
 }
 
 GTAP_ZE_HOOK(zeCommandListReset, ze_command_list_handle_t list) {
-  if (profiling(scope)) P().listReset(list);
+  if (profiling(scope)) profiler().listReset(list);
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(list);
-  if (r == ZE_RESULT_SUCCESS && rs) R().simple(rs, scope, ReplayRecorder::Op::LIST_RESET, list);
+  if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().simple(rs, scope, ReplayRecorder::Op::LIST_RESET, list);
   return r;
 }
 
@@ -175,7 +174,7 @@ ze_result_t createEventPool(core::RealCall<decltype(&zeEventPoolCreate)>& real, 
        ext = static_cast<const ze_base_desc_t*>(ext->pNext))
     counterBased |= ext->stype == ZE_STRUCTURE_TYPE_COUNTER_BASED_EVENT_POOL_EXP_DESC;
 #endif
-  if (r == ZE_RESULT_SUCCESS && out) P().eventPoolCreated(*out, had || change, counterBased);
+  if (r == ZE_RESULT_SUCCESS && out) profiler().eventPoolCreated(*out, had || change, counterBased);
   return r;
 }
 }  // namespace
@@ -187,41 +186,41 @@ GTAP_ZE_HOOK(zeEventPoolCreate, ze_context_handle_t context, const ze_event_pool
   uint64_t rs = replaySeq(scope);
   ze_result_t r = createEventPool(real, scope, context, desc, numDevices, devices, out);
   // The pool as the program asked for it: replay makes what the program made.
-  if (r == ZE_RESULT_SUCCESS && out && rs) R().eventPoolCreated(rs, scope, *out, context, desc, numDevices, devices);
+  if (r == ZE_RESULT_SUCCESS && out && rs) replayRecorder().eventPoolCreated(rs, scope, *out, context, desc, numDevices, devices);
   return r;
 }
 
 GTAP_ZE_HOOK(zeEventPoolDestroy, ze_event_pool_handle_t pool) {
-  if (profiling(scope)) P().resolve();
+  if (profiling(scope)) profiler().resolve();
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(pool);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) P().objectDestroyed(pool);
-  if (r == ZE_RESULT_SUCCESS && rs) R().destroyed(rs, scope, ReplayRecorder::Op::EVENT_POOL_DESTROY, pool);
+  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().objectDestroyed(pool);
+  if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::EVENT_POOL_DESTROY, pool);
   return r;
 }
 
 GTAP_ZE_HOOK(zeEventCreate, ze_event_pool_handle_t pool, const ze_event_desc_t* desc, ze_event_handle_t* out) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(pool, desc, out);
-  if (r == ZE_RESULT_SUCCESS && out && rs) R().eventCreated(rs, scope, *out, pool, desc);
-  if (r == ZE_RESULT_SUCCESS && out && profiling(scope)) P().eventCreated(*out, pool);
+  if (r == ZE_RESULT_SUCCESS && out && rs) replayRecorder().eventCreated(rs, scope, *out, pool, desc);
+  if (r == ZE_RESULT_SUCCESS && out && profiling(scope)) profiler().eventCreated(*out, pool);
   return r;
 }
 
 GTAP_ZE_HOOK(zeEventDestroy, ze_event_handle_t event) {
-  if (profiling(scope)) P().programEventEnding(event);
+  if (profiling(scope)) profiler().programEventEnding(event);
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(event);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) P().eventDestroyed(event);
-  if (r == ZE_RESULT_SUCCESS && rs) R().destroyed(rs, scope, ReplayRecorder::Op::EVENT_DESTROY, event);
+  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().eventDestroyed(event);
+  if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::EVENT_DESTROY, event);
   return r;
 }
 
 GTAP_ZE_HOOK(zeEventHostReset, ze_event_handle_t event) {
-  if (profiling(scope)) P().programEventEnding(event);
+  if (profiling(scope)) profiler().programEventEnding(event);
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(event);
-  if (r == ZE_RESULT_SUCCESS && rs) R().simple(rs, scope, ReplayRecorder::Op::EVENT_HOST_RESET, event);
+  if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().simple(rs, scope, ReplayRecorder::Op::EVENT_HOST_RESET, event);
   return r;
 }
 

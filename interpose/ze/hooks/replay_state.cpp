@@ -12,7 +12,7 @@ template <typename Call>
 ze_result_t recorded(core::CallScope& scope, ROp op, const void* handle, std::vector<uint64_t> values, Call&& call) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = call();
-  if (r == ZE_RESULT_SUCCESS && rs) R().simple(rs, scope, op, handle, std::move(values));
+  if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().simple(rs, scope, op, handle, std::move(values));
   return r;
 }
 }  // namespace
@@ -20,7 +20,7 @@ ze_result_t recorded(core::CallScope& scope, ROp op, const void* handle, std::ve
 GTAP_ZE_HOOK(zeKernelSetArgumentValue, ze_kernel_handle_t kernel, uint32_t index, size_t size, const void* value) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(kernel, index, size, value);
-  if (r == ZE_RESULT_SUCCESS && rs) R().kernelArgument(rs, scope, kernel, index, size, value);
+  if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().kernelArgument(rs, scope, kernel, index, size, value);
   return r;
 }
 
@@ -43,14 +43,14 @@ GTAP_ZE_HOOK(zeEventHostSignal, ze_event_handle_t event) {
 GTAP_ZE_HOOK(zeFenceCreate, ze_command_queue_handle_t queue, const ze_fence_desc_t* desc, ze_fence_handle_t* out) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(queue, desc, out);
-  if (r == ZE_RESULT_SUCCESS && out && rs) R().fenceCreated(rs, scope, *out, queue, desc);
+  if (r == ZE_RESULT_SUCCESS && out && rs) replayRecorder().fenceCreated(rs, scope, *out, queue, desc);
   return r;
 }
 
 GTAP_ZE_HOOK(zeFenceDestroy, ze_fence_handle_t fence) {
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(fence);
-  if (r == ZE_RESULT_SUCCESS && rs) R().destroyed(rs, scope, ROp::FENCE_DESTROY, fence);
+  if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ROp::FENCE_DESTROY, fence);
   return r;
 }
 
