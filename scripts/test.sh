@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh
+scripts/build.sh -DGTAP_WERROR=ON
 (cd build && ctest --output-on-failure -j "$(nproc)")
 
 # The interposer core's lock-free buffers under ThreadSanitizer: threads

@@ -138,10 +138,10 @@ void writeOps(ChunkSink& sink, const Outbox& out, const std::vector<uint32_t>& s
       }
     }
     if (r.operation) o.setOperation(r.operation);
-    auto semaphores = [](auto list, const std::vector<OpRecord::SemaphoreValue>& values) {
+    auto semaphores = [](auto entries, const std::vector<OpRecord::SemaphoreValue>& values) {
       for (unsigned j = 0; j < values.size(); ++j) {
-        list[j].setSemaphore(values[j].semaphore);
-        list[j].setValue(values[j].value);
+        entries[j].setSemaphore(values[j].semaphore);
+        entries[j].setValue(values[j].value);
       }
     };
     if (!r.waits.empty()) semaphores(o.initWaits(static_cast<unsigned>(r.waits.size())), r.waits);

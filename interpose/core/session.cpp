@@ -175,8 +175,16 @@ Session* startSession() {
     return nullptr;
   }
   Session* raw = s.release();
-  // The writer thread is created with the caller's mask; it blocks all signals
-  // itself at once.
+  // The writer thread starts with every signal blocked (and blocks them again
+  // itself): a signal sent to the process must reach one of the program's
+  // threads, as without gtap, even in the moment before the writer first runs.
+  sigset_t all, callerMask;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &callerMask);
+  struct RestoreMask {
+    const sigset_t& mask;
+    ~RestoreMask() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+  } restore{callerMask};
   raw->writer = std::thread([raw] {
     // Nothing the writer meets (a failed allocation, a library's exception)
     // may end the program: recording stops, the program runs on.

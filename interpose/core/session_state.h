@@ -96,7 +96,7 @@ struct Session {
   size_t collectSpans(ThreadState* t);
   void releaseConsumed();
   bool fullyDrained(ThreadState* t);
-  void encode(ThreadState* t, const std::vector<std::pair<const Record*, const Record*>>& spans, size_t total);
+  void encode(ThreadState* t, const std::vector<std::pair<const Record*, const Record*>>& published, size_t total);
   void defineThread(ThreadState* t, schema::Definitions::Builder defs, int64_t firstNs);
   void stopRecordingAfterError();
   void drain();

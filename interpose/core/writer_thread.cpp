@@ -156,18 +156,18 @@ bool Session::fullyDrained(ThreadState* t) {
 
 // Encodes one thread's newly published records: definitions first when new
 // threads or functions appear, then ApiEvents chunks.
-void Session::encode(ThreadState* t, const std::vector<std::pair<const Record*, const Record*>>& spans, size_t total) {
+void Session::encode(ThreadState* t, const std::vector<std::pair<const Record*, const Record*>>& published, size_t total) {
   capnp::MallocMessageBuilder defsMessage;
   auto defs = defsMessage.initRoot<schema::Definitions>();
   std::vector<uint16_t> newFunctions;
-  for (const auto& [begin, end] : spans)
+  for (const auto& [begin, end] : published)
     for (const Record* r = begin; r != end; ++r)
       if (!functionDefined[r->function]) {
         functionDefined[r->function] = true;
         newFunctions.push_back(r->function);
       }
   bool newThread = !t->defined;
-  if (newThread) defineThread(t, defs, std::max(ticks.toNs(spans.front().first->ticks), t->lastNs));
+  if (newThread) defineThread(t, defs, std::max(ticks.toNs(published.front().first->ticks), t->lastNs));
   if (!newFunctions.empty()) {
     auto list = defs.initFunctions(static_cast<unsigned>(newFunctions.size()));
     for (size_t i = 0; i < newFunctions.size(); ++i) {
@@ -180,7 +180,7 @@ void Session::encode(ThreadState* t, const std::vector<std::pair<const Record*, 
   }
   if (newThread || !newFunctions.empty()) file->writeMessage(schema::ChunkKind::DEFINITIONS, defsMessage);
 
-  auto span = spans.begin();
+  auto span = published.begin();
   const Record* r = span->first;
   for (size_t done = 0; done < total;) {
     size_t n = std::min(kEventsPerChunk, total - done);

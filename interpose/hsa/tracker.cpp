@@ -3,7 +3,9 @@
 #include "tracker_impl.h"
 
 #include <atomic>
+#include <bit>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "chunk_producer.h"
@@ -44,6 +46,15 @@ void Tracker::Impl::sampleClockLocked(DeviceInfo& d) {
 }
 
 namespace {
+
+// The AMD extension's agent attributes go where hsa_agent_info_t is expected
+// (hsa_ext_amd.h); their values lie outside that enum's range, so the value
+// is carried over bit for bit rather than converted.
+hsa_agent_info_t amdAgentInfo(hsa_amd_agent_info_t attribute) {
+  using Underlying = std::underlying_type_t<hsa_agent_info_t>;
+  static_assert(sizeof(Underlying) == sizeof(hsa_agent_info_t));
+  return std::bit_cast<hsa_agent_info_t>(static_cast<Underlying>(attribute));
+}
 
 std::string agentString(hsa_agent_t agent, hsa_agent_info_t attribute, size_t size) {
   std::vector<char> buf(size + 1, '\0');
@@ -90,16 +101,16 @@ void Tracker::runtimeLoaded() {
       r.id = d.id;
       r.api = schema::Api::HSA;
       r.handle = agent.handle;
-      std::string product = agentString(agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_PRODUCT_NAME), 64);
+      std::string product = agentString(agent, amdAgentInfo(HSA_AMD_AGENT_INFO_PRODUCT_NAME), 64);
       std::string name = agentString(agent, HSA_AGENT_INFO_NAME, 64);
       r.name = product.empty() ? name : product + " (" + name + ")";
       std::string vendor = agentString(agent, HSA_AGENT_INFO_VENDOR_NAME, 64);
       r.vendorId = vendor == "AMD" ? 0x1002 : 0;
       uint32_t chip = 0;
-      if (GTAP_HSA_CALL(hsa_agent_get_info, agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_CHIP_ID), &chip) ==
+      if (GTAP_HSA_CALL(hsa_agent_get_info, agent, amdAgentInfo(HSA_AMD_AGENT_INFO_CHIP_ID), &chip) ==
           HSA_STATUS_SUCCESS)
         r.deviceId = chip;
-      std::string uuid = agentString(agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_UUID), 21);
+      std::string uuid = agentString(agent, amdAgentInfo(HSA_AMD_AGENT_INFO_UUID), 21);
       r.uuid.assign(uuid.begin(), uuid.end());
       // Device times are read through the profiling API, which returns them in
       // the system domain: the device's "ticks" are system timestamps.
