@@ -85,12 +85,12 @@ int runBenchWorker(const BenchOptions& o) {
       // Outstanding work is finished at both ends, so the window holds
       // exactly the scope's work.
       callbacks.scopeBegin = [&](const readers::ReplayRecord& r) {
-        if (r.text != o.scope || depth++ > 0) return;
+        if (r.fields.getScopeBegin().getScope() != o.scope || depth++ > 0) return;
         replayer.synchronizeAll();
         begin = monotonicNs();
       };
       callbacks.scopeEnd = [&](const readers::ReplayRecord& r) {
-        if (r.text != o.scope || depth == 0 || --depth > 0) return;
+        if (r.fields.getScopeEnd().getScope() != o.scope || depth == 0 || --depth > 0) return;
         replayer.synchronizeAll();
         int64_t end = monotonicNs();
         sum += end - begin;

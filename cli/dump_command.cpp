@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "gtap/readers/replay_dump.h"
+#include "gtap/readers/replay_fields.h"
 #include "open_captures.h"
 
 namespace gtap::cli {
@@ -14,9 +15,23 @@ namespace {
 struct DumpOptions {
   std::string file;
   std::string format = "text";
+  bool ops = false;
 };
 
 int dump(const DumpOptions& o) {
+  if (o.ops) {
+    if (!o.file.empty()) {
+      std::cerr << "gtap dump: --ops takes no capture file\n";
+      return 2;
+    }
+    readers::writeReplayOpsMarkdown(std::cout);
+    std::cout.flush();
+    return std::cout ? 0 : 1;
+  }
+  if (o.file.empty()) {
+    std::cerr << "gtap dump: a capture file is required (or --ops)\nRun with --help for more information.\n";
+    return 2;
+  }
   if (o.format != "text" && o.format != "jsonl") {
     std::cerr << "gtap dump: --format must be text or jsonl\n";
     return 2;
@@ -45,8 +60,10 @@ int dump(const DumpOptions& o) {
 Action addDumpCommand(CLI::App& app) {
   auto o = std::make_shared<DumpOptions>();
   auto* cmd = app.add_subcommand("dump", "Every record of a capture's replay stream (--mode=replay), then a summary");
-  cmd->add_option("file", o->file, "Capture file")->required();
+  cmd->add_option("file", o->file, "Capture file");
   cmd->add_option("--format", o->format, "text or jsonl");
+  cmd->add_flag("--ops", o->ops,
+                "Print every replay operation this gtap knows, with its fields, as a Markdown table (no file)");
   return [o] { return dump(*o); };
 }
 

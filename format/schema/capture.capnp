@@ -331,9 +331,11 @@ struct Stacks {
 
 # --- Replay stream -----------------------------------------------------------
 # Every object and operation the device work depends on, and the bytes the
-# device reads, in an order replay can follow one record at a time. What each
-# record's generic fields hold, per op, is listed in docs/replay.md.
+# device reads, in an order replay can follow one record at a time
+# (docs/replay.md). Each operation's fields are its struct in ReplayRecord.
 
+# Formats 1.0-1.1: which operation a positional record is. Its names are the
+# names of ReplayRecord's union members.
 enum ReplayOp {
   unsupported @0;          # a call replay cannot reproduce; replay fails on it
   device @1;
@@ -410,18 +412,291 @@ struct Payload {
   origin @6 :FileRef;      # blob: the file the bytes were read from, when they were (path empty otherwise)
 }
 
+# How readers show a replay operation's field (dump, JSON Lines, docs/replay.md).
+annotation replayRef @0xd3a1c6e2f0b84a11 (field) :Void;      # a gtap replay id (0: none)
+annotation replayAddress @0xd3a1c6e2f0b84a12 (field) :Void;  # an address as the program had it
+annotation replayHex @0xd3a1c6e2f0b84a13 (field) :Void;      # a number best read in hex
+annotation replaySeq @0xd3a1c6e2f0b84a14 (field) :Void;      # the seq of another record
+# On ReplayRecord's union members: what kind of operation it is (dump's summary).
+annotation replayMakes @0xd3a1c6e2f0b84a15 (field) :Void;    # makes the object its first field names
+annotation replayAppends @0xd3a1c6e2f0b84a16 (field) :Void;  # appended to a command list: device work
+annotation replayPayload @0xd3a1c6e2f0b84a17 (field) :Text;   # what the record's payload holds
+annotation replayNote @0xd3a1c6e2f0b84a18 (field) :Text;      # what a field or operation means, for the docs
+
+struct Dim3 {
+  x @0 :UInt64;
+  y @1 :UInt64;
+  z @2 :UInt64;
+}
+
+# One replay record. From format 1.2 the operation is the active member of the
+# unnamed union below and its fields are that member's struct: this is the one
+# definition of every operation's layout. Records of formats 1.0 and 1.1 carry
+# `op` and the positional lists `object` .. `addresses` instead (their union
+# reads as `positional`); readers convert them on load (docs/format.md).
 struct ReplayRecord {
   seq @0 :UInt64;              # replay performs records in increasing seq
   thread @1 :UInt32;           # ThreadDef id of the calling thread
-  op @2 :ReplayOp;
+  op @2 :ReplayOp;             # formats 1.0-1.1 only
   function @3 :UInt32;         # FunctionDef id of the call, 0xffffffff for records gtap adds
-  object @4 :UInt64;           # the object made or acted on (gtap replay id), per op
-  objects @5 :List(UInt64);    # other objects, per op
-  values @6 :List(UInt64);     # scalar arguments, per op
-  addresses @7 :List(UInt64);  # addresses as the program had them, per op
-  payload @8 :Payload;
-  text @9 :Text;               # kernel name, build flags, scope name, reason
+  object @4 :UInt64;           # formats 1.0-1.1 only
+  objects @5 :List(UInt64);    # formats 1.0-1.1 only
+  values @6 :List(UInt64);     # formats 1.0-1.1 only
+  addresses @7 :List(UInt64);  # formats 1.0-1.1 only
+  payload @8 :Payload;         # the bytes the operation carries, as its struct says
+  text @9 :Text;               # formats 1.0-1.1 only
   hostNs @10 :Int64;
+
+  union {
+    positional @11 :Void;              # formats 1.0-1.1: `op` and the lists
+    unsupported @12 :Unsupported $replayNote("a call replay cannot reproduce; replay fails on it");
+    device @13 :Device $replayMakes;
+    contextCreate @14 :ContextCreate $replayMakes;
+    contextDestroy @15 :Context;
+    memAlloc @16 :MemAlloc $replayMakes;
+    memFree @17 :MemFree;
+    moduleCreate @18 :ModuleCreate $replayMakes $replayPayload("the module binary");
+    moduleDestroy @19 :Module;
+    kernelCreate @20 :KernelCreate $replayMakes;
+    kernelDestroy @21 :Kernel;
+    kernelSetGroupSize @22 :KernelGroupSize;
+    kernelSetArgument @23 :KernelArgument $replayPayload("inline: the value's bytes");
+    kernelSetIndirectAccess @24 :KernelFlags;
+    kernelSetGlobalOffset @25 :KernelOffset;
+    queueCreate @26 :QueueCreate $replayMakes;
+    queueDestroy @27 :Queue;
+    listCreate @28 :ListCreate $replayMakes;
+    listCreateImmediate @29 :ListCreateImmediate $replayMakes;
+    listClose @30 :CommandList;
+    listReset @31 :CommandList;
+    listDestroy @32 :CommandList;
+    eventPoolCreate @33 :EventPoolCreate $replayMakes;
+    eventPoolDestroy @34 :EventPool;
+    eventCreate @35 :EventCreate $replayMakes;
+    eventDestroy @36 :Event;
+    eventHostSignal @37 :Event;
+    eventHostReset @38 :Event;
+    eventHostSynchronize @39 :EventWait;
+    eventQueryStatus @40 :Event $replayNote("only successful queries: replay waits for the event");
+    fenceCreate @41 :FenceCreate $replayMakes;
+    fenceDestroy @42 :Fence;
+    fenceReset @43 :Fence;
+    fenceHostSynchronize @44 :FenceWait;
+    fenceQueryStatus @45 :Fence $replayNote("only successful queries: replay waits for the fence");
+    queueSynchronize @46 :QueueWait;
+    execute @47 :Execute;
+    launchKernel @48 :LaunchKernel $replayAppends;
+    copy @49 :Copy $replayAppends $replayPayload("immediate lists, source outside every captured allocation: the source bytes");
+    copyRegion @50 :CopyRegion $replayAppends $replayPayload("as copy, from the source region's first byte");
+    fill @51 :Fill $replayAppends $replayPayload("inline: the pattern");
+    barrier @52 :Barrier $replayAppends;
+    signalEvent @53 :ListEvent $replayAppends;
+    waitOnEvents @54 :WaitOnEvents $replayAppends;
+    eventReset @55 :ListEvent $replayAppends;
+    hostData @56 :HostData $replayPayload("the bytes the device will read from host memory from here on");
+    readBack @57 :ReadBack $replayPayload("the bytes a device-to-host copy left for the program");
+    scopeBegin @58 :Scope;
+    scopeEnd @59 :Scope;
+  }
+
+  struct Unsupported { reason @0 :Text; }
+  struct Device {
+    device @0 :UInt64 $replayRef;
+    driverIndex @1 :UInt32;
+    deviceIndex @2 :UInt32;
+    vendorId @3 :UInt32 $replayHex;
+    deviceId @4 :UInt32 $replayHex;
+    name @5 :Text;
+  }
+  struct ContextCreate {
+    context @0 :UInt64 $replayRef;
+    devices @1 :List(UInt64) $replayRef $replayNote("zeContextCreateEx's devices");
+    flags @2 :UInt32;
+  }
+  struct Context { context @0 :UInt64 $replayRef; }
+  struct MemAlloc {
+    allocation @0 :UInt64 $replayRef;
+    context @1 :UInt64 $replayRef;
+    device @2 :UInt64 $replayRef $replayNote("0 for host memory");
+    kind @3 :UInt8 $replayNote("MemoryKind: 1 host, 2 device, 3 shared");
+    size @4 :UInt64;
+    alignment @5 :UInt64;
+    address @6 :UInt64 $replayAddress;
+  }
+  struct MemFree {
+    allocation @0 :UInt64 $replayRef;
+    context @1 :UInt64 $replayRef;
+    address @2 :UInt64 $replayAddress;
+  }
+  struct ModuleCreate {
+    module @0 :UInt64 $replayRef;
+    context @1 :UInt64 $replayRef;
+    device @2 :UInt64 $replayRef;
+    format @3 :UInt32 $replayNote("ze_module_format_t");
+    buildFlags @4 :Text;
+  }
+  struct Module { module @0 :UInt64 $replayRef; }
+  struct KernelCreate {
+    kernel @0 :UInt64 $replayRef;
+    module @1 :UInt64 $replayRef;
+    flags @2 :UInt32;
+    name @3 :Text;
+  }
+  struct Kernel { kernel @0 :UInt64 $replayRef; }
+  struct KernelGroupSize {
+    kernel @0 :UInt64 $replayRef;
+    groupSize @1 :Dim3;
+  }
+  struct KernelArgument {
+    kernel @0 :UInt64 $replayRef;
+    index @1 :UInt32;
+    size @2 :UInt64;
+    hasValue @3 :UInt8 $replayNote("0: the program passed a null value (local memory)");
+  }
+  struct KernelFlags {
+    kernel @0 :UInt64 $replayRef;
+    flags @1 :UInt32;
+  }
+  struct KernelOffset {
+    kernel @0 :UInt64 $replayRef;
+    offset @1 :Dim3;
+  }
+  struct QueueCreate {
+    queue @0 :UInt64 $replayRef;
+    context @1 :UInt64 $replayRef;
+    device @2 :UInt64 $replayRef;
+    ordinal @3 :UInt32;
+    index @4 :UInt32;
+    flags @5 :UInt32;
+    mode @6 :UInt32;
+    priority @7 :UInt32;
+  }
+  struct Queue { queue @0 :UInt64 $replayRef; }
+  struct ListCreate {
+    list @0 :UInt64 $replayRef;
+    context @1 :UInt64 $replayRef;
+    device @2 :UInt64 $replayRef;
+    ordinal @3 :UInt32;
+    flags @4 :UInt32;
+  }
+  struct ListCreateImmediate {
+    list @0 :UInt64 $replayRef;
+    context @1 :UInt64 $replayRef;
+    device @2 :UInt64 $replayRef;
+    ordinal @3 :UInt32;
+    index @4 :UInt32;
+    flags @5 :UInt32;
+    mode @6 :UInt32;
+    priority @7 :UInt32;
+  }
+  struct CommandList { list @0 :UInt64 $replayRef; }
+  struct EventPoolCreate {
+    pool @0 :UInt64 $replayRef;
+    context @1 :UInt64 $replayRef;
+    devices @2 :List(UInt64) $replayRef;
+    flags @3 :UInt32;
+    count @4 :UInt32;
+  }
+  struct EventPool { pool @0 :UInt64 $replayRef; }
+  struct EventCreate {
+    event @0 :UInt64 $replayRef;
+    pool @1 :UInt64 $replayRef;
+    index @2 :UInt32;
+    signalScope @3 :UInt32;
+    waitScope @4 :UInt32;
+  }
+  struct Event { event @0 :UInt64 $replayRef; }
+  struct EventWait {
+    event @0 :UInt64 $replayRef;
+    timeout @1 :UInt64 $replayNote("as the program gave it");
+  }
+  struct FenceCreate {
+    fence @0 :UInt64 $replayRef;
+    queue @1 :UInt64 $replayRef;
+    flags @2 :UInt32;
+  }
+  struct Fence { fence @0 :UInt64 $replayRef; }
+  struct FenceWait {
+    fence @0 :UInt64 $replayRef;
+    timeout @1 :UInt64;
+  }
+  struct QueueWait {
+    queue @0 :UInt64 $replayRef;
+    timeout @1 :UInt64;
+  }
+  struct Execute {
+    queue @0 :UInt64 $replayRef;
+    fence @1 :UInt64 $replayRef $replayNote("0: none");
+    lists @2 :List(UInt64) $replayRef;
+    firstDispatch @3 :UInt64 $replayNote("the dispatch number of the first launch it hands over");
+    dispatches @4 :UInt64 $replayNote("launches it hands over");
+  }
+  struct LaunchKernel {
+    list @0 :UInt64 $replayRef;
+    kernel @1 :UInt64 $replayRef;
+    signal @2 :UInt64 $replayRef;
+    waits @3 :List(UInt64) $replayRef;
+    groups @4 :Dim3;
+    cooperative @5 :UInt8;
+    dispatch @6 :UInt64 $replayNote("immediate lists; 2^64-1 on a regular list (numbered at each execute)");
+  }
+  struct Copy {
+    list @0 :UInt64 $replayRef;
+    signal @1 :UInt64 $replayRef;
+    waits @2 :List(UInt64) $replayRef;
+    size @3 :UInt64;
+    dst @4 :UInt64 $replayAddress;
+    src @5 :UInt64 $replayAddress;
+  }
+  struct CopyRegion {
+    list @0 :UInt64 $replayRef;
+    signal @1 :UInt64 $replayRef;
+    waits @2 :List(UInt64) $replayRef;
+    dstOrigin @3 :Dim3;
+    dstExtent @4 :Dim3 $replayNote("width, height, depth");
+    dstPitch @5 :UInt64;
+    dstSlicePitch @6 :UInt64;
+    srcOrigin @7 :Dim3;
+    srcExtent @8 :Dim3;
+    srcPitch @9 :UInt64;
+    srcSlicePitch @10 :UInt64;
+    dst @11 :UInt64 $replayAddress;
+    src @12 :UInt64 $replayAddress;
+  }
+  struct Fill {
+    list @0 :UInt64 $replayRef;
+    signal @1 :UInt64 $replayRef;
+    waits @2 :List(UInt64) $replayRef;
+    size @3 :UInt64;
+    dst @4 :UInt64 $replayAddress;
+  }
+  struct Barrier {
+    list @0 :UInt64 $replayRef;
+    signal @1 :UInt64 $replayRef;
+    waits @2 :List(UInt64) $replayRef;
+  }
+  struct ListEvent {
+    list @0 :UInt64 $replayRef;
+    event @1 :UInt64 $replayRef;
+  }
+  struct WaitOnEvents {
+    list @0 :UInt64 $replayRef;
+    events @1 :List(UInt64) $replayRef;
+  }
+  struct HostData {
+    union {
+      allocation @0 :UInt64 $replayRef $replayNote("a host or shared allocation's pages");
+      copy @1 :UInt64 $replaySeq $replayNote("the source of the copy with this seq (outside every allocation)");
+    }
+    offset @2 :UInt64 $replayNote("of the first byte, in the allocation or the copy's source");
+    address @3 :UInt64 $replayAddress $replayNote("the captured address of the first byte");
+  }
+  struct ReadBack {
+    copy @0 :UInt64 $replaySeq $replayNote("the copy whose destination this is");
+    offset @1 :UInt64 $replayNote("of the first byte in the destination");
+    dst @2 :UInt64 $replayAddress $replayNote("the captured address of the first byte");
+  }
+  struct Scope { scope @0 :Text; }
 }
 
 struct Replay {

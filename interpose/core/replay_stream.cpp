@@ -44,8 +44,8 @@ Record marker(bool begin, const std::string& name, uint32_t thread) {
   Record r;
   r.seq = nextSeq();
   r.thread = thread;
-  r.op = begin ? schema::ReplayOp::SCOPE_BEGIN : schema::ReplayOp::SCOPE_END;
-  r.text = name;
+  auto f = r.fields();
+  (begin ? f.initScopeBegin() : f.initScopeEnd()).setScope(name);
   r.ticks = nowTicks();
   return r;
 }
@@ -101,19 +101,18 @@ void produce(ChunkSink& sink, bool) {
     capnp::MallocMessageBuilder message;
     auto list = message.initRoot<schema::Replay>().initRecords(static_cast<unsigned>(n));
     for (size_t i = 0; i < n; ++i) {
-      const Record& r = records[first + i];
+      Record& r = records[first + i];
       auto b = list[static_cast<unsigned>(i)];
+      if (r.message) {
+        list.setWithCaveats(static_cast<unsigned>(i), r.message->getRoot<schema::ReplayRecord>().asReader());
+      } else {
+        // Cannot happen (every record names its operation); written so replay
+        // stops on it rather than taking it for something it is not.
+        b.initUnsupported().setReason("a record without its operation");
+      }
       b.setSeq(r.seq);
       b.setThread(r.thread);
-      b.setOp(r.op);
       b.setFunction(r.function);
-      b.setObject(r.object);
-      auto objects = b.initObjects(static_cast<unsigned>(r.objects.size()));
-      for (size_t k = 0; k < r.objects.size(); ++k) objects.set(static_cast<unsigned>(k), r.objects[k]);
-      auto values = b.initValues(static_cast<unsigned>(r.values.size()));
-      for (size_t k = 0; k < r.values.size(); ++k) values.set(static_cast<unsigned>(k), r.values[k]);
-      auto addresses = b.initAddresses(static_cast<unsigned>(r.addresses.size()));
-      for (size_t k = 0; k < r.addresses.size(); ++k) addresses.set(static_cast<unsigned>(k), r.addresses[k]);
       auto p = b.initPayload();
       p.setSize(r.payload.size);
       switch (r.payload.kind) {
@@ -136,7 +135,6 @@ void produce(ChunkSink& sink, bool) {
           setFile(p.initFile(), r.payload.file);
           break;
       }
-      if (!r.text.empty()) b.setText(r.text);
       b.setHostNs(sink.toHostNs(r.ticks));
     }
     sink.write(schema::ChunkKind::REPLAY, message);
@@ -183,8 +181,7 @@ void notReplayed(std::atomic<bool>& once, const char* reason) {
   Record r;
   r.seq = nextSeq();
   r.thread = currentThreadId();
-  r.op = schema::ReplayOp::UNSUPPORTED;
-  r.text = reason;
+  r.fields().initUnsupported().setReason(reason);
   r.ticks = nowTicks();
   add(std::move(r));
 }

@@ -4,9 +4,12 @@
 // docs/replay.md says what the records mean.
 #pragma once
 
+#include <capnp/message.h>
+
 #include <cstddef>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,18 +43,25 @@ struct Payload {
   FileIdentity file;           // file: the reference; blob: where the bytes were read from
 };
 
+// A record waiting for the writer. The operation and its fields are written
+// straight into the schema's typed struct (ReplayRecord's union, the one
+// definition of each operation); seq, thread, function, payload and time are
+// set when the writer copies it into a chunk.
 struct Record {
   uint64_t seq = 0;
   uint32_t thread = 0;
-  schema::ReplayOp op = schema::ReplayOp::UNSUPPORTED;
   uint32_t function = kNoFunction;
-  uint64_t object = 0;
-  std::vector<uint64_t> objects;
-  std::vector<uint64_t> values;
-  std::vector<uint64_t> addresses;
   Payload payload;
-  std::string text;
   uint64_t ticks = 0;  // Clock::nowTicks() when recorded
+  std::unique_ptr<capnp::MallocMessageBuilder> message;
+
+  // The record's schema struct, made on first use: set the operation with
+  // fields().initMemAlloc() and the like.
+  schema::ReplayRecord::Builder fields() {
+    // A small first segment: most records are a few words.
+    if (!message) message = std::make_unique<capnp::MallocMessageBuilder>(32);
+    return message->getRoot<schema::ReplayRecord>();
+  }
 };
 
 // Whether GTAP_MODE has "replay".

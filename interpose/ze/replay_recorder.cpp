@@ -123,6 +123,77 @@ std::vector<FileMapping> readFileMappings() {
   return out;
 }
 
+void setDim3(schema::Dim3::Builder d, uint64_t x, uint64_t y, uint64_t z) {
+  d.setX(x);
+  d.setY(y);
+  d.setZ(z);
+}
+
+// The operations whose struct names one object and at most a flag word, a
+// timeout or a Dim3 (`values`, as the hook passed them).
+void setOneObject(schema::ReplayRecord::Builder f, ReplayRecorder::Op op, uint64_t id,
+                  const std::vector<uint64_t>& values) {
+  using Op = ReplayRecorder::Op;
+  auto value = [&](size_t i) { return i < values.size() ? values[i] : 0; };
+  switch (op) {
+    case Op::CONTEXT_DESTROY: f.initContextDestroy().setContext(id); return;
+    case Op::MODULE_DESTROY: f.initModuleDestroy().setModule(id); return;
+    case Op::KERNEL_DESTROY: f.initKernelDestroy().setKernel(id); return;
+    case Op::KERNEL_SET_GROUP_SIZE: {
+      auto k = f.initKernelSetGroupSize();
+      k.setKernel(id);
+      setDim3(k.initGroupSize(), value(0), value(1), value(2));
+      return;
+    }
+    case Op::KERNEL_SET_INDIRECT_ACCESS: {
+      auto k = f.initKernelSetIndirectAccess();
+      k.setKernel(id);
+      k.setFlags(static_cast<uint32_t>(value(0)));
+      return;
+    }
+    case Op::KERNEL_SET_GLOBAL_OFFSET: {
+      auto k = f.initKernelSetGlobalOffset();
+      k.setKernel(id);
+      setDim3(k.initOffset(), value(0), value(1), value(2));
+      return;
+    }
+    case Op::QUEUE_DESTROY: f.initQueueDestroy().setQueue(id); return;
+    case Op::LIST_CLOSE: f.initListClose().setList(id); return;
+    case Op::LIST_RESET: f.initListReset().setList(id); return;
+    case Op::LIST_DESTROY: f.initListDestroy().setList(id); return;
+    case Op::EVENT_POOL_DESTROY: f.initEventPoolDestroy().setPool(id); return;
+    case Op::EVENT_DESTROY: f.initEventDestroy().setEvent(id); return;
+    case Op::EVENT_HOST_SIGNAL: f.initEventHostSignal().setEvent(id); return;
+    case Op::EVENT_HOST_RESET: f.initEventHostReset().setEvent(id); return;
+    case Op::EVENT_QUERY_STATUS: f.initEventQueryStatus().setEvent(id); return;
+    case Op::EVENT_HOST_SYNCHRONIZE: {
+      auto w = f.initEventHostSynchronize();
+      w.setEvent(id);
+      w.setTimeout(value(0));
+      return;
+    }
+    case Op::FENCE_DESTROY: f.initFenceDestroy().setFence(id); return;
+    case Op::FENCE_RESET: f.initFenceReset().setFence(id); return;
+    case Op::FENCE_QUERY_STATUS: f.initFenceQueryStatus().setFence(id); return;
+    case Op::FENCE_HOST_SYNCHRONIZE: {
+      auto w = f.initFenceHostSynchronize();
+      w.setFence(id);
+      w.setTimeout(value(0));
+      return;
+    }
+    case Op::QUEUE_SYNCHRONIZE: {
+      auto w = f.initQueueSynchronize();
+      w.setQueue(id);
+      w.setTimeout(value(0));
+      return;
+    }
+    default:
+      // A hook passed an operation this does not make: replay must stop on it.
+      f.initUnsupported().setReason("an operation recorded without its fields");
+      return;
+  }
+}
+
 }  // namespace
 
 struct ReplayRecorder::Impl {
@@ -161,20 +232,25 @@ struct ReplayRecorder::Impl {
     return a < it->first + it->second.size ? &*it : nullptr;
   }
 
-  replay::Record record(uint64_t seq, const core::CallScope& scope, Op op, uint64_t object = 0) {
+  replay::Record record(uint64_t seq, const core::CallScope& scope) {
     replay::Record r;
     r.seq = seq;
     r.thread = threadOf(scope);
-    r.op = op;
     r.function = scope.function();
-    r.object = object;
     r.ticks = core::nowTicks();
     return r;
   }
 
-  void addEvents(replay::Record& r, ze_event_handle_t signal, uint32_t n, ze_event_handle_t* events) {
-    r.objects.push_back(idOf(signal));
-    for (uint32_t i = 0; events && i < n; ++i) r.objects.push_back(idOf(events[i]));
+  template <typename Builder>
+  void setIds(Builder&& list, uint32_t n, const void* const* handles) {
+    for (uint32_t i = 0; i < n; ++i) list.set(i, idOf(handles[i]));
+  }
+  // An append's signal event and the events it waits for.
+  template <typename Op>
+  void setEvents(Op op, ze_event_handle_t signal, uint32_t n, ze_event_handle_t* events) {
+    op.setSignal(idOf(signal));
+    if (!events) n = 0;
+    setIds(op.initWaits(n), n, reinterpret_cast<const void* const*>(events));
   }
 
   // Whether page `i` of the allocation at `address` may be written by a copy
@@ -226,10 +302,10 @@ struct ReplayRecorder::Impl {
         replay::Record r;
         r.seq = replay::nextSeq();
         r.thread = thread;
-        r.op = Op::HOST_DATA;
-        r.object = a.id;
-        r.values = {0, offset};
-        r.addresses = {address + offset};
+        auto h = r.fields().initHostData();
+        h.setAllocation(a.id);
+        h.setOffset(offset);
+        h.setAddress(address + offset);
         r.payload = replay::blobPayload(base + offset, length);
         r.ticks = core::nowTicks();
         replay::add(std::move(r));
@@ -326,17 +402,17 @@ struct ReplayRecorder::Impl {
     replay::Record r;
     r.seq = replay::nextSeq();
     r.thread = thread;
-    r.op = Op::HOST_DATA;
-    r.object = copySeq;
-    r.values = {1, offset};
-    r.addresses = {u(src) + offset};
     std::string refusal;
     r.payload = hostBytes(static_cast<const uint8_t*>(src) + offset, extent, refusal);
     r.ticks = core::nowTicks();
     if (!refusal.empty()) {
-      r.op = Op::UNSUPPORTED;
       r.payload = {};
-      r.text = refusal;
+      r.fields().initUnsupported().setReason(refusal);
+    } else {
+      auto h = r.fields().initHostData();
+      h.setCopy(copySeq);
+      h.setOffset(offset);
+      h.setAddress(u(src) + offset);
     }
     replay::add(std::move(r));
   }
@@ -354,10 +430,10 @@ struct ReplayRecorder::Impl {
       replay::Record r;
       r.seq = replay::nextSeq();
       r.thread = thread;
-      r.op = Op::READ_BACK;
-      r.object = p.copySeq;
-      r.values = {p.offset};
-      r.addresses = {u(p.dst) + p.offset};
+      auto b = r.fields().initReadBack();
+      b.setCopy(p.copySeq);
+      b.setOffset(p.offset);
+      b.setDst(u(p.dst) + p.offset);
       r.payload = replay::blobPayload(static_cast<const uint8_t*>(p.dst) + p.offset, p.extent);
       r.ticks = core::nowTicks();
       replay::add(std::move(r));
@@ -422,9 +498,14 @@ void ReplayRecorder::devicesSeen(ze_driver_handle_t driver, uint32_t count, ze_d
     ze_device_properties_t props{};
     props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
     bool named = GTAP_ZE_REAL(zeDeviceGetProperties)(devices[i], &props) == ZE_RESULT_SUCCESS;
-    auto r = impl_->record(begin(), scope, Op::DEVICE, impl_->make(devices[i]));
-    r.values = {driverIndex, i, named ? props.vendorId : 0u, named ? props.deviceId : 0u};
-    if (named) r.text = props.name;
+    auto r = impl_->record(begin(), scope);
+    auto d = r.fields().initDevice();
+    d.setDevice(impl_->make(devices[i]));
+    d.setDriverIndex(driverIndex);
+    d.setDeviceIndex(i);
+    d.setVendorId(named ? props.vendorId : 0u);
+    d.setDeviceId(named ? props.deviceId : 0u);
+    if (named) d.setName(props.name);
     replay::add(std::move(r));
   }
 }
@@ -432,9 +513,12 @@ void ReplayRecorder::devicesSeen(ze_driver_handle_t driver, uint32_t count, ze_d
 void ReplayRecorder::contextCreated(uint64_t seq, const core::CallScope& scope, ze_context_handle_t context,
                                     const ze_context_desc_t* desc, uint32_t numDevices, ze_device_handle_t* devices) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(seq, scope, Op::CONTEXT_CREATE, impl_->make(context));
-  for (uint32_t i = 0; devices && i < numDevices; ++i) r.objects.push_back(impl_->idOf(devices[i]));
-  r.values = {desc ? desc->flags : 0u};
+  auto r = impl_->record(seq, scope);
+  auto c = r.fields().initContextCreate();
+  c.setContext(impl_->make(context));
+  if (!devices) numDevices = 0;
+  impl_->setIds(c.initDevices(numDevices), numDevices, reinterpret_cast<const void* const*>(devices));
+  c.setFlags(desc ? desc->flags : 0u);
   replay::add(std::move(r));
 }
 
@@ -445,29 +529,38 @@ void ReplayRecorder::moduleCreated(uint64_t seq, const core::CallScope& scope, z
   replay::Payload binary;
   if (desc && desc->pInputModule) binary = replay::blobPayload(desc->pInputModule, desc->inputSize);
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(seq, scope, Op::MODULE_CREATE, impl_->make(module));
-  r.objects = {impl_->idOf(context), impl_->idOf(device)};
-  r.values = {desc ? static_cast<uint64_t>(desc->format) : 0};
+  auto r = impl_->record(seq, scope);
+  auto m = r.fields().initModuleCreate();
+  m.setModule(impl_->make(module));
+  m.setContext(impl_->idOf(context));
+  m.setDevice(impl_->idOf(device));
+  m.setFormat(desc ? static_cast<uint32_t>(desc->format) : 0u);
+  if (desc && desc->pBuildFlags && *desc->pBuildFlags) m.setBuildFlags(desc->pBuildFlags);
   r.payload = std::move(binary);
-  if (desc && desc->pBuildFlags) r.text = desc->pBuildFlags;
   replay::add(std::move(r));
 }
 
 void ReplayRecorder::kernelCreated(uint64_t seq, const core::CallScope& scope, ze_kernel_handle_t kernel,
                                    ze_module_handle_t module, const ze_kernel_desc_t* desc) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(seq, scope, Op::KERNEL_CREATE, impl_->make(kernel));
-  r.objects = {impl_->idOf(module)};
-  r.values = {desc ? desc->flags : 0u};
-  if (desc && desc->pKernelName) r.text = desc->pKernelName;
+  auto r = impl_->record(seq, scope);
+  auto k = r.fields().initKernelCreate();
+  k.setKernel(impl_->make(kernel));
+  k.setModule(impl_->idOf(module));
+  k.setFlags(desc ? desc->flags : 0u);
+  k.setName(desc && desc->pKernelName ? desc->pKernelName : "");
   replay::add(std::move(r));
 }
 
 void ReplayRecorder::kernelArgument(uint64_t seq, const core::CallScope& scope, ze_kernel_handle_t kernel,
                                     uint32_t index, size_t size, const void* value) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(seq, scope, Op::KERNEL_SET_ARGUMENT, impl_->idOf(kernel));
-  r.values = {index, size, value ? 1u : 0u};
+  auto r = impl_->record(seq, scope);
+  auto k = r.fields().initKernelSetArgument();
+  k.setKernel(impl_->idOf(kernel));
+  k.setIndex(index);
+  k.setSize(size);
+  k.setHasValue(static_cast<uint8_t>(value ? 1 : 0));
   r.payload = replay::inlinePayload(value, value ? size : 0);
   r.payload.size = size;
   replay::add(std::move(r));
@@ -477,11 +570,18 @@ void ReplayRecorder::queueCreated(uint64_t seq, const core::CallScope& scope, ze
                                   ze_context_handle_t context, ze_device_handle_t device,
                                   const ze_command_queue_desc_t* desc) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(seq, scope, Op::QUEUE_CREATE, impl_->make(queue));
-  r.objects = {impl_->idOf(context), impl_->idOf(device)};
-  if (desc)
-    r.values = {desc->ordinal, desc->index, desc->flags, static_cast<uint64_t>(desc->mode),
-                static_cast<uint64_t>(desc->priority)};
+  auto r = impl_->record(seq, scope);
+  auto q = r.fields().initQueueCreate();
+  q.setQueue(impl_->make(queue));
+  q.setContext(impl_->idOf(context));
+  q.setDevice(impl_->idOf(device));
+  if (desc) {
+    q.setOrdinal(desc->ordinal);
+    q.setIndex(desc->index);
+    q.setFlags(desc->flags);
+    q.setMode(static_cast<uint32_t>(desc->mode));
+    q.setPriority(static_cast<uint32_t>(desc->priority));
+  }
   impl_->queues[queue] = {desc && desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS, 0};
   replay::add(std::move(r));
 }
@@ -490,9 +590,15 @@ void ReplayRecorder::listCreated(uint64_t seq, const core::CallScope& scope, ze_
                                  ze_context_handle_t context, ze_device_handle_t device,
                                  const ze_command_list_desc_t* desc) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(seq, scope, Op::LIST_CREATE, impl_->make(list));
-  r.objects = {impl_->idOf(context), impl_->idOf(device)};
-  if (desc) r.values = {desc->commandQueueGroupOrdinal, desc->flags};
+  auto r = impl_->record(seq, scope);
+  auto l = r.fields().initListCreate();
+  l.setList(impl_->make(list));
+  l.setContext(impl_->idOf(context));
+  l.setDevice(impl_->idOf(device));
+  if (desc) {
+    l.setOrdinal(desc->commandQueueGroupOrdinal);
+    l.setFlags(desc->flags);
+  }
   impl_->lists[list] = ListState{};
   replay::add(std::move(r));
 }
@@ -501,11 +607,18 @@ void ReplayRecorder::immediateListCreated(uint64_t seq, const core::CallScope& s
                                           ze_context_handle_t context, ze_device_handle_t device,
                                           const ze_command_queue_desc_t* desc) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(seq, scope, Op::LIST_CREATE_IMMEDIATE, impl_->make(list));
-  r.objects = {impl_->idOf(context), impl_->idOf(device)};
-  if (desc)
-    r.values = {desc->ordinal, desc->index, desc->flags, static_cast<uint64_t>(desc->mode),
-                static_cast<uint64_t>(desc->priority)};
+  auto r = impl_->record(seq, scope);
+  auto i = r.fields().initListCreateImmediate();
+  i.setList(impl_->make(list));
+  i.setContext(impl_->idOf(context));
+  i.setDevice(impl_->idOf(device));
+  if (desc) {
+    i.setOrdinal(desc->ordinal);
+    i.setIndex(desc->index);
+    i.setFlags(desc->flags);
+    i.setMode(static_cast<uint32_t>(desc->mode));
+    i.setPriority(static_cast<uint32_t>(desc->priority));
+  }
   ListState l;
   l.immediate = true;
   l.synchronous = desc && desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
@@ -517,36 +630,48 @@ void ReplayRecorder::eventPoolCreated(uint64_t seq, const core::CallScope& scope
                                       ze_context_handle_t context, const ze_event_pool_desc_t* desc,
                                       uint32_t numDevices, ze_device_handle_t* devices) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(seq, scope, Op::EVENT_POOL_CREATE, impl_->make(pool));
-  r.objects = {impl_->idOf(context)};
-  for (uint32_t i = 0; devices && i < numDevices; ++i) r.objects.push_back(impl_->idOf(devices[i]));
-  r.values = {desc ? desc->flags : 0u, desc ? desc->count : 0u};
+  auto r = impl_->record(seq, scope);
+  auto p = r.fields().initEventPoolCreate();
+  p.setPool(impl_->make(pool));
+  p.setContext(impl_->idOf(context));
+  if (!devices) numDevices = 0;
+  impl_->setIds(p.initDevices(numDevices), numDevices, reinterpret_cast<const void* const*>(devices));
+  p.setFlags(desc ? desc->flags : 0u);
+  p.setCount(desc ? desc->count : 0u);
   replay::add(std::move(r));
 }
 
 void ReplayRecorder::eventCreated(uint64_t seq, const core::CallScope& scope, ze_event_handle_t event,
                                   ze_event_pool_handle_t pool, const ze_event_desc_t* desc) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(seq, scope, Op::EVENT_CREATE, impl_->make(event));
-  r.objects = {impl_->idOf(pool)};
-  if (desc) r.values = {desc->index, desc->signal, desc->wait};
+  auto r = impl_->record(seq, scope);
+  auto e = r.fields().initEventCreate();
+  e.setEvent(impl_->make(event));
+  e.setPool(impl_->idOf(pool));
+  if (desc) {
+    e.setIndex(desc->index);
+    e.setSignalScope(desc->signal);
+    e.setWaitScope(desc->wait);
+  }
   replay::add(std::move(r));
 }
 
 void ReplayRecorder::fenceCreated(uint64_t seq, const core::CallScope& scope, ze_fence_handle_t fence,
                                   ze_command_queue_handle_t queue, const ze_fence_desc_t* desc) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(seq, scope, Op::FENCE_CREATE, impl_->make(fence));
-  r.objects = {impl_->idOf(queue)};
-  r.values = {desc ? desc->flags : 0u};
+  auto r = impl_->record(seq, scope);
+  auto f = r.fields().initFenceCreate();
+  f.setFence(impl_->make(fence));
+  f.setQueue(impl_->idOf(queue));
+  f.setFlags(desc ? desc->flags : 0u);
   replay::add(std::move(r));
 }
 
 void ReplayRecorder::simple(uint64_t seq, const core::CallScope& scope, Op op, const void* handle,
                             std::vector<uint64_t> values) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(seq, scope, op, impl_->idOf(handle));
-  r.values = std::move(values);
+  auto r = impl_->record(seq, scope);
+  setOneObject(r.fields(), op, impl_->idOf(handle), values);
   if (op == Op::LIST_RESET) {
     if (auto l = impl_->lists.find(handle); l != impl_->lists.end()) l->second.ops.clear();
   } else if (op == Op::EVENT_HOST_RESET) {
@@ -557,7 +682,9 @@ void ReplayRecorder::simple(uint64_t seq, const core::CallScope& scope, Op op, c
 
 void ReplayRecorder::destroyed(uint64_t seq, const core::CallScope& scope, Op op, const void* handle) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  replay::add(impl_->record(seq, scope, op, impl_->idOf(handle)));
+  auto r = impl_->record(seq, scope);
+  setOneObject(r.fields(), op, impl_->idOf(handle), {});
+  replay::add(std::move(r));
   impl_->forget(handle);
 }
 
@@ -566,10 +693,15 @@ void ReplayRecorder::memAllocated(uint64_t seq, const core::CallScope& scope, ui
                                   size_t alignment, void* ptr) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   uint64_t id = impl_->nextId++;
-  auto r = impl_->record(seq, scope, Op::MEM_ALLOC, id);
-  r.objects = {impl_->idOf(context), impl_->idOf(device)};
-  r.values = {kind, size, alignment};
-  r.addresses = {u(ptr)};
+  auto r = impl_->record(seq, scope);
+  auto m = r.fields().initMemAlloc();
+  m.setAllocation(id);
+  m.setContext(impl_->idOf(context));
+  m.setDevice(impl_->idOf(device));
+  m.setKind(kind);
+  m.setSize(size);
+  m.setAlignment(alignment);
+  m.setAddress(u(ptr));
   impl_->allocations[u(ptr)] = {id, size, kind, {}};
   replay::add(std::move(r));
 }
@@ -579,9 +711,11 @@ uint64_t ReplayRecorder::memFreeing(const core::CallScope& scope, ze_context_han
   auto it = impl_->allocations.find(u(ptr));
   if (it == impl_->allocations.end()) return 0;
   uint64_t seq = begin();
-  auto r = impl_->record(seq, scope, Op::MEM_FREE, it->second.id);
-  r.objects = {impl_->idOf(context)};
-  r.addresses = {u(ptr)};
+  auto r = impl_->record(seq, scope);
+  auto m = r.fields().initMemFree();
+  m.setAllocation(it->second.id);
+  m.setContext(impl_->idOf(context));
+  m.setAddress(u(ptr));
   replay::add(std::move(r));
   impl_->allocations.erase(it);
   return seq;
@@ -612,11 +746,14 @@ void ReplayRecorder::launched(const Append& a, const core::CallScope& scope, ze_
                               ze_kernel_handle_t kernel, const ze_group_count_t* groups, bool cooperative,
                               ze_event_handle_t signal, uint32_t numWaits, ze_event_handle_t* waits) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(a.seq, scope, Op::LAUNCH_KERNEL, impl_->idOf(list));
-  r.objects = {impl_->idOf(kernel)};
-  impl_->addEvents(r, signal, numWaits, waits);
-  r.values = {groups ? groups->groupCountX : 0u, groups ? groups->groupCountY : 0u,
-              groups ? groups->groupCountZ : 0u, cooperative ? 1u : 0u, a.dispatch};
+  auto r = impl_->record(a.seq, scope);
+  auto l = r.fields().initLaunchKernel();
+  l.setList(impl_->idOf(list));
+  l.setKernel(impl_->idOf(kernel));
+  impl_->setEvents(l, signal, numWaits, waits);
+  if (groups) setDim3(l.initGroups(), groups->groupCountX, groups->groupCountY, groups->groupCountZ);
+  l.setCooperative(static_cast<uint8_t>(cooperative ? 1 : 0));
+  l.setDispatch(a.dispatch);
   replay::add(std::move(r));
   ListOp op;
   op.seq = a.seq;
@@ -640,25 +777,43 @@ void ReplayRecorder::copied(const Append& a, const core::CallScope& scope, ze_co
                             uint32_t numWaits, ze_event_handle_t* waits) {
   uint32_t thread = threadOf(scope);
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(a.seq, scope, region ? Op::COPY_REGION : Op::COPY, impl_->idOf(list));
-  impl_->addEvents(r, signal, numWaits, waits);
+  auto r = impl_->record(a.seq, scope);
   ListOp op;
   op.seq = a.seq;
   op.signal = signal;
   op.dst = dst;
   op.src = src;
   op.dstExtent = op.srcExtent = size;
+  // Written once it is known whether the copy is recorded or refused.
+  auto setCopy = [&](schema::ReplayRecord::Builder f) {
+    if (region) {
+      const ze_copy_region_t *d = region->dst, *s = region->src;
+      auto c = f.initCopyRegion();
+      c.setList(impl_->idOf(list));
+      impl_->setEvents(c, signal, numWaits, waits);
+      setDim3(c.initDstOrigin(), d->originX, d->originY, d->originZ);
+      setDim3(c.initDstExtent(), d->width, d->height, d->depth);
+      c.setDstPitch(region->dstPitch);
+      c.setDstSlicePitch(region->dstSlicePitch);
+      setDim3(c.initSrcOrigin(), s->originX, s->originY, s->originZ);
+      setDim3(c.initSrcExtent(), s->width, s->height, s->depth);
+      c.setSrcPitch(region->srcPitch);
+      c.setSrcSlicePitch(region->srcSlicePitch);
+      c.setDst(u(dst));
+      c.setSrc(u(src));
+    } else {
+      auto c = f.initCopy();
+      c.setList(impl_->idOf(list));
+      impl_->setEvents(c, signal, numWaits, waits);
+      c.setSize(size);
+      c.setDst(u(dst));
+      c.setSrc(u(src));
+    }
+  };
   if (region) {
-    const ze_copy_region_t *d = region->dst, *s = region->src;
-    r.values = {d->originX, d->originY, d->originZ, d->width, d->height, d->depth, region->dstPitch,
-                region->dstSlicePitch, s->originX, s->originY, s->originZ, s->width, s->height, s->depth,
-                region->srcPitch, region->srcSlicePitch};
-    regionSpan(d, region->dstPitch, region->dstSlicePitch, op.dstOffset, op.dstExtent);
-    regionSpan(s, region->srcPitch, region->srcSlicePitch, op.srcOffset, op.srcExtent);
-  } else {
-    r.values = {size};
+    regionSpan(region->dst, region->dstPitch, region->dstSlicePitch, op.dstOffset, op.dstExtent);
+    regionSpan(region->src, region->srcPitch, region->srcSlicePitch, op.srcOffset, op.srcExtent);
   }
-  r.addresses = {u(dst), u(src)};
   auto* dstAlloc = impl_->allocationAt(dst);
   op.readBack = !dstAlloc || dstAlloc->second.kind != static_cast<uint8_t>(schema::MemoryKind::DEVICE);
   // A region copy's read-back would hold the bytes between its rows too,
@@ -678,11 +833,11 @@ void ReplayRecorder::copied(const Append& a, const core::CallScope& scope, ze_co
     std::string refusal;
     r.payload = impl_->hostBytes(static_cast<const uint8_t*>(src) + op.srcOffset, op.srcExtent, refusal);
     if (!refusal.empty()) {
-      r.op = Op::UNSUPPORTED;
       r.payload = {};
-      r.text = refusal;
+      r.fields().initUnsupported().setReason(refusal);
     }
   }
+  if (!r.message) setCopy(r.fields());
   replay::add(std::move(r));
   impl_->appendedToList(list, op, thread);
 }
@@ -691,10 +846,12 @@ void ReplayRecorder::filled(const Append& a, const core::CallScope& scope, ze_co
                             const void* pattern, size_t patternSize, size_t size, ze_event_handle_t signal,
                             uint32_t numWaits, ze_event_handle_t* waits) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(a.seq, scope, Op::FILL, impl_->idOf(list));
-  impl_->addEvents(r, signal, numWaits, waits);
-  r.values = {size};
-  r.addresses = {u(dst)};
+  auto r = impl_->record(a.seq, scope);
+  auto f = r.fields().initFill();
+  f.setList(impl_->idOf(list));
+  impl_->setEvents(f, signal, numWaits, waits);
+  f.setSize(size);
+  f.setDst(u(dst));
   r.payload = replay::inlinePayload(pattern, patternSize);
   replay::add(std::move(r));
   impl_->appendedToList(list, {a.seq, signal}, threadOf(scope));
@@ -703,13 +860,22 @@ void ReplayRecorder::filled(const Append& a, const core::CallScope& scope, ze_co
 void ReplayRecorder::listOp(const Append& a, const core::CallScope& scope, Op op, ze_command_list_handle_t list,
                             ze_event_handle_t signal, uint32_t numEvents, ze_event_handle_t* events) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(a.seq, scope, op, impl_->idOf(list));
-  if (op == Op::BARRIER)
-    impl_->addEvents(r, signal, numEvents, events);
-  else if (op == Op::WAIT_ON_EVENTS)
-    for (uint32_t i = 0; events && i < numEvents; ++i) r.objects.push_back(impl_->idOf(events[i]));
-  else
-    r.objects = {impl_->idOf(signal)};
+  auto r = impl_->record(a.seq, scope);
+  auto f = r.fields();
+  if (!events) numEvents = 0;
+  if (op == Op::BARRIER) {
+    auto b = f.initBarrier();
+    b.setList(impl_->idOf(list));
+    impl_->setEvents(b, signal, numEvents, events);
+  } else if (op == Op::WAIT_ON_EVENTS) {
+    auto w = f.initWaitOnEvents();
+    w.setList(impl_->idOf(list));
+    impl_->setIds(w.initEvents(numEvents), numEvents, reinterpret_cast<const void* const*>(events));
+  } else {
+    auto e = op == Op::SIGNAL_EVENT ? f.initSignalEvent() : f.initEventReset();
+    e.setList(impl_->idOf(list));
+    e.setEvent(impl_->idOf(signal));
+  }
   replay::add(std::move(r));
   // The event a signal or barrier sets tells, once the program sees it set,
   // that the work before it on this list finished.
@@ -737,10 +903,14 @@ uint64_t ReplayRecorder::executing(const core::CallScope& scope, ze_command_queu
   impl_->dispatches += launches;
   replay::dispatchesStarting(firstDispatch, launches, thread);
   uint64_t seq = begin();
-  auto r = impl_->record(seq, scope, Op::EXECUTE, impl_->idOf(queue));
-  r.objects = {impl_->idOf(fence)};
-  for (uint32_t i = 0; lists && i < count; ++i) r.objects.push_back(impl_->idOf(lists[i]));
-  r.values = {firstDispatch, launches};
+  auto r = impl_->record(seq, scope);
+  auto e = r.fields().initExecute();
+  e.setQueue(impl_->idOf(queue));
+  e.setFence(impl_->idOf(fence));
+  uint32_t listCount = lists ? count : 0;
+  impl_->setIds(e.initLists(listCount), listCount, reinterpret_cast<const void* const*>(lists));
+  e.setFirstDispatch(firstDispatch);
+  e.setDispatches(launches);
   replay::add(std::move(r));
   replay::dispatchesDone(firstDispatch, launches, thread);
   // Where each operation falls in the queue's order, so a later wait tells
@@ -775,9 +945,8 @@ void ReplayRecorder::executed(uint64_t seq, const core::CallScope& scope, ze_com
 void ReplayRecorder::waited(const core::CallScope& scope, Op op, const void* handle, uint64_t timeout) {
   uint32_t thread = threadOf(scope);
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(begin(), scope, op, impl_->idOf(handle));
-  if (op == Op::EVENT_HOST_SYNCHRONIZE || op == Op::FENCE_HOST_SYNCHRONIZE || op == Op::QUEUE_SYNCHRONIZE)
-    r.values = {timeout};
+  auto r = impl_->record(begin(), scope);
+  setOneObject(r.fields(), op, impl_->idOf(handle), {timeout});
   replay::add(std::move(r));
   switch (op) {
     case Op::QUEUE_SYNCHRONIZE:
@@ -795,8 +964,8 @@ void ReplayRecorder::waited(const core::CallScope& scope, Op op, const void* han
 
 void ReplayRecorder::unsupported(const core::CallScope& scope, std::string reason) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(begin(), scope, Op::UNSUPPORTED);
-  r.text = std::move(reason);
+  auto r = impl_->record(begin(), scope);
+  r.fields().initUnsupported().setReason(reason);
   replay::add(std::move(r));
 }
 

@@ -21,7 +21,7 @@ bool replaying(const core::CallScope& scope);
 
 class ReplayRecorder {
  public:
-  using Op = schema::ReplayOp;
+  using Op = schema::ReplayRecord::Which;
   static ReplayRecorder& get();
 
   // The record's place in the stream, taken before a call that is not a wait.

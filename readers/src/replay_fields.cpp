@@ -1,6 +1,10 @@
 #include "gtap/readers/replay_fields.h"
 
+#include <capnp/dynamic.h>
+#include <capnp/schema.h>
+
 #include <cstdio>
+#include <optional>
 
 #include "gtap/readers/json.h"
 
@@ -9,105 +13,96 @@ namespace gtap::readers {
 namespace {
 
 using Kind = ReplayField::Kind;
+using Field = capnp::StructSchema::Field;
 
-struct ValueSpec {
-  const char* name;
-  unsigned count;  // > 1: a tuple of that many values
-  Kind kind;
-};
+// The schema's annotations (format/schema/capture.capnp).
+constexpr uint64_t kRef = 0xd3a1c6e2f0b84a11ull;
+constexpr uint64_t kAddress = 0xd3a1c6e2f0b84a12ull;
+constexpr uint64_t kHex = 0xd3a1c6e2f0b84a13ull;
+constexpr uint64_t kSeq = 0xd3a1c6e2f0b84a14ull;
+constexpr uint64_t kMakes = 0xd3a1c6e2f0b84a15ull;
+constexpr uint64_t kAppends = 0xd3a1c6e2f0b84a16ull;
+constexpr uint64_t kPayload = 0xd3a1c6e2f0b84a17ull;
+constexpr uint64_t kNote = 0xd3a1c6e2f0b84a18ull;
 
-// What an op's generic fields hold (docs/replay.md, Records).
-struct Layout {
-  const char* object = nullptr;       // name of `object`, or nullptr when unused
-  std::vector<const char*> objects;   // names of the leading `objects`
-  const char* objectsRest = nullptr;  // name of the list the remaining `objects` form
-  std::vector<ValueSpec> values;
-  std::vector<const char*> addresses;
-};
+bool annotated(const Field& f, uint64_t id) {
+  for (auto a : f.getProto().getAnnotations())
+    if (a.getId() == id) return true;
+  return false;
+}
 
-ValueSpec num(const char* name) { return {name, 1, Kind::number}; }
-ValueSpec triple(const char* name) { return {name, 3, Kind::tuple}; }
-
-Layout layoutOf(schema::ReplayOp op) {
-  using O = schema::ReplayOp;
-  const std::vector<const char*> appendEvents = {"signal"};
-  switch (op) {
-    case O::DEVICE:
-      return {"device", {}, nullptr,
-              {num("driverIndex"), num("deviceIndex"), {"vendorId", 1, Kind::hex}, {"deviceId", 1, Kind::hex}}, {}};
-    case O::CONTEXT_CREATE: return {"context", {}, "devices", {num("flags")}, {}};
-    case O::CONTEXT_DESTROY: return {"context", {}, nullptr, {}, {}};
-    case O::MEM_ALLOC:
-      return {"allocation", {"context", "device"}, nullptr, {num("kind"), num("size"), num("alignment")}, {"address"}};
-    case O::MEM_FREE: return {"allocation", {"context"}, nullptr, {}, {"address"}};
-    case O::MODULE_CREATE: return {"module", {"context", "device"}, nullptr, {num("format")}, {}};
-    case O::MODULE_DESTROY: return {"module", {}, nullptr, {}, {}};
-    case O::KERNEL_CREATE: return {"kernel", {"module"}, nullptr, {num("flags")}, {}};
-    case O::KERNEL_DESTROY: return {"kernel", {}, nullptr, {}, {}};
-    case O::KERNEL_SET_GROUP_SIZE: return {"kernel", {}, nullptr, {triple("groupSize")}, {}};
-    case O::KERNEL_SET_ARGUMENT:
-      return {"kernel", {}, nullptr, {num("index"), num("size"), num("hasValue")}, {}};
-    case O::KERNEL_SET_INDIRECT_ACCESS: return {"kernel", {}, nullptr, {num("flags")}, {}};
-    case O::KERNEL_SET_GLOBAL_OFFSET: return {"kernel", {}, nullptr, {triple("offset")}, {}};
-    case O::QUEUE_CREATE:
-      return {"queue", {"context", "device"}, nullptr,
-              {num("ordinal"), num("index"), num("flags"), num("mode"), num("priority")}, {}};
-    case O::QUEUE_DESTROY: return {"queue", {}, nullptr, {}, {}};
-    case O::LIST_CREATE: return {"list", {"context", "device"}, nullptr, {num("ordinal"), num("flags")}, {}};
-    case O::LIST_CREATE_IMMEDIATE:
-      return {"list", {"context", "device"}, nullptr,
-              {num("ordinal"), num("index"), num("flags"), num("mode"), num("priority")}, {}};
-    case O::LIST_CLOSE:
-    case O::LIST_RESET:
-    case O::LIST_DESTROY: return {"list", {}, nullptr, {}, {}};
-    case O::EVENT_POOL_CREATE: return {"pool", {"context"}, "devices", {num("flags"), num("count")}, {}};
-    case O::EVENT_POOL_DESTROY: return {"pool", {}, nullptr, {}, {}};
-    case O::EVENT_CREATE:
-      return {"event", {"pool"}, nullptr, {num("index"), num("signalScope"), num("waitScope")}, {}};
-    case O::EVENT_DESTROY:
-    case O::EVENT_HOST_SIGNAL:
-    case O::EVENT_HOST_RESET:
-    case O::EVENT_QUERY_STATUS: return {"event", {}, nullptr, {}, {}};
-    case O::EVENT_HOST_SYNCHRONIZE: return {"event", {}, nullptr, {num("timeout")}, {}};
-    case O::FENCE_CREATE: return {"fence", {"queue"}, nullptr, {num("flags")}, {}};
-    case O::FENCE_DESTROY:
-    case O::FENCE_RESET:
-    case O::FENCE_QUERY_STATUS: return {"fence", {}, nullptr, {}, {}};
-    case O::FENCE_HOST_SYNCHRONIZE: return {"fence", {}, nullptr, {num("timeout")}, {}};
-    case O::QUEUE_SYNCHRONIZE: return {"queue", {}, nullptr, {num("timeout")}, {}};
-    case O::EXECUTE: return {"queue", {"fence"}, "lists", {num("firstDispatch"), num("dispatches")}, {}};
-    case O::LAUNCH_KERNEL:
-      return {"list", {"kernel", "signal"}, "waits", {triple("groups"), num("cooperative"), num("dispatch")}, {}};
-    case O::COPY: return {"list", appendEvents, "waits", {num("size")}, {"dst", "src"}};
-    case O::COPY_REGION:
-      return {"list", appendEvents, "waits",
-              {triple("dstOrigin"), triple("dstExtent"), num("dstPitch"), num("dstSlicePitch"), triple("srcOrigin"),
-               triple("srcExtent"), num("srcPitch"), num("srcSlicePitch")},
-              {"dst", "src"}};
-    case O::FILL: return {"list", appendEvents, "waits", {num("size")}, {"dst"}};
-    case O::BARRIER: return {"list", appendEvents, "waits", {}, {}};
-    case O::SIGNAL_EVENT:
-    case O::EVENT_RESET: return {"list", {"event"}, nullptr, {}, {}};
-    case O::WAIT_ON_EVENTS: return {"list", {}, "events", {}, {}};
-    case O::HOST_DATA: return {"allocation", {}, nullptr, {num("target"), num("offset")}, {"address"}};
-    case O::READ_BACK: return {"copy", {}, nullptr, {num("offset")}, {"dst"}};
-    case O::SCOPE_BEGIN:
-    case O::SCOPE_END:
-    case O::UNSUPPORTED: return {};
-  }
+std::string annotationText(const Field& f, uint64_t id) {
+  for (auto a : f.getProto().getAnnotations())
+    if (a.getId() == id && a.getValue().isText()) return a.getValue().getText();
   return {};
 }
 
-const char* textName(schema::ReplayOp op) {
-  using O = schema::ReplayOp;
-  switch (op) {
-    case O::DEVICE: return "name";
-    case O::MODULE_CREATE: return "buildFlags";
-    case O::KERNEL_CREATE: return "name";
-    case O::SCOPE_BEGIN:
-    case O::SCOPE_END: return "scope";
-    case O::UNSUPPORTED: return "reason";
-    default: return "text";
+bool inUnion(const Field& f) {
+  return f.getProto().getDiscriminantValue() != capnp::schema::Field::NO_DISCRIMINANT;
+}
+
+bool isDim3(capnp::Type t) { return t.isStruct() && t.asStruct() == capnp::Schema::from<schema::Dim3>(); }
+
+bool isInteger(capnp::Type t) {
+  switch (t.which()) {
+    case capnp::schema::Type::BOOL:
+    case capnp::schema::Type::INT8:
+    case capnp::schema::Type::INT16:
+    case capnp::schema::Type::INT32:
+    case capnp::schema::Type::INT64:
+    case capnp::schema::Type::UINT8:
+    case capnp::schema::Type::UINT16:
+    case capnp::schema::Type::UINT32:
+    case capnp::schema::Type::UINT64: return true;
+    default: return false;
+  }
+}
+
+Kind kindOf(const Field& f) {
+  capnp::Type t = f.getType();
+  if (t.isText()) return Kind::text;
+  if (isDim3(t)) return Kind::tuple;
+  if (t.isList()) return Kind::ids;
+  if (annotated(f, kRef) || annotated(f, kSeq)) return Kind::id;
+  if (annotated(f, kAddress)) return Kind::address;
+  if (annotated(f, kHex)) return Kind::hex;
+  return Kind::number;
+}
+
+uint64_t asNumber(capnp::DynamicValue::Reader v) {
+  if (v.getType() == capnp::DynamicValue::BOOL) return v.as<bool>() ? 1 : 0;
+  if (v.getType() == capnp::DynamicValue::INT) return static_cast<uint64_t>(v.as<int64_t>());
+  return v.as<uint64_t>();
+}
+
+void appendStruct(std::vector<ReplayField>& out, capnp::DynamicStruct::Reader s, const std::string& prefix) {
+  auto active = s.which();
+  for (const Field& f : s.getSchema().getFields()) {
+    if (inUnion(f)) {
+      KJ_IF_MAYBE (a, active) {
+        if (*a != f) continue;
+      } else {
+        continue;
+      }
+    }
+    std::string name = prefix + f.getProto().getName().cStr();
+    capnp::Type t = f.getType();
+    Kind kind = kindOf(f);
+    if (t.isText()) {
+      if (s.has(f)) out.push_back({name, kind, {}, s.get(f).as<capnp::Text>()});
+    } else if (isDim3(t)) {
+      auto d = s.get(f).as<capnp::DynamicStruct>();
+      out.push_back({name, kind, {asNumber(d.get("x")), asNumber(d.get("y")), asNumber(d.get("z"))}, {}});
+    } else if (t.isList()) {
+      ReplayField field{name, kind, {}, {}};
+      if (isInteger(t.asList().getElementType()))
+        for (auto v : s.get(f).as<capnp::DynamicList>()) field.values.push_back(asNumber(v));
+      out.push_back(std::move(field));
+    } else if (t.isStruct()) {
+      appendStruct(out, s.get(f).as<capnp::DynamicStruct>(), name + ".");
+    } else if (isInteger(t)) {
+      out.push_back({name, kind, {asNumber(s.get(f))}, {}});
+    }
   }
 }
 
@@ -117,44 +112,86 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
+std::optional<Field> memberOf(ReplayOp op) {
+  KJ_IF_MAYBE (f, capnp::Schema::from<schema::ReplayRecord>().getFieldByDiscriminant(static_cast<uint16_t>(op)))
+    return *f;
+  return std::nullopt;
+}
+
+// A field's type as docs/replay.md shows it.
+std::string typeText(const Field& f) {
+  switch (kindOf(f)) {
+    case Kind::id: return annotated(f, kSeq) ? "seq" : "id";
+    case Kind::ids: return "ids";
+    case Kind::tuple: return "x, y, z";
+    case Kind::address: return "address";
+    case Kind::hex: return "hex";
+    case Kind::text: return "text";
+    case Kind::number: break;
+  }
+  return "number";
+}
+
+void fieldsMarkdown(std::string& cell, capnp::StructSchema s, const std::string& prefix) {
+  for (const Field& f : s.getFields()) {
+    std::string name = prefix + f.getProto().getName().cStr();
+    capnp::Type t = f.getType();
+    if (t.isStruct() && !isDim3(t)) {
+      fieldsMarkdown(cell, t.asStruct(), name + ".");
+      continue;
+    }
+    if (!cell.empty()) cell += ", ";
+    cell += "`" + name + "` (" + typeText(f);
+    if (inUnion(f)) cell += ", one of the union";
+    std::string note = annotationText(f, kNote);
+    if (!note.empty()) cell += ": " + note;
+    cell += ")";
+  }
+}
+
 }  // namespace
 
 std::vector<ReplayField> replayFields(const ReplayRecord& r) {
-  Layout layout = layoutOf(r.op);
   std::vector<ReplayField> out;
-  if (r.op == schema::ReplayOp::HOST_DATA && !r.values.empty() && r.values[0] == 1) layout.object = "copy";
-  if (layout.object) out.push_back({layout.object, Kind::id, {r.object}, {}});
-  else if (r.object) out.push_back({"object", Kind::id, {r.object}, {}});
-
-  size_t i = 0;
-  for (; i < layout.objects.size() && i < r.objects.size(); ++i)
-    out.push_back({layout.objects[i], Kind::id, {r.objects[i]}, {}});
-  if (layout.objectsRest) {
-    out.push_back({layout.objectsRest, Kind::ids, {r.objects.begin() + static_cast<long>(i), r.objects.end()}, {}});
-  } else if (i < r.objects.size()) {
-    out.push_back({"objects", Kind::ids, {r.objects.begin() + static_cast<long>(i), r.objects.end()}, {}});
+  auto record = capnp::toDynamic(r.fields);
+  KJ_IF_MAYBE (member, record.which()) {
+    if (member->getType().isStruct()) appendStruct(out, record.get(*member).as<capnp::DynamicStruct>(), "");
   }
-
-  size_t v = 0;
-  for (const ValueSpec& spec : layout.values) {
-    if (v >= r.values.size()) break;
-    size_t n = std::min<size_t>(spec.count, r.values.size() - v);
-    out.push_back({spec.name, spec.kind, {r.values.begin() + static_cast<long>(v),
-                                          r.values.begin() + static_cast<long>(v + n)}, {}});
-    v += n;
-  }
-  if (v < r.values.size())
-    out.push_back({"extra", Kind::ids, {r.values.begin() + static_cast<long>(v), r.values.end()}, {}});
-
-  size_t a = 0;
-  for (; a < layout.addresses.size() && a < r.addresses.size(); ++a)
-    out.push_back({layout.addresses[a], Kind::address, {r.addresses[a]}, {}});
-  for (; a < r.addresses.size(); ++a) out.push_back({"address", Kind::address, {r.addresses[a]}, {}});
-
-  if (!r.text.empty() || r.op == schema::ReplayOp::SCOPE_BEGIN || r.op == schema::ReplayOp::SCOPE_END ||
-      r.op == schema::ReplayOp::KERNEL_CREATE)
-    out.push_back({textName(r.op), Kind::text, {}, r.text});
   return out;
+}
+
+bool createsObject(ReplayOp op) {
+  auto f = memberOf(op);
+  return f && annotated(*f, kMakes);
+}
+
+bool isDeviceOperation(ReplayOp op) {
+  auto f = memberOf(op);
+  return f && annotated(*f, kAppends);
+}
+
+uint64_t createdObject(const ReplayRecord& r) {
+  auto member = memberOf(r.op);
+  if (!member || !annotated(*member, kMakes) || !member->getType().isStruct()) return 0;
+  auto body = capnp::toDynamic(r.fields).get(*member).as<capnp::DynamicStruct>();
+  auto fields = body.getSchema().getFields();
+  return fields.size() && isInteger(fields[0].getType()) ? asNumber(body.get(fields[0])) : 0;
+}
+
+void writeReplayOpsMarkdown(std::ostream& out) {
+  out << "| op | fields | payload | notes |\n| --- | --- | --- | --- |\n";
+  for (const Field& member : capnp::Schema::from<schema::ReplayRecord>().getUnionFields()) {
+    if (!member.getType().isStruct()) continue;  // `positional`: formats 1.0-1.1
+    std::string fields;
+    fieldsMarkdown(fields, member.getType().asStruct(), "");
+    std::string notes = annotationText(member, kNote);
+    auto add = [&](const std::string& n) { notes += (notes.empty() ? "" : "; ") + n; };
+    auto first = member.getType().asStruct().getFields();
+    if (annotated(member, kMakes) && first.size()) add(std::string("makes `") + first[0].getProto().getName().cStr() + "`");
+    if (annotated(member, kAppends)) add("appended to `list` (device work)");
+    out << "| `" << member.getProto().getName().cStr() << "` | " << fields << " | " << annotationText(member, kPayload)
+        << " | " << notes << " |\n";
+  }
 }
 
 std::string fieldText(const ReplayField& f) {

@@ -1,7 +1,9 @@
 #include "gtap/readers/replay_stream.h"
 
 #include "gtap/format/modes.h"
+#include "gtap/readers/replay_positional.h"
 
+#include <capnp/schema.h>
 #include <kj/exception.h>
 
 #include <algorithm>
@@ -56,15 +58,11 @@ ReplayRecord recordOf(schema::ReplayRecord::Reader r) {
   ReplayRecord out;
   out.seq = r.getSeq();
   out.thread = r.getThread();
-  out.op = r.getOp();
+  out.op = r.which();
   out.function = r.getFunction();
-  out.object = r.getObject();
-  for (auto v : r.getObjects()) out.objects.push_back(v);
-  for (auto v : r.getValues()) out.values.push_back(v);
-  for (auto v : r.getAddresses()) out.addresses.push_back(v);
   if (r.hasPayload()) out.payload = payloadOf(r.getPayload());
-  out.text = r.getText();
   out.hostNs = r.getHostNs();
+  out.fields = r;
   return out;
 }
 
@@ -74,58 +72,9 @@ std::string chunkAt(const Capture& capture, const format::ChunkInfo& c) {
 
 }  // namespace
 
-std::string replayOpName(schema::ReplayOp op) {
-  using O = schema::ReplayOp;
-  switch (op) {
-    case O::UNSUPPORTED: return "unsupported";
-    case O::DEVICE: return "device";
-    case O::CONTEXT_CREATE: return "contextCreate";
-    case O::CONTEXT_DESTROY: return "contextDestroy";
-    case O::MEM_ALLOC: return "memAlloc";
-    case O::MEM_FREE: return "memFree";
-    case O::MODULE_CREATE: return "moduleCreate";
-    case O::MODULE_DESTROY: return "moduleDestroy";
-    case O::KERNEL_CREATE: return "kernelCreate";
-    case O::KERNEL_DESTROY: return "kernelDestroy";
-    case O::KERNEL_SET_GROUP_SIZE: return "kernelSetGroupSize";
-    case O::KERNEL_SET_ARGUMENT: return "kernelSetArgument";
-    case O::KERNEL_SET_INDIRECT_ACCESS: return "kernelSetIndirectAccess";
-    case O::KERNEL_SET_GLOBAL_OFFSET: return "kernelSetGlobalOffset";
-    case O::QUEUE_CREATE: return "queueCreate";
-    case O::QUEUE_DESTROY: return "queueDestroy";
-    case O::LIST_CREATE: return "listCreate";
-    case O::LIST_CREATE_IMMEDIATE: return "listCreateImmediate";
-    case O::LIST_CLOSE: return "listClose";
-    case O::LIST_RESET: return "listReset";
-    case O::LIST_DESTROY: return "listDestroy";
-    case O::EVENT_POOL_CREATE: return "eventPoolCreate";
-    case O::EVENT_POOL_DESTROY: return "eventPoolDestroy";
-    case O::EVENT_CREATE: return "eventCreate";
-    case O::EVENT_DESTROY: return "eventDestroy";
-    case O::EVENT_HOST_SIGNAL: return "eventHostSignal";
-    case O::EVENT_HOST_RESET: return "eventHostReset";
-    case O::EVENT_HOST_SYNCHRONIZE: return "eventHostSynchronize";
-    case O::EVENT_QUERY_STATUS: return "eventQueryStatus";
-    case O::FENCE_CREATE: return "fenceCreate";
-    case O::FENCE_DESTROY: return "fenceDestroy";
-    case O::FENCE_RESET: return "fenceReset";
-    case O::FENCE_HOST_SYNCHRONIZE: return "fenceHostSynchronize";
-    case O::FENCE_QUERY_STATUS: return "fenceQueryStatus";
-    case O::QUEUE_SYNCHRONIZE: return "queueSynchronize";
-    case O::EXECUTE: return "execute";
-    case O::LAUNCH_KERNEL: return "launchKernel";
-    case O::COPY: return "copy";
-    case O::COPY_REGION: return "copyRegion";
-    case O::FILL: return "fill";
-    case O::BARRIER: return "barrier";
-    case O::SIGNAL_EVENT: return "signalEvent";
-    case O::WAIT_ON_EVENTS: return "waitOnEvents";
-    case O::EVENT_RESET: return "eventReset";
-    case O::HOST_DATA: return "hostData";
-    case O::READ_BACK: return "readBack";
-    case O::SCOPE_BEGIN: return "scopeBegin";
-    case O::SCOPE_END: return "scopeEnd";
-  }
+std::string replayOpName(ReplayOp op) {
+  auto member = capnp::Schema::from<schema::ReplayRecord>().getFieldByDiscriminant(static_cast<uint16_t>(op));
+  KJ_IF_MAYBE (field, member) return field->getProto().getName();
   return "op" + std::to_string(static_cast<unsigned>(op));
 }
 
@@ -156,8 +105,16 @@ ReplayStream loadReplayStream(const Capture& capture) {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
     if (kind != schema::ChunkKind::REPLAY) continue;
     try {
-      auto decoded = reader.decode(c);
-      for (auto r : decoded.root<schema::Replay>().getRecords()) stream.records.push_back(recordOf(r));
+      auto decoded = std::make_shared<format::DecodedChunk>(reader.decode(c));
+      auto records = decoded->root<schema::Replay>().getRecords();
+      std::shared_ptr<const void> owner = decoded;
+      if (anyPositional(records)) {
+        auto converted = convertPositionalRecords(records);
+        records = converted->getRoot<schema::Replay>().asReader().getRecords();
+        owner = std::move(converted);
+      }
+      stream.storage.push_back(std::move(owner));  // before any record points into it
+      for (auto r : records) stream.records.push_back(recordOf(r));
     } catch (const format::FormatError& e) {
       stream.notes.push_back(e.what());
     } catch (const kj::Exception& e) {

@@ -5,39 +5,6 @@
 
 namespace gtap::readers {
 
-bool createsObject(schema::ReplayOp op) {
-  using O = schema::ReplayOp;
-  switch (op) {
-    case O::DEVICE:
-    case O::CONTEXT_CREATE:
-    case O::MEM_ALLOC:
-    case O::MODULE_CREATE:
-    case O::KERNEL_CREATE:
-    case O::QUEUE_CREATE:
-    case O::LIST_CREATE:
-    case O::LIST_CREATE_IMMEDIATE:
-    case O::EVENT_POOL_CREATE:
-    case O::EVENT_CREATE:
-    case O::FENCE_CREATE: return true;
-    default: return false;
-  }
-}
-
-bool isDeviceOperation(schema::ReplayOp op) {
-  using O = schema::ReplayOp;
-  switch (op) {
-    case O::LAUNCH_KERNEL:
-    case O::COPY:
-    case O::COPY_REGION:
-    case O::FILL:
-    case O::BARRIER:
-    case O::SIGNAL_EVENT:
-    case O::WAIT_ON_EVENTS:
-    case O::EVENT_RESET: return true;
-    default: return false;
-  }
-}
-
 std::string describeFileIdentity(const FileReference& f) {
   char mtime[48];
   std::snprintf(mtime, sizeof mtime, "%lld.%09lld s", static_cast<long long>(f.mtimeNs / 1000000000),
@@ -64,11 +31,12 @@ ReplaySummary summarizeReplay(const Capture& capture, const ReplayStream& stream
     ++s.byOp[name];
     if (createsObject(r.op)) ++s.objects[name];
     if (isDeviceOperation(r.op)) ++s.operations[name];
-    if (r.op == schema::ReplayOp::EXECUTE) ++s.executes;
-    if (r.op == schema::ReplayOp::UNSUPPORTED)
-      s.unsupported.push_back({r.seq, r.function == ~0u ? std::string("-") : capture.functionName(r.function), r.text});
-    if (r.op == schema::ReplayOp::SCOPE_BEGIN) ++s.scopes[r.text].begins;
-    if (r.op == schema::ReplayOp::SCOPE_END) ++s.scopes[r.text].ends;
+    if (r.op == ReplayOp::EXECUTE) ++s.executes;
+    if (r.op == ReplayOp::UNSUPPORTED)
+      s.unsupported.push_back({r.seq, r.function == ~0u ? std::string("-") : capture.functionName(r.function),
+                               r.fields.getUnsupported().getReason()});
+    if (r.op == ReplayOp::SCOPE_BEGIN) ++s.scopes[r.fields.getScopeBegin().getScope()].begins;
+    if (r.op == ReplayOp::SCOPE_END) ++s.scopes[r.fields.getScopeEnd().getScope()].ends;
     switch (r.payload.kind) {
       case ReplayPayload::Kind::none: break;
       case ReplayPayload::Kind::inlineBytes: s.inlineBytes += r.payload.size; break;

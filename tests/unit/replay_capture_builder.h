@@ -1,6 +1,8 @@
 // Writes capture files holding replay streams with the format's own writer,
 // so that dump, replay and bench are tested on files whose every record the
 // test chose (including damaged, unsupported and file-referencing ones).
+// Records are given in the positional form of formats 1.0-1.1 (short to
+// write) and stored typed, as gtap writes them today, unless positional(true).
 #pragma once
 
 #include <capnp/message.h>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "gtap/format/writer.h"
+#include "gtap/readers/replay_positional.h"
 
 namespace gtap::test {
 
@@ -81,6 +84,8 @@ class ReplayCaptureBuilder {
     return p;
   }
   std::vector<BuiltRecord>& records() { return records_; }
+  // Stores the records as formats 1.0-1.1 did.
+  void positional(bool on) { positional_ = on; }
 
   // Writes the file; records go in two chunks, the later half first, as
   // racing threads may leave them. Returns an error or "".
@@ -167,10 +172,16 @@ class ReplayCaptureBuilder {
         }
       }
     }
-    w.writeMessage(schema::ChunkKind::REPLAY, m);
+    if (positional_) {
+      w.writeMessage(schema::ChunkKind::REPLAY, m);
+      return;
+    }
+    auto typed = readers::convertPositionalRecords(m.getRoot<schema::Replay>().asReader().getRecords());
+    w.writeMessage(schema::ChunkKind::REPLAY, *typed);
   }
 
   std::vector<BuiltRecord> records_;
+  bool positional_ = false;
 };
 
 }  // namespace gtap::test

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "gtap/readers/replay_fields.h"
 #include "gtap/readers/replay_stream.h"
@@ -84,6 +85,71 @@ TEST(ReplayStream, FieldsAreNamedPerOp) {
   EXPECT_EQ(text(0), "device=1 driverIndex=0 deviceIndex=0 vendorId=0x6774 deviceId=0x5a01 name=\"gtap simulated GPU\"");
   EXPECT_EQ(text(9), "list=6 signal=0 waits=[] size=16 dst=0x7000 src=0x9000");
   EXPECT_EQ(text(4), "kernel=5 module=4 flags=0 name=\"vector_add\"");
+}
+
+// Records of formats 1.0-1.1 (positional) read as the same typed records
+// gtap writes today: every field of every record alike.
+TEST(ReplayStream, PositionalRecordsOfFormat11ReadAsTyped) {
+  std::string file = externalFile();
+  std::string typedPath = tempPath("typed.gtap"), positionalPath = tempPath("positional.gtap");
+  auto typed = sampleStream(file);
+  typed.add(O::HOST_DATA, 10, {}, {1, 32}, {0x9020}).payload = ReplayCaptureBuilder::blob({1, 2, 3});
+  typed.add(O::COPY_REGION, 6, {0, 8}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {0x7000, 0x9000});
+  ASSERT_EQ(typed.write(typedPath), "");
+  auto positional = typed;
+  positional.positional(true);
+  ASSERT_EQ(positional.write(positionalPath), "");
+  readers::Capture a(typedPath), b(positionalPath);
+  auto sa = readers::loadReplayStream(a), sb = readers::loadReplayStream(b);
+  ASSERT_EQ(sa.records.size(), sb.records.size());
+  auto text = [](const readers::ReplayRecord& r) {
+    std::string t = readers::replayOpName(r.op);
+    for (const auto& f : readers::replayFields(r)) t += " " + readers::fieldText(f);
+    return t;
+  };
+  for (size_t i = 0; i < sa.records.size(); ++i) {
+    EXPECT_FALSE(sa.records[i].fields.isPositional());
+    EXPECT_FALSE(sb.records[i].fields.isPositional());
+    EXPECT_EQ(text(sa.records[i]), text(sb.records[i]));
+  }
+  EXPECT_EQ(text(sb.records[11]), "hostData copy=10 offset=32 address=0x9020");
+  EXPECT_EQ(text(sb.records[12]),
+            "copyRegion list=6 signal=0 waits=[8] dstOrigin=1,2,3 dstExtent=4,5,6 dstPitch=7 dstSlicePitch=8 "
+            "srcOrigin=9,10,11 srcExtent=12,13,14 srcPitch=15 srcSlicePitch=16 dst=0x7000 src=0x9000");
+  EXPECT_EQ(readers::createdObject(sb.records[2]), 3u);
+}
+
+// A positional value that does not fit its typed field (flags are 32 bits)
+// makes its chunk unreadable, said with the file and offset: never truncated.
+TEST(ReplayStream, PositionalValueTooWideForItsFieldIsReported) {
+  std::string path = tempPath("wide.gtap");
+  ReplayCaptureBuilder b;
+  b.positional(true);
+  b.add(O::DEVICE, 1, {}, {0, 0, 1, 2});
+  b.add(O::CONTEXT_CREATE, 2, {}, {uint64_t{1} << 40});
+  ASSERT_EQ(b.write(path), "");
+  readers::Capture c(path);
+  auto s = readers::loadReplayStream(c);  // the builder writes each record in a chunk of its own
+  ASSERT_EQ(s.records.size(), 1u);
+  EXPECT_EQ(s.records[0].op, readers::ReplayOp::DEVICE);
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find(path + ": chunk at offset"), std::string::npos) << s.notes[0];
+  EXPECT_FALSE(s.complete);
+}
+
+// docs/replay.md's table of operations is the schema's, as `gtap dump --ops`
+// prints it.
+TEST(ReplayStream, DocsTableOfOperationsIsTheSchemas) {
+  std::ifstream in(std::string(GTAP_TEST_SOURCE_DIR) + "/docs/replay.md");
+  std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string begin = "<!-- operations: gtap dump --ops -->\n", end = "<!-- end of operations -->";
+  auto from = doc.find(begin), to = doc.find(end);
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  std::ostringstream table;
+  readers::writeReplayOpsMarkdown(table);
+  EXPECT_EQ(doc.substr(from + begin.size(), to - from - begin.size()), table.str())
+      << "docs/replay.md is out of date: replace the table between the markers with `gtap dump --ops`";
 }
 
 TEST(ReplayStream, SummaryCountsScopesUnsupportedAndExternalFiles) {

@@ -32,12 +32,13 @@ DeviceMap mapDevices(const ZeFunctions& ze, const readers::Capture& capture, con
     devices[d] = std::move(list);
   }
   for (const auto& rec : stream.records) {
-    if (rec.op != schema::ReplayOp::DEVICE) continue;
+    if (rec.op != readers::ReplayOp::DEVICE) continue;
+    auto dev = rec.fields.getDevice();
     std::string where = capture.path() + ": record " + readers::recordLabel(rec);
-    if (rec.values.size() < 2) throw readers::ReplayError(where + ": expected driverIndex and deviceIndex values");
-    uint64_t driver = rec.values[0], index = rec.values[1];
+    uint64_t driver = dev.getDriverIndex(), index = dev.getDeviceIndex();
+    std::string capturedName = dev.getName();
     std::string captured = "driver " + std::to_string(driver) + " device " + std::to_string(index) + " (\"" +
-                           rec.text + "\")";
+                           capturedName + "\")";
     if (driver >= map.drivers.size())
       throw readers::ReplayError(where + ": the capture used " + captured + ", this machine has " +
                                  std::to_string(map.drivers.size()) + " Level Zero driver(s)");
@@ -49,10 +50,10 @@ DeviceMap mapDevices(const ZeFunctions& ze, const readers::Capture& capture, con
     props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
     if (ze.zeDeviceGetProperties(m.device, &props) == ZE_RESULT_SUCCESS) {
       m.name = props.name;
-      if (m.name != rec.text)
-        warnings.push_back(where + ": captured device \"" + rec.text + "\" is \"" + m.name + "\" here");
+      if (m.name != capturedName)
+        warnings.push_back(where + ": captured device \"" + capturedName + "\" is \"" + m.name + "\" here");
     }
-    map.byId[rec.object] = m;
+    map.byId[dev.getDevice()] = m;
   }
   return map;
 }

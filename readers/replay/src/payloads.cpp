@@ -151,7 +151,7 @@ void Payloads::resolve(const readers::Capture& capture, const readers::ReplayStr
   for (size_t i = 0; i < stream.records.size(); ++i) {
     const readers::ReplayRecord& r = stream.records[i];
     const readers::ReplayPayload& p = r.payload;
-    if (r.op == schema::ReplayOp::READ_BACK && !readBacks) continue;
+    if (r.op == readers::ReplayOp::READ_BACK && !readBacks) continue;
     std::string where = recordIn(capture, r);
     Bytes& out = byRecord_[i];
     switch (p.kind) {

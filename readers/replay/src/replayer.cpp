@@ -35,10 +35,11 @@ void Replayer::validate() {
   std::string unsupported;
   std::set<std::string> scopes;
   for (const auto& r : s.stream->records) {
-    if (r.op == schema::ReplayOp::UNSUPPORTED)
+    if (r.op == readers::ReplayOp::UNSUPPORTED)
       unsupported += "\n  seq " + std::to_string(r.seq) + " " +
-                     (r.function == ~0u ? std::string("-") : s.capture->functionName(r.function)) + ": " + r.text;
-    if (r.op == schema::ReplayOp::SCOPE_BEGIN) scopes.insert(r.text);
+                     (r.function == ~0u ? std::string("-") : s.capture->functionName(r.function)) + ": " +
+                     r.fields.getUnsupported().getReason().cStr();
+    if (r.op == readers::ReplayOp::SCOPE_BEGIN) scopes.insert(r.fields.getScopeBegin().getScope());
   }
   if (!unsupported.empty())
     throw ReplayError(file + ": the stream holds calls replay cannot reproduce (unsupported records):" + unsupported);

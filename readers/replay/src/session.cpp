@@ -1,5 +1,7 @@
 #include "session.h"
 
+#include "gtap/readers/replay_fields.h"
+
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -11,7 +13,7 @@ namespace gtap::replay {
 
 namespace {
 
-using O = schema::ReplayOp;
+using O = readers::ReplayOp;
 using readers::ReplayError;
 using readers::ReplayRecord;
 
@@ -19,17 +21,27 @@ using readers::ReplayRecord;
 // some may wait on events that will never be signalled.
 constexpr uint64_t kCleanupTimeoutNs = 10'000'000'000;
 
-uint64_t value(const ReplayRecord& r, size_t i) { return i < r.values.size() ? r.values[i] : 0; }
+// One side of a copy region as recorded.
+struct RegionSide {
+  schema::Dim3::Reader origin, extent;
+  uint64_t pitch = 0, slicePitch = 0;
+  ze_copy_region_t box() const {
+    return {static_cast<uint32_t>(origin.getX()), static_cast<uint32_t>(origin.getY()),
+            static_cast<uint32_t>(origin.getZ()), static_cast<uint32_t>(extent.getX()),
+            static_cast<uint32_t>(extent.getY()), static_cast<uint32_t>(extent.getZ())};
+  }
+};
 
 // The bytes a copy region touches from its base address, or nullopt when a
 // field does not fit the 32 bits the driver takes or the extent overflows.
-std::optional<uint64_t> regionExtent(const ReplayRecord& r, size_t first) {
-  for (size_t i = first; i < first + 8; ++i)
-    if (value(r, i) > UINT32_MAX) return std::nullopt;
-  uint64_t x = value(r, first), y = value(r, first + 1), z = value(r, first + 2);
-  uint64_t w = value(r, first + 3), h = std::max<uint64_t>(value(r, first + 4), 1),
-           d = std::max<uint64_t>(value(r, first + 5), 1);
-  uint64_t pitch = value(r, first + 6), slice = value(r, first + 7);
+std::optional<uint64_t> regionExtent(const RegionSide& side) {
+  uint64_t x = side.origin.getX(), y = side.origin.getY(), z = side.origin.getZ();
+  uint64_t w = side.extent.getX(), h = side.extent.getY(), d = side.extent.getZ();
+  uint64_t pitch = side.pitch, slice = side.slicePitch;
+  for (uint64_t v : {x, y, z, w, h, d, pitch, slice})
+    if (v > UINT32_MAX) return std::nullopt;
+  h = std::max<uint64_t>(h, 1);
+  d = std::max<uint64_t>(d, 1);
   uint64_t depthBytes, rowBytes, extent;
   if (__builtin_mul_overflow(z + d - 1, slice, &depthBytes) || __builtin_mul_overflow(y + h - 1, pitch, &rowBytes) ||
       __builtin_add_overflow(depthBytes, rowBytes, &extent) || __builtin_add_overflow(extent, x + w, &extent))
@@ -84,10 +96,9 @@ ze_device_handle_t Session::device(const ReplayRecord& r, uint64_t id, bool opti
   return it->second.device;
 }
 
-std::vector<ze_event_handle_t> Session::events(const ReplayRecord& r, size_t from) {
+std::vector<ze_event_handle_t> Session::events(const ReplayRecord& r, capnp::List<uint64_t>::Reader ids) {
   std::vector<ze_event_handle_t> out;
-  for (size_t i = from; i < r.objects.size(); ++i)
-    out.push_back(get<ze_event_handle_t>(r, r.objects[i], Kind::event, "wait event"));
+  for (uint64_t id : ids) out.push_back(get<ze_event_handle_t>(r, id, Kind::event, "wait event"));
   return out;
 }
 
@@ -114,14 +125,14 @@ readers::ReplayResult Session::run() {
 }
 
 void Session::perform(const ReplayRecord& r, size_t index) {
-  // An op this replayer does not know (a newer or damaged file) is never skipped.
-  if (static_cast<unsigned>(r.op) > static_cast<unsigned>(O::SCOPE_END))
-    throw ReplayError(setup_.where(r) + ": unknown op " + std::to_string(static_cast<unsigned>(r.op)));
+  const auto f = r.fields;
+  // The object a destroy names, checked below before it is destroyed.
+  uint64_t destroyed = 0;
   switch (r.op) {
     case O::DEVICE: return;  // mapped by prepare()
     case O::UNSUPPORTED:
       throw ReplayError(setup_.where(r) + ": " + setup_.capture->functionName(r.function) +
-                        " cannot be replayed: " + r.text);
+                        " cannot be replayed: " + f.getUnsupported().getReason().cStr());
     case O::CONTEXT_CREATE:
     case O::MEM_ALLOC:
     case O::MODULE_CREATE:
@@ -143,42 +154,56 @@ void Session::perform(const ReplayRecord& r, size_t index) {
     case O::HOST_DATA: return performHostData(r, index);
     case O::READ_BACK: return performReadBack(r, index);
     case O::CONTEXT_DESTROY:
-      get<ze_context_handle_t>(r, r.object, Kind::context, "context");
+      destroyed = f.getContextDestroy().getContext();
+      get<ze_context_handle_t>(r, destroyed, Kind::context, "context");
       break;
     case O::MEM_FREE:
-      get<void*>(r, r.object, Kind::allocation, "allocation");
+      destroyed = f.getMemFree().getAllocation();
+      get<void*>(r, destroyed, Kind::allocation, "allocation");
       break;
     case O::MODULE_DESTROY:
-      get<ze_module_handle_t>(r, r.object, Kind::module, "module");
+      destroyed = f.getModuleDestroy().getModule();
+      get<ze_module_handle_t>(r, destroyed, Kind::module, "module");
       break;
     case O::KERNEL_DESTROY:
-      get<ze_kernel_handle_t>(r, r.object, Kind::kernel, "kernel");
+      destroyed = f.getKernelDestroy().getKernel();
+      get<ze_kernel_handle_t>(r, destroyed, Kind::kernel, "kernel");
       break;
     case O::QUEUE_DESTROY:
-      get<ze_command_queue_handle_t>(r, r.object, Kind::queue, "queue");
+      destroyed = f.getQueueDestroy().getQueue();
+      get<ze_command_queue_handle_t>(r, destroyed, Kind::queue, "queue");
       break;
     case O::LIST_DESTROY:
-      get<ze_command_list_handle_t>(r, r.object, Kind::list, "list");
+      destroyed = f.getListDestroy().getList();
+      get<ze_command_list_handle_t>(r, destroyed, Kind::list, "list");
       break;
     case O::EVENT_POOL_DESTROY:
-      get<ze_event_pool_handle_t>(r, r.object, Kind::pool, "pool");
+      destroyed = f.getEventPoolDestroy().getPool();
+      get<ze_event_pool_handle_t>(r, destroyed, Kind::pool, "pool");
       break;
     case O::EVENT_DESTROY:
-      get<ze_event_handle_t>(r, r.object, Kind::event, "event");
+      destroyed = f.getEventDestroy().getEvent();
+      get<ze_event_handle_t>(r, destroyed, Kind::event, "event");
       break;
     case O::FENCE_DESTROY:
-      get<ze_fence_handle_t>(r, r.object, Kind::fence, "fence");
+      destroyed = f.getFenceDestroy().getFence();
+      get<ze_fence_handle_t>(r, destroyed, Kind::fence, "fence");
       break;
     case O::KERNEL_SET_GROUP_SIZE:
-      check(r, ze_.zeKernelSetGroupSize(get<ze_kernel_handle_t>(r, r.object, Kind::kernel, "kernel"),
-                                        static_cast<uint32_t>(value(r, 0)), static_cast<uint32_t>(value(r, 1)),
-                                        static_cast<uint32_t>(value(r, 2))),
+    {
+      auto g = f.getKernelSetGroupSize();
+      auto size = g.getGroupSize();
+      check(r, ze_.zeKernelSetGroupSize(get<ze_kernel_handle_t>(r, g.getKernel(), Kind::kernel, "kernel"),
+                                        static_cast<uint32_t>(size.getX()), static_cast<uint32_t>(size.getY()),
+                                        static_cast<uint32_t>(size.getZ())),
             "zeKernelSetGroupSize");
       return;
+    }
     case O::KERNEL_SET_ARGUMENT: {
-      auto kernel = get<ze_kernel_handle_t>(r, r.object, Kind::kernel, "kernel");
-      uint64_t size = value(r, 1);
-      bool hasValue = value(r, 2) != 0;
+      auto a = f.getKernelSetArgument();
+      auto kernel = get<ze_kernel_handle_t>(r, a.getKernel(), Kind::kernel, "kernel");
+      uint64_t size = a.getSize();
+      bool hasValue = a.getHasValue() != 0;
       const Bytes& payload = setup_.payloads.of(index);
       std::vector<uint8_t> bytes;
       if (hasValue) {
@@ -198,66 +223,80 @@ void Session::perform(const ReplayRecord& r, size_t index) {
           }
         }
       }
-      check(r, ze_.zeKernelSetArgumentValue(kernel, static_cast<uint32_t>(value(r, 0)), size,
+      check(r, ze_.zeKernelSetArgumentValue(kernel, a.getIndex(), size,
                                             hasValue ? bytes.data() : nullptr),
             "zeKernelSetArgumentValue");
       return;
     }
     case O::KERNEL_SET_INDIRECT_ACCESS:
-      check(r, ze_.zeKernelSetIndirectAccess(get<ze_kernel_handle_t>(r, r.object, Kind::kernel, "kernel"),
-                                             static_cast<ze_kernel_indirect_access_flags_t>(value(r, 0))),
+      check(r, ze_.zeKernelSetIndirectAccess(
+                   get<ze_kernel_handle_t>(r, f.getKernelSetIndirectAccess().getKernel(), Kind::kernel, "kernel"),
+                   static_cast<ze_kernel_indirect_access_flags_t>(f.getKernelSetIndirectAccess().getFlags())),
             "zeKernelSetIndirectAccess");
       return;
-    case O::KERNEL_SET_GLOBAL_OFFSET:
+    case O::KERNEL_SET_GLOBAL_OFFSET: {
       if (!ze_.zeKernelSetGlobalOffsetExp)
         throw ReplayError(setup_.where(r) + ": the Level Zero loader has no zeKernelSetGlobalOffsetExp");
-      check(r, ze_.zeKernelSetGlobalOffsetExp(get<ze_kernel_handle_t>(r, r.object, Kind::kernel, "kernel"),
-                                              static_cast<uint32_t>(value(r, 0)), static_cast<uint32_t>(value(r, 1)),
-                                              static_cast<uint32_t>(value(r, 2))),
+      auto g = f.getKernelSetGlobalOffset();
+      auto offset = g.getOffset();
+      check(r, ze_.zeKernelSetGlobalOffsetExp(get<ze_kernel_handle_t>(r, g.getKernel(), Kind::kernel, "kernel"),
+                                              static_cast<uint32_t>(offset.getX()),
+                                              static_cast<uint32_t>(offset.getY()),
+                                              static_cast<uint32_t>(offset.getZ())),
             "zeKernelSetGlobalOffsetExp");
       return;
+    }
     case O::LIST_CLOSE:
-      check(r, ze_.zeCommandListClose(get<ze_command_list_handle_t>(r, r.object, Kind::list, "list")),
+      check(r, ze_.zeCommandListClose(get<ze_command_list_handle_t>(r, f.getListClose().getList(), Kind::list, "list")),
             "zeCommandListClose");
       return;
     case O::LIST_RESET:
-      check(r, ze_.zeCommandListReset(get<ze_command_list_handle_t>(r, r.object, Kind::list, "list")),
+      check(r, ze_.zeCommandListReset(get<ze_command_list_handle_t>(r, f.getListReset().getList(), Kind::list, "list")),
             "zeCommandListReset");
       return;
     case O::EVENT_HOST_SIGNAL:
-      check(r, ze_.zeEventHostSignal(get<ze_event_handle_t>(r, r.object, Kind::event, "event")), "zeEventHostSignal");
+      check(r, ze_.zeEventHostSignal(get<ze_event_handle_t>(r, f.getEventHostSignal().getEvent(), Kind::event, "event")),
+            "zeEventHostSignal");
       return;
     case O::EVENT_HOST_RESET:
-      check(r, ze_.zeEventHostReset(get<ze_event_handle_t>(r, r.object, Kind::event, "event")), "zeEventHostReset");
+      check(r, ze_.zeEventHostReset(get<ze_event_handle_t>(r, f.getEventHostReset().getEvent(), Kind::event, "event")),
+            "zeEventHostReset");
       return;
     // The program's wait succeeded, so the work did finish: wait for it
     // whatever timeout it gave (a query that returned success included).
     case O::EVENT_HOST_SYNCHRONIZE:
-    case O::EVENT_QUERY_STATUS:
-      check(r, ze_.zeEventHostSynchronize(get<ze_event_handle_t>(r, r.object, Kind::event, "event"), UINT64_MAX),
+    case O::EVENT_QUERY_STATUS: {
+      uint64_t event = r.op == O::EVENT_QUERY_STATUS ? f.getEventQueryStatus().getEvent()
+                                                     : f.getEventHostSynchronize().getEvent();
+      check(r, ze_.zeEventHostSynchronize(get<ze_event_handle_t>(r, event, Kind::event, "event"), UINT64_MAX),
             "zeEventHostSynchronize");
       return;
+    }
     case O::FENCE_HOST_SYNCHRONIZE:
-    case O::FENCE_QUERY_STATUS:
-      check(r, ze_.zeFenceHostSynchronize(get<ze_fence_handle_t>(r, r.object, Kind::fence, "fence"), UINT64_MAX),
+    case O::FENCE_QUERY_STATUS: {
+      uint64_t fence = r.op == O::FENCE_QUERY_STATUS ? f.getFenceQueryStatus().getFence()
+                                                     : f.getFenceHostSynchronize().getFence();
+      check(r, ze_.zeFenceHostSynchronize(get<ze_fence_handle_t>(r, fence, Kind::fence, "fence"), UINT64_MAX),
             "zeFenceHostSynchronize");
       return;
+    }
     case O::FENCE_RESET:
-      check(r, ze_.zeFenceReset(get<ze_fence_handle_t>(r, r.object, Kind::fence, "fence")), "zeFenceReset");
+      check(r, ze_.zeFenceReset(get<ze_fence_handle_t>(r, f.getFenceReset().getFence(), Kind::fence, "fence")),
+            "zeFenceReset");
       return;
     case O::QUEUE_SYNCHRONIZE:
       check(r,
-            ze_.zeCommandQueueSynchronize(get<ze_command_queue_handle_t>(r, r.object, Kind::queue, "queue"),
-                                          UINT64_MAX),
+            ze_.zeCommandQueueSynchronize(
+                get<ze_command_queue_handle_t>(r, f.getQueueSynchronize().getQueue(), Kind::queue, "queue"),
+                UINT64_MAX),
             "zeCommandQueueSynchronize");
       return;
     case O::EXECUTE: {
-      auto queue = get<ze_command_queue_handle_t>(r, r.object, Kind::queue, "queue");
-      if (r.objects.empty()) throw ReplayError(setup_.where(r) + ": expected the fence (or 0) in objects");
-      auto fence = get<ze_fence_handle_t>(r, r.objects[0], Kind::fence, "fence", true);
+      auto e = f.getExecute();
+      auto queue = get<ze_command_queue_handle_t>(r, e.getQueue(), Kind::queue, "queue");
+      auto fence = get<ze_fence_handle_t>(r, e.getFence(), Kind::fence, "fence", true);
       std::vector<ze_command_list_handle_t> lists;
-      for (size_t i = 1; i < r.objects.size(); ++i)
-        lists.push_back(get<ze_command_list_handle_t>(r, r.objects[i], Kind::list, "list"));
+      for (uint64_t id : e.getLists()) lists.push_back(get<ze_command_list_handle_t>(r, id, Kind::list, "list"));
       check(r, ze_.zeCommandQueueExecuteCommandLists(queue, static_cast<uint32_t>(lists.size()), lists.data(), fence),
             "zeCommandQueueExecuteCommandLists");
       return;
@@ -268,22 +307,26 @@ void Session::perform(const ReplayRecord& r, size_t index) {
     case O::SCOPE_END:
       if (callbacks_.scopeEnd) callbacks_.scopeEnd(r);
       return;
+    default:
+      // An operation this replayer does not know (a newer or damaged file,
+      // or one of formats 1.0-1.1 left positional) is never skipped.
+      throw ReplayError(setup_.where(r) + ": unknown operation " + readers::replayOpName(r.op));
   }
   // Destroys: the object was checked above.
   switch (r.op) {
     case O::CONTEXT_DESTROY:
-      if (auto it = syncEvents_.find(r.object); it != syncEvents_.end()) {
+      if (auto it = syncEvents_.find(destroyed); it != syncEvents_.end()) {
         ze_.zeEventDestroy(it->second.event);
         ze_.zeEventPoolDestroy(it->second.pool);
         syncEvents_.erase(it);
       }
-      check(r, ze_.zeContextDestroy(static_cast<ze_context_handle_t>(objects_[r.object].handle)), "zeContextDestroy");
+      check(r, ze_.zeContextDestroy(static_cast<ze_context_handle_t>(objects_[destroyed].handle)), "zeContextDestroy");
       break;
     case O::MEM_FREE: {
-      const Live& a = objects_[r.object];
+      const Live& a = objects_[destroyed];
       auto context = objects_.find(a.context);
       if (context == objects_.end())
-        throw ReplayError(setup_.where(r) + ": allocation " + std::to_string(r.object) + "'s context " +
+        throw ReplayError(setup_.where(r) + ": allocation " + std::to_string(destroyed) + "'s context " +
                           std::to_string(a.context) + " is no longer live");
       check(r, ze_.zeMemFree(static_cast<ze_context_handle_t>(context->second.handle), a.handle), "zeMemFree");
       addresses_.remove(a.capturedAddress);
@@ -291,45 +334,47 @@ void Session::perform(const ReplayRecord& r, size_t index) {
       break;
     }
     case O::MODULE_DESTROY:
-      check(r, ze_.zeModuleDestroy(static_cast<ze_module_handle_t>(objects_[r.object].handle)), "zeModuleDestroy");
+      check(r, ze_.zeModuleDestroy(static_cast<ze_module_handle_t>(objects_[destroyed].handle)), "zeModuleDestroy");
       break;
     case O::KERNEL_DESTROY:
-      check(r, ze_.zeKernelDestroy(static_cast<ze_kernel_handle_t>(objects_[r.object].handle)), "zeKernelDestroy");
+      check(r, ze_.zeKernelDestroy(static_cast<ze_kernel_handle_t>(objects_[destroyed].handle)), "zeKernelDestroy");
       break;
     case O::QUEUE_DESTROY:
-      check(r, ze_.zeCommandQueueDestroy(static_cast<ze_command_queue_handle_t>(objects_[r.object].handle)),
+      check(r, ze_.zeCommandQueueDestroy(static_cast<ze_command_queue_handle_t>(objects_[destroyed].handle)),
             "zeCommandQueueDestroy");
       break;
     case O::LIST_DESTROY:
-      check(r, ze_.zeCommandListDestroy(static_cast<ze_command_list_handle_t>(objects_[r.object].handle)),
+      check(r, ze_.zeCommandListDestroy(static_cast<ze_command_list_handle_t>(objects_[destroyed].handle)),
             "zeCommandListDestroy");
       break;
     case O::EVENT_POOL_DESTROY:
-      check(r, ze_.zeEventPoolDestroy(static_cast<ze_event_pool_handle_t>(objects_[r.object].handle)),
+      check(r, ze_.zeEventPoolDestroy(static_cast<ze_event_pool_handle_t>(objects_[destroyed].handle)),
             "zeEventPoolDestroy");
       break;
     case O::EVENT_DESTROY:
-      check(r, ze_.zeEventDestroy(static_cast<ze_event_handle_t>(objects_[r.object].handle)), "zeEventDestroy");
+      check(r, ze_.zeEventDestroy(static_cast<ze_event_handle_t>(objects_[destroyed].handle)), "zeEventDestroy");
       break;
     case O::FENCE_DESTROY:
-      check(r, ze_.zeFenceDestroy(static_cast<ze_fence_handle_t>(objects_[r.object].handle)), "zeFenceDestroy");
+      check(r, ze_.zeFenceDestroy(static_cast<ze_fence_handle_t>(objects_[destroyed].handle)), "zeFenceDestroy");
       break;
     default: return;
   }
-  objects_.erase(r.object);
+  objects_.erase(destroyed);
 }
 
 void Session::performCreate(const ReplayRecord& r, size_t index) {
-  if (r.object == 0 || objects_.count(r.object))
-    throw ReplayError(setup_.where(r) + ": id " + std::to_string(r.object) +
-                      (r.object ? " is already live" : " is not a valid id"));
-  auto object = [&](size_t i) { return i < r.objects.size() ? r.objects[i] : 0; };
+  const auto f = r.fields;
+  uint64_t made = readers::createdObject(r);
+  if (made == 0 || objects_.count(made))
+    throw ReplayError(setup_.where(r) + ": id " + std::to_string(made) +
+                      (made ? " is already live" : " is not a valid id"));
   Live live{Kind::context};
   switch (r.op) {
     case O::CONTEXT_CREATE: {
+      auto c = f.getContextCreate();
       std::vector<ze_device_handle_t> devices;
       ze_driver_handle_t driver = nullptr;
-      for (uint64_t id : r.objects) {
+      for (uint64_t id : c.getDevices()) {
         devices.push_back(device(r, id));
         driver = driver ? driver : setup_.devices.byId.at(id).driver;
       }
@@ -339,7 +384,7 @@ void Session::performCreate(const ReplayRecord& r, size_t index) {
                                              : setup_.devices.byId.begin()->second.driver;
       }
       if (!driver) throw ReplayError(setup_.where(r) + ": no Level Zero driver to create the context on");
-      ze_context_desc_t desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, static_cast<ze_context_flags_t>(value(r, 0))};
+      ze_context_desc_t desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, static_cast<ze_context_flags_t>(c.getFlags())};
       ze_context_handle_t context = nullptr;
       if (devices.empty()) check(r, ze_.zeContextCreate(driver, &desc, &context), "zeContextCreate");
       else
@@ -350,10 +395,11 @@ void Session::performCreate(const ReplayRecord& r, size_t index) {
       break;
     }
     case O::MEM_ALLOC: {
-      auto context = get<ze_context_handle_t>(r, object(0), Kind::context, "context");
-      auto dev = device(r, object(1), true);
-      uint64_t kind = value(r, 0), size = value(r, 1), alignment = value(r, 2);
-      if (r.addresses.empty()) throw ReplayError(setup_.where(r) + ": expected the captured address");
+      auto m = f.getMemAlloc();
+      auto context = get<ze_context_handle_t>(r, m.getContext(), Kind::context, "context");
+      auto dev = device(r, m.getDevice(), true);
+      uint64_t kind = m.getKind(), size = m.getSize(), alignment = m.getAlignment();
+      if (m.getAddress() == 0) throw ReplayError(setup_.where(r) + ": expected the captured address");
       ze_host_mem_alloc_desc_t host{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
       ze_device_mem_alloc_desc_t dmem{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
       void* ptr = nullptr;
@@ -362,22 +408,23 @@ void Session::performCreate(const ReplayRecord& r, size_t index) {
       else if (kind == 3)
         check(r, ze_.zeMemAllocShared(context, &dmem, &host, size, alignment, dev, &ptr), "zeMemAllocShared");
       else throw ReplayError(setup_.where(r) + ": unknown allocation kind " + std::to_string(kind));
-      live = {Kind::allocation, ptr, object(0)};
-      live.capturedAddress = r.addresses[0];
+      live = {Kind::allocation, ptr, m.getContext()};
+      live.capturedAddress = m.getAddress();
       live.size = size;
       live.memoryKind = kind;
-      addresses_.add(r.addresses[0], {size, static_cast<uint8_t*>(ptr), r.object});
+      addresses_.add(m.getAddress(), {size, static_cast<uint8_t*>(ptr), made});
       liveAllocationBytes_ += size;
       break;
     }
     case O::MODULE_CREATE: {
-      auto context = get<ze_context_handle_t>(r, object(0), Kind::context, "context");
-      auto dev = device(r, object(1));
-      auto sub = setup_.moduleBinaries.find(r.object);
+      auto m = f.getModuleCreate();
+      auto context = get<ze_context_handle_t>(r, m.getContext(), Kind::context, "context");
+      auto dev = device(r, m.getDevice());
+      auto sub = setup_.moduleBinaries.find(made);
       const Bytes& binary = sub != setup_.moduleBinaries.end() ? sub->second : setup_.payloads.of(index);
       if (!binary.data) throw ReplayError(setup_.where(r) + ": the module has no binary payload");
-      ze_module_desc_t desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, static_cast<ze_module_format_t>(value(r, 0)),
-                            binary.size, binary.data, r.text.c_str(), nullptr};
+      ze_module_desc_t desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, static_cast<ze_module_format_t>(m.getFormat()),
+                            binary.size, binary.data, m.getBuildFlags().cStr(), nullptr};
       ze_module_handle_t module = nullptr;
       ze_module_build_log_handle_t log = nullptr;
       ze_result_t result = ze_.zeModuleCreate(context, dev, &desc, &module, &log);
@@ -394,104 +441,115 @@ void Session::performCreate(const ReplayRecord& r, size_t index) {
       if (result != ZE_RESULT_SUCCESS)
         throw ReplayError(setup_.where(r) + ": zeModuleCreate returned " + resultName(result) +
                           (logText.empty() ? "" : "; build log: " + logText));
-      live = {Kind::module, module, object(0)};
+      live = {Kind::module, module, m.getContext()};
       break;
     }
     case O::KERNEL_CREATE: {
-      auto module = get<ze_module_handle_t>(r, object(0), Kind::module, "module");
-      ze_kernel_desc_t desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, static_cast<ze_kernel_flags_t>(value(r, 0)),
-                            r.text.c_str()};
+      auto k = f.getKernelCreate();
+      auto module = get<ze_module_handle_t>(r, k.getModule(), Kind::module, "module");
+      ze_kernel_desc_t desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, static_cast<ze_kernel_flags_t>(k.getFlags()),
+                            k.getName().cStr()};
       ze_kernel_handle_t kernel = nullptr;
       ze_result_t result = ze_.zeKernelCreate(module, &desc, &kernel);
       if (result != ZE_RESULT_SUCCESS)
-        throw ReplayError(setup_.where(r) + ": zeKernelCreate(\"" + r.text + "\") returned " + resultName(result));
-      live = {Kind::kernel, kernel, objects_[object(0)].context};
+        throw ReplayError(setup_.where(r) + ": zeKernelCreate(\"" + k.getName().cStr() + "\") returned " +
+                          resultName(result));
+      live = {Kind::kernel, kernel, objects_[k.getModule()].context};
       break;
     }
     case O::QUEUE_CREATE:
     case O::LIST_CREATE_IMMEDIATE: {
-      auto context = get<ze_context_handle_t>(r, object(0), Kind::context, "context");
-      auto dev = device(r, object(1));
-      ze_command_queue_desc_t desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                   nullptr,
-                                   static_cast<uint32_t>(value(r, 0)),
-                                   static_cast<uint32_t>(value(r, 1)),
-                                   static_cast<ze_command_queue_flags_t>(value(r, 2)),
-                                   static_cast<ze_command_queue_mode_t>(value(r, 3)),
-                                   static_cast<ze_command_queue_priority_t>(value(r, 4))};
+      // The two structs have the same fields: a queue's description.
+      auto fill = [&](auto q) {
+        return std::tuple{q.getContext(), q.getDevice(),
+                          ze_command_queue_desc_t{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, q.getOrdinal(),
+                                                  q.getIndex(), static_cast<ze_command_queue_flags_t>(q.getFlags()),
+                                                  static_cast<ze_command_queue_mode_t>(q.getMode()),
+                                                  static_cast<ze_command_queue_priority_t>(q.getPriority())}};
+      };
+      auto [contextId, deviceId, desc] =
+          r.op == O::QUEUE_CREATE ? fill(f.getQueueCreate()) : fill(f.getListCreateImmediate());
+      auto context = get<ze_context_handle_t>(r, contextId, Kind::context, "context");
+      auto dev = device(r, deviceId);
       if (r.op == O::QUEUE_CREATE) {
         ze_command_queue_handle_t queue = nullptr;
         check(r, ze_.zeCommandQueueCreate(context, dev, &desc, &queue), "zeCommandQueueCreate");
-        live = {Kind::queue, queue, object(0)};
+        live = {Kind::queue, queue, contextId};
       } else {
         ze_command_list_handle_t list = nullptr;
         check(r, ze_.zeCommandListCreateImmediate(context, dev, &desc, &list), "zeCommandListCreateImmediate");
-        live = {Kind::list, list, object(0)};
+        live = {Kind::list, list, contextId};
         live.immediate = true;
       }
       break;
     }
     case O::LIST_CREATE: {
-      auto context = get<ze_context_handle_t>(r, object(0), Kind::context, "context");
-      auto dev = device(r, object(1));
-      ze_command_list_desc_t desc{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, static_cast<uint32_t>(value(r, 0)),
-                                  static_cast<ze_command_list_flags_t>(value(r, 1))};
+      auto l = f.getListCreate();
+      auto context = get<ze_context_handle_t>(r, l.getContext(), Kind::context, "context");
+      auto dev = device(r, l.getDevice());
+      ze_command_list_desc_t desc{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, l.getOrdinal(),
+                                  static_cast<ze_command_list_flags_t>(l.getFlags())};
       ze_command_list_handle_t list = nullptr;
       check(r, ze_.zeCommandListCreate(context, dev, &desc, &list), "zeCommandListCreate");
-      live = {Kind::list, list, object(0)};
+      live = {Kind::list, list, l.getContext()};
       break;
     }
     case O::EVENT_POOL_CREATE: {
-      auto context = get<ze_context_handle_t>(r, object(0), Kind::context, "context");
+      auto p = f.getEventPoolCreate();
+      auto context = get<ze_context_handle_t>(r, p.getContext(), Kind::context, "context");
       std::vector<ze_device_handle_t> devices;
-      for (size_t i = 1; i < r.objects.size(); ++i) devices.push_back(device(r, r.objects[i]));
+      for (uint64_t id : p.getDevices()) devices.push_back(device(r, id));
       ze_event_pool_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr,
-                                static_cast<ze_event_pool_flags_t>(value(r, 0)), static_cast<uint32_t>(value(r, 1))};
+                                static_cast<ze_event_pool_flags_t>(p.getFlags()), p.getCount()};
       ze_event_pool_handle_t pool = nullptr;
       check(r,
             ze_.zeEventPoolCreate(context, &desc, static_cast<uint32_t>(devices.size()),
                                   devices.empty() ? nullptr : devices.data(), &pool),
             "zeEventPoolCreate");
-      live = {Kind::pool, pool, object(0)};
+      live = {Kind::pool, pool, p.getContext()};
       break;
     }
     case O::EVENT_CREATE: {
-      auto pool = get<ze_event_pool_handle_t>(r, object(0), Kind::pool, "pool");
-      ze_event_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, static_cast<uint32_t>(value(r, 0)),
-                           static_cast<ze_event_scope_flags_t>(value(r, 1)),
-                           static_cast<ze_event_scope_flags_t>(value(r, 2))};
+      auto e = f.getEventCreate();
+      auto pool = get<ze_event_pool_handle_t>(r, e.getPool(), Kind::pool, "pool");
+      ze_event_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, e.getIndex(),
+                           static_cast<ze_event_scope_flags_t>(e.getSignalScope()),
+                           static_cast<ze_event_scope_flags_t>(e.getWaitScope())};
       ze_event_handle_t event = nullptr;
       check(r, ze_.zeEventCreate(pool, &desc, &event), "zeEventCreate");
-      live = {Kind::event, event, objects_[object(0)].context};
+      live = {Kind::event, event, objects_[e.getPool()].context};
       break;
     }
     case O::FENCE_CREATE: {
-      auto queue = get<ze_command_queue_handle_t>(r, object(0), Kind::queue, "queue");
-      ze_fence_desc_t desc{ZE_STRUCTURE_TYPE_FENCE_DESC, nullptr, static_cast<ze_fence_flags_t>(value(r, 0))};
+      auto c = f.getFenceCreate();
+      auto queue = get<ze_command_queue_handle_t>(r, c.getQueue(), Kind::queue, "queue");
+      ze_fence_desc_t desc{ZE_STRUCTURE_TYPE_FENCE_DESC, nullptr, static_cast<ze_fence_flags_t>(c.getFlags())};
       ze_fence_handle_t fence = nullptr;
       check(r, ze_.zeFenceCreate(queue, &desc, &fence), "zeFenceCreate");
-      live = {Kind::fence, fence, objects_[object(0)].context};
+      live = {Kind::fence, fence, objects_[c.getQueue()].context};
       break;
     }
     default: return;
   }
-  objects_[r.object] = live;
+  objects_[made] = live;
   // Fresh host-visible memory starts as zeros, as the capture's page
   // comparison assumes for pages it never saw change.
   if (r.op == O::MEM_ALLOC && live.memoryKind != 2) std::memset(live.handle, 0, live.size);
 }
 
 void Session::performAppend(const ReplayRecord& r, size_t index) {
-  auto list = get<ze_command_list_handle_t>(r, r.object, Kind::list, "list");
-  auto object = [&](size_t i) { return i < r.objects.size() ? r.objects[i] : 0; };
+  const auto f = r.fields;
   switch (r.op) {
     case O::LAUNCH_KERNEL: {
-      auto kernel = get<ze_kernel_handle_t>(r, object(0), Kind::kernel, "kernel");
-      auto signal = get<ze_event_handle_t>(r, object(1), Kind::event, "signal event", true);
-      auto waits = events(r, 2);
-      ze_group_count_t groups{static_cast<uint32_t>(value(r, 0)), static_cast<uint32_t>(value(r, 1)),
-                              static_cast<uint32_t>(value(r, 2))};
-      if (value(r, 3))
+      auto l = f.getLaunchKernel();
+      auto list = get<ze_command_list_handle_t>(r, l.getList(), Kind::list, "list");
+      auto kernel = get<ze_kernel_handle_t>(r, l.getKernel(), Kind::kernel, "kernel");
+      auto signal = get<ze_event_handle_t>(r, l.getSignal(), Kind::event, "signal event", true);
+      auto waits = events(r, l.getWaits());
+      auto g = l.getGroups();
+      ze_group_count_t groups{static_cast<uint32_t>(g.getX()), static_cast<uint32_t>(g.getY()),
+                              static_cast<uint32_t>(g.getZ())};
+      if (l.getCooperative())
         check(r,
               ze_.zeCommandListAppendLaunchCooperativeKernel(list, kernel, &groups, signal,
                                                              static_cast<uint32_t>(waits.size()), waits.data()),
@@ -506,17 +564,29 @@ void Session::performAppend(const ReplayRecord& r, size_t index) {
     }
     case O::COPY:
     case O::COPY_REGION: {
-      auto signal = get<ze_event_handle_t>(r, object(0), Kind::event, "signal event", true);
-      auto waits = events(r, 1);
-      if (r.addresses.size() < 2) throw ReplayError(setup_.where(r) + ": expected dst and src addresses");
       bool region = r.op == O::COPY_REGION;
-      auto dstExtent = region ? regionExtent(r, 0) : std::optional<uint64_t>(value(r, 0));
-      auto srcExtent = region ? regionExtent(r, 8) : std::optional<uint64_t>(value(r, 0));
+      // The fields copy and copyRegion share (only the active member is read).
+      auto common = [](auto c) { return std::tuple{c.getList(), c.getSignal(), c.getWaits(), c.getDst(), c.getSrc()}; };
+      auto [listId, signalId, waitIds, dstAddress, srcAddress] = region ? common(f.getCopyRegion()) : common(f.getCopy());
+      auto list = get<ze_command_list_handle_t>(r, listId, Kind::list, "list");
+      auto signal = get<ze_event_handle_t>(r, signalId, Kind::event, "signal event", true);
+      auto waits = events(r, waitIds);
+      RegionSide dstSide, srcSide;
+      std::optional<uint64_t> dstExtent, srcExtent;
+      if (region) {
+        auto c = f.getCopyRegion();
+        dstSide = {c.getDstOrigin(), c.getDstExtent(), c.getDstPitch(), c.getDstSlicePitch()};
+        srcSide = {c.getSrcOrigin(), c.getSrcExtent(), c.getSrcPitch(), c.getSrcSlicePitch()};
+        dstExtent = regionExtent(dstSide);
+        srcExtent = regionExtent(srcSide);
+      } else {
+        dstExtent = srcExtent = f.getCopy().getSize();
+      }
       if (!dstExtent || !srcExtent)
         throw ReplayError(setup_.where(r) + ": a copy region field does not fit in 32 bits");
       uint64_t dstBytes = *dstExtent, srcBytes = *srcExtent;
-      uint8_t* dst = translate(r, r.addresses[0], dstBytes, "destination");
-      uint8_t* src = translate(r, r.addresses[1], srcBytes, "source");
+      uint8_t* dst = translate(r, dstAddress, dstBytes, "destination");
+      uint8_t* src = translate(r, srcAddress, srcBytes, "source");
       const Bytes& whole = setup_.payloads.of(index);
       // The replay's own buffers for ends outside every captured allocation
       // are bounded by what the file holds (the payload) or what the replay
@@ -543,7 +613,10 @@ void Session::performAppend(const ReplayRecord& r, size_t index) {
         buffers.source.assign(srcBytes, 0);
         // The payload holds the bytes from where the copy starts reading: a
         // region's first byte (origin z, y, x) rather than its base address.
-        uint64_t start = region ? value(r, 10) * value(r, 15) + value(r, 9) * value(r, 14) + value(r, 8) : 0;
+        // (The sides fit 32 bits, checked above: no overflow.)
+        uint64_t start = region ? srcSide.origin.getZ() * srcSide.slicePitch + srcSide.origin.getY() * srcSide.pitch +
+                                      srcSide.origin.getX()
+                                : 0;
         const Bytes& payload = setup_.payloads.of(index);
         if (payload.data && start < srcBytes)
           std::memcpy(buffers.source.data() + start, payload.data, std::min<uint64_t>(payload.size, srcBytes - start));
@@ -556,52 +629,55 @@ void Session::performAppend(const ReplayRecord& r, size_t index) {
               "zeCommandListAppendMemoryCopy");
         return;
       }
-      auto box = [&](size_t f) {
-        return ze_copy_region_t{static_cast<uint32_t>(value(r, f)),     static_cast<uint32_t>(value(r, f + 1)),
-                                static_cast<uint32_t>(value(r, f + 2)), static_cast<uint32_t>(value(r, f + 3)),
-                                static_cast<uint32_t>(value(r, f + 4)), static_cast<uint32_t>(value(r, f + 5))};
-      };
-      ze_copy_region_t dstRegion = box(0), srcRegion = box(8);
+      ze_copy_region_t dstRegion = dstSide.box(), srcRegion = srcSide.box();
       check(r,
             ze_.zeCommandListAppendMemoryCopyRegion(
-                list, dst, &dstRegion, static_cast<uint32_t>(value(r, 6)), static_cast<uint32_t>(value(r, 7)), src,
-                &srcRegion, static_cast<uint32_t>(value(r, 14)), static_cast<uint32_t>(value(r, 15)), signal,
-                static_cast<uint32_t>(waits.size()), waits.data()),
+                list, dst, &dstRegion, static_cast<uint32_t>(dstSide.pitch), static_cast<uint32_t>(dstSide.slicePitch),
+                src, &srcRegion, static_cast<uint32_t>(srcSide.pitch), static_cast<uint32_t>(srcSide.slicePitch),
+                signal, static_cast<uint32_t>(waits.size()), waits.data()),
             "zeCommandListAppendMemoryCopyRegion");
       return;
     }
     case O::FILL: {
-      auto signal = get<ze_event_handle_t>(r, object(0), Kind::event, "signal event", true);
-      auto waits = events(r, 1);
-      if (r.addresses.empty()) throw ReplayError(setup_.where(r) + ": expected the dst address");
-      uint8_t* dst = translate(r, r.addresses[0], value(r, 0), "destination");
+      auto fill = f.getFill();
+      auto list = get<ze_command_list_handle_t>(r, fill.getList(), Kind::list, "list");
+      auto signal = get<ze_event_handle_t>(r, fill.getSignal(), Kind::event, "signal event", true);
+      auto waits = events(r, fill.getWaits());
+      uint8_t* dst = translate(r, fill.getDst(), fill.getSize(), "destination");
       if (!dst)
         throw ReplayError(setup_.where(r) + ": the fill's destination is outside every live captured allocation");
       const Bytes& pattern = setup_.payloads.of(index);
       if (!pattern.data || pattern.size == 0) throw ReplayError(setup_.where(r) + ": the fill has no pattern payload");
       check(r,
-            ze_.zeCommandListAppendMemoryFill(list, dst, pattern.data, pattern.size, value(r, 0), signal,
+            ze_.zeCommandListAppendMemoryFill(list, dst, pattern.data, pattern.size, fill.getSize(), signal,
                                               static_cast<uint32_t>(waits.size()), waits.data()),
             "zeCommandListAppendMemoryFill");
       return;
     }
     case O::BARRIER: {
-      auto signal = get<ze_event_handle_t>(r, object(0), Kind::event, "signal event", true);
-      auto waits = events(r, 1);
+      auto b = f.getBarrier();
+      auto list = get<ze_command_list_handle_t>(r, b.getList(), Kind::list, "list");
+      auto signal = get<ze_event_handle_t>(r, b.getSignal(), Kind::event, "signal event", true);
+      auto waits = events(r, b.getWaits());
       check(r, ze_.zeCommandListAppendBarrier(list, signal, static_cast<uint32_t>(waits.size()), waits.data()),
             "zeCommandListAppendBarrier");
       return;
     }
     case O::SIGNAL_EVENT:
-      check(r, ze_.zeCommandListAppendSignalEvent(list, get<ze_event_handle_t>(r, object(0), Kind::event, "event")),
-            "zeCommandListAppendSignalEvent");
+    case O::EVENT_RESET: {
+      auto e = r.op == O::SIGNAL_EVENT ? f.getSignalEvent() : f.getEventReset();
+      auto list = get<ze_command_list_handle_t>(r, e.getList(), Kind::list, "list");
+      auto event = get<ze_event_handle_t>(r, e.getEvent(), Kind::event, "event");
+      if (r.op == O::SIGNAL_EVENT)
+        check(r, ze_.zeCommandListAppendSignalEvent(list, event), "zeCommandListAppendSignalEvent");
+      else
+        check(r, ze_.zeCommandListAppendEventReset(list, event), "zeCommandListAppendEventReset");
       return;
-    case O::EVENT_RESET:
-      check(r, ze_.zeCommandListAppendEventReset(list, get<ze_event_handle_t>(r, object(0), Kind::event, "event")),
-            "zeCommandListAppendEventReset");
-      return;
+    }
     case O::WAIT_ON_EVENTS: {
-      auto waits = events(r, 0);
+      auto w = f.getWaitOnEvents();
+      auto list = get<ze_command_list_handle_t>(r, w.getList(), Kind::list, "list");
+      auto waits = events(r, w.getEvents());
       check(r, ze_.zeCommandListAppendWaitOnEvents(list, static_cast<uint32_t>(waits.size()), waits.data()),
             "zeCommandListAppendWaitOnEvents");
       return;
@@ -612,27 +688,28 @@ void Session::performAppend(const ReplayRecord& r, size_t index) {
 
 void Session::performHostData(const ReplayRecord& r, size_t index) {
   const Bytes& payload = setup_.payloads.of(index);
-  uint64_t target = value(r, 0), offset = value(r, 1);
+  auto h = r.fields.getHostData();
+  uint64_t offset = h.getOffset();
   uint8_t* base = nullptr;
   uint64_t size = 0;
-  if (target == 0) {
-    auto it = objects_.find(r.object);
+  if (h.isAllocation()) {
+    uint64_t id = h.getAllocation();
+    auto it = objects_.find(id);
     if (it == objects_.end() || it->second.kind != Kind::allocation)
-      throw ReplayError(setup_.where(r) + ": allocation id " + std::to_string(r.object) + " is not live");
+      throw ReplayError(setup_.where(r) + ": allocation id " + std::to_string(id) + " is not live");
     if (it->second.memoryKind == 2)
-      throw ReplayError(setup_.where(r) + ": host data for device allocation " + std::to_string(r.object) +
+      throw ReplayError(setup_.where(r) + ": host data for device allocation " + std::to_string(id) +
                         ", which the host cannot write");
     base = static_cast<uint8_t*>(it->second.handle);
     size = it->second.size;
-  } else if (target == 1) {
-    auto it = copies_.find(r.object);
+  } else {
+    uint64_t seq = h.getCopy();
+    auto it = copies_.find(seq);
     if (it == copies_.end() || it->second.source.empty())
-      throw ReplayError(setup_.where(r) + ": copy seq " + std::to_string(r.object) +
+      throw ReplayError(setup_.where(r) + ": copy seq " + std::to_string(seq) +
                         " has no source buffer of the replay's own (no such copy, or its source is an allocation)");
     base = it->second.source.data();
     size = it->second.source.size();
-  } else {
-    throw ReplayError(setup_.where(r) + ": unknown hostData target " + std::to_string(target));
   }
   if (offset > size || payload.size > size - offset)
     throw ReplayError(setup_.where(r) + ": bytes " + std::to_string(offset) + "+" + std::to_string(payload.size) +
@@ -642,20 +719,22 @@ void Session::performHostData(const ReplayRecord& r, size_t index) {
 
 void Session::performReadBack(const ReplayRecord& r, size_t index) {
   if (!setup_.options.verify) return;
-  auto it = copies_.find(r.object);
+  auto b = r.fields.getReadBack();
+  uint64_t copySeq = b.getCopy();
+  auto it = copies_.find(copySeq);
   if (it == copies_.end())
-    throw ReplayError(setup_.where(r) + ": read-back of copy seq " + std::to_string(r.object) +
+    throw ReplayError(setup_.where(r) + ": read-back of copy seq " + std::to_string(copySeq) +
                       ", which this replay has not performed");
   const Bytes& expected = setup_.payloads.of(index);
-  uint64_t offset = value(r, 0);
+  uint64_t offset = b.getOffset();
   uint64_t size = it->second.destinationSize;
   if (offset > size || expected.size > size - offset)
     throw ReplayError(setup_.where(r) + ": read-back bytes " + std::to_string(offset) + "+" +
-                      std::to_string(expected.size) + " lie outside copy seq " + std::to_string(r.object) + "'s " +
+                      std::to_string(expected.size) + " lie outside copy seq " + std::to_string(copySeq) + "'s " +
                       std::to_string(size) + "-byte destination");
   const uint8_t* actual = it->second.replayDestination + offset;
   ++result_.readBacks;
-  readers::ReadBackMismatch m{r.seq, r.object, 0, 0, expected.size};
+  readers::ReadBackMismatch m{r.seq, copySeq, 0, 0, expected.size};
   for (uint64_t i = 0; i < expected.size; ++i) {
     if (actual[i] != expected.data[i]) {
       if (!m.differing) m.firstOffset = i;

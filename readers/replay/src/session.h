@@ -63,7 +63,7 @@ class Session {
   template <class Handle>
   Handle get(const readers::ReplayRecord& r, uint64_t id, Kind kind, const char* role, bool optional = false);
   ze_device_handle_t device(const readers::ReplayRecord& r, uint64_t id, bool optional = false);
-  std::vector<ze_event_handle_t> events(const readers::ReplayRecord& r, size_t from);
+  std::vector<ze_event_handle_t> events(const readers::ReplayRecord& r, capnp::List<uint64_t>::Reader ids);
   uint8_t* translate(const readers::ReplayRecord& r, uint64_t address, uint64_t size, const char* role);
   void check(const readers::ReplayRecord& r, ze_result_t result, const char* function);
   void destroy(uint64_t id);

@@ -15,7 +15,7 @@ namespace {
 
 using readers::ReplayError;
 using readers::ReplayRecord;
-using O = schema::ReplayOp;
+using O = readers::ReplayOp;
 
 // What a substitution check creates, destroyed whatever happens.
 struct Scratch {
@@ -69,9 +69,9 @@ Bytes readFile(const std::string& path, const std::string& what) {
 
 ze_module_handle_t createModule(Scratch& s, ze_device_handle_t device, const ReplayRecord& create, const Bytes& binary,
                                 const std::string& what) {
-  ze_module_desc_t desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr,
-                        static_cast<ze_module_format_t>(create.values.empty() ? 0 : create.values[0]),
-                        binary.size, binary.data, create.text.c_str(), nullptr};
+  auto m = create.fields.getModuleCreate();
+  ze_module_desc_t desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, static_cast<ze_module_format_t>(m.getFormat()),
+                        binary.size, binary.data, m.getBuildFlags().cStr(), nullptr};
   ze_module_handle_t module = nullptr;
   ze_result_t r = s.ze.zeModuleCreate(s.context, device, &desc, &module, nullptr);
   if (r != ZE_RESULT_SUCCESS) throw ReplayError(what + ": zeModuleCreate returned " + resultName(r));
@@ -90,10 +90,12 @@ std::map<uint64_t, Bytes> checkSubstitutions(const ReplaySetup& setup) {
     std::set<uint64_t> modules;
     bool numeric = !sub.selector.empty() && sub.selector.find_first_not_of("0123456789") == std::string::npos;
     for (const auto& r : records) {
-      if (sub.selector == "all" && r.op == O::MODULE_CREATE) modules.insert(r.object);
-      if (numeric && r.op == O::MODULE_CREATE && std::to_string(r.object) == sub.selector) modules.insert(r.object);
-      if (!numeric && r.op == O::KERNEL_CREATE && r.text == sub.selector && !r.objects.empty())
-        modules.insert(r.objects[0]);
+      if (r.op == O::MODULE_CREATE) {
+        uint64_t id = r.fields.getModuleCreate().getModule();
+        if (sub.selector == "all" || (numeric && std::to_string(id) == sub.selector)) modules.insert(id);
+      }
+      if (!numeric && r.op == O::KERNEL_CREATE && r.fields.getKernelCreate().getName() == sub.selector)
+        modules.insert(r.fields.getKernelCreate().getModule());
     }
     if (modules.empty())
       throw ReplayError(what + ": " +
@@ -103,10 +105,12 @@ std::map<uint64_t, Bytes> checkSubstitutions(const ReplaySetup& setup) {
     Bytes replacement = readFile(sub.path, what);
     for (uint64_t id : modules) {
       size_t at = 0;
-      while (at < records.size() && !(records[at].op == O::MODULE_CREATE && records[at].object == id)) ++at;
+      while (at < records.size() &&
+             !(records[at].op == O::MODULE_CREATE && records[at].fields.getModuleCreate().getModule() == id))
+        ++at;
       if (at == records.size()) throw ReplayError(what + ": module " + std::to_string(id) + " is never created");
       const ReplayRecord& create = records[at];
-      auto dev = create.objects.size() > 1 ? setup.devices.byId.find(create.objects[1]) : setup.devices.byId.end();
+      auto dev = setup.devices.byId.find(create.fields.getModuleCreate().getDevice());
       if (dev == setup.devices.byId.end())
         throw ReplayError(what + ": module " + std::to_string(id) + " names no captured device");
       Scratch s(*setup.ze);
@@ -118,10 +122,12 @@ std::map<uint64_t, Bytes> checkSubstitutions(const ReplaySetup& setup) {
       auto replaced = createModule(s, dev->second.device, create, replacement, what + ": replacement for " + moduleName);
       std::set<std::string> checked;
       for (const auto& k : records) {
-        if (k.op != O::KERNEL_CREATE || k.objects.empty() || k.objects[0] != id || !checked.insert(k.text).second)
-          continue;
-        std::string kernelWhat = what + ": kernel " + k.text + " (" + readers::recordLabel(k) + ")";
-        ze_kernel_desc_t kdesc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, k.text.c_str()};
+        if (k.op != O::KERNEL_CREATE) continue;
+        auto kc = k.fields.getKernelCreate();
+        std::string name = kc.getName();
+        if (kc.getModule() != id || !checked.insert(name).second) continue;
+        std::string kernelWhat = what + ": kernel " + name + " (" + readers::recordLabel(k) + ")";
+        ze_kernel_desc_t kdesc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name.c_str()};
         ze_kernel_handle_t a = nullptr, b = nullptr;
         r = setup.ze->zeKernelCreate(original, &kdesc, &a);
         if (r != ZE_RESULT_SUCCESS)

@@ -1,9 +1,11 @@
-// A replay record's generic fields named as docs/replay.md lists them per op
-// (launchKernel: list, kernel, signal, waits, groups, cooperative, dispatch),
-// for dump's text and JSON output alike.
+// A replay record's fields, named and typed as the schema defines its
+// operation (format/schema/capture.capnp, ReplayRecord's union), read by
+// reflection: dump's text and JSON output, the summary and docs/replay.md's
+// table all follow the one definition.
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -13,7 +15,7 @@ namespace gtap::readers {
 
 struct ReplayField {
   enum class Kind {
-    id,       // one gtap replay id (0: none)
+    id,       // one gtap replay id (0: none), or the seq of another record
     ids,      // a list of ids: waits=[3,4]
     number,   // one scalar
     tuple,    // scalars that belong together: groups=4,1,1
@@ -27,13 +29,24 @@ struct ReplayField {
   std::string text;
 };
 
-// Every field of the record (object, objects, values, addresses, text); values
-// beyond what the op defines are kept under "extra" so nothing is hidden.
+// Every field of the record's operation, in the schema's order. Text fields
+// appear when the record holds them.
 std::vector<ReplayField> replayFields(const ReplayRecord& r);
 
 // "kernel=7", "waits=[3,4]", "groups=4,1,1", "dst=0x7f00", "name=\"vector_add\"".
 std::string fieldText(const ReplayField& f);
 // The field's value as JSON (number, array or string).
 std::string fieldJson(const ReplayField& f);
+
+// What the schema says of an operation ($replayMakes, $replayAppends).
+bool createsObject(ReplayOp op);
+bool isDeviceOperation(ReplayOp op);
+// The id of the object an operation that makes one makes (its struct's first
+// field), or 0.
+uint64_t createdObject(const ReplayRecord& r);
+
+// Every operation with its fields and notes as a Markdown table
+// (docs/replay.md's "Records", `gtap dump --ops`).
+void writeReplayOpsMarkdown(std::ostream& out);
 
 }  // namespace gtap::readers

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -39,24 +40,29 @@ struct ReplayPayload {
   std::optional<FileReference> origin;  // blob: the file the bytes were read from
 };
 
+// Which operation a record is: the active member of the schema's union
+// (format/schema/capture.capnp, ReplayRecord), whose struct is the one
+// definition of the operation's fields.
+using ReplayOp = schema::ReplayRecord::Which;
+
 struct ReplayRecord {
   uint64_t seq = 0;
   uint32_t thread = 0;
-  schema::ReplayOp op = schema::ReplayOp::UNSUPPORTED;
+  ReplayOp op = ReplayOp::UNSUPPORTED;
   uint32_t function = ~0u;
-  uint64_t object = 0;
-  std::vector<uint64_t> objects;
-  std::vector<uint64_t> values;
-  std::vector<uint64_t> addresses;
   ReplayPayload payload;
-  std::string text;
   int64_t hostNs = 0;
+  // The record as stored (its operation's struct: fields.getMemAlloc() and the
+  // like); valid while the ReplayStream that holds it lives. Records of
+  // formats 1.0-1.1 are converted to this form on load.
+  schema::ReplayRecord::Reader fields;
 };
 
 using BlobPart = format::BlobPart;
 
 struct ReplayStream {
   std::vector<ReplayRecord> records;  // by seq
+  std::vector<std::shared_ptr<const void>> storage;  // what the records' `fields` point into
   format::BlobIndex blobs;
   bool complete = true;       // the file was closed cleanly: nothing after the last record was lost
   std::string cutDescription; // when not complete: where the file stops and why
@@ -79,7 +85,9 @@ class ReplayStreamError : public std::runtime_error {
 // file when it holds none.
 ReplayStream loadReplayStream(const Capture& capture);
 
-std::string replayOpName(schema::ReplayOp op);
+// The operation's name as the schema spells it ("launchKernel"), or "opN" for
+// one this build does not know.
+std::string replayOpName(ReplayOp op);
 // "seq 12 (launchKernel)": how errors name a record.
 std::string recordLabel(const ReplayRecord& r);
 

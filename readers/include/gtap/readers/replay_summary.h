@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gtap/readers/replay_fields.h"
 #include "gtap/readers/replay_stream.h"
 
 namespace gtap::readers {
@@ -38,10 +39,6 @@ struct ReplaySummary {
 };
 
 ReplaySummary summarizeReplay(const Capture& capture, const ReplayStream& stream);
-
-// Whether the op makes an object / appends device work.
-bool createsObject(schema::ReplayOp op);
-bool isDeviceOperation(schema::ReplayOp op);
 
 // "path (size 123, device 2049, inode 77, mtime 1700000000.123456789 s, digest HEX)".
 std::string describeFileIdentity(const FileReference& f);
