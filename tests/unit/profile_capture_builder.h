@@ -52,6 +52,15 @@ class ProfileCaptureBuilder {
     op.note = note;
     ops_.push_back(op);
   }
+  // A launch appended to a command list at `appendNs` that was never
+  // executed: no submission, no device times.
+  void appendedKernel(const std::string& name, int64_t appendNs) {
+    Op op;
+    op.kind = schema::DeviceOpKind::KERNEL;
+    op.kernel = kernelId(name);
+    op.appendNs = appendNs;
+    ops_.push_back(op);
+  }
   // An IREE HAL record into command buffer `buffer`: a "dispatch" of
   // `name`, or another operation ("queue_execute", "begin").
   void hal(const std::string& operation, uint64_t buffer, int64_t ns, const std::string& name = {}) {
