@@ -3,9 +3,9 @@
 
 #include "commands.h"
 #include "gtap/readers/api_stats.h"
+#include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
-#include "recorded_hint.h"
 
 namespace gtap::cli {
 
@@ -42,7 +42,7 @@ int api(const ApiOptions& o) {
     std::cout << "\n" << summary.calls << " calls in " << opened.captures.size() << " file"
               << (opened.captures.size() == 1 ? "" : "s") << "\n";
   if (format == readers::OutputFormat::text && summary.calls == 0)
-    std::cout << nothingFoundHint(opened.pointers(), format::kModeApi, "API calls") << "\n";
+    std::cout << readers::nothingFoundHint(opened.pointers(), format::kModeApi, "API calls") << "\n";
   return opened.failures ? 1 : 0;
 }
 

@@ -7,7 +7,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -95,39 +94,12 @@ void copyInto(const std::string& from, readers::OutputFile& to) {
   close(in);
 }
 
-struct WallTimes {
-  int64_t min = 0, median = 0, max = 0;
-};
-
-WallTimes wallTimes(std::vector<int64_t> v) {
-  WallTimes w;
-  if (v.empty()) return w;
-  std::sort(v.begin(), v.end());
-  w.min = v.front();
-  w.max = v.back();
-  size_t n = v.size();
-  w.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  return w;
-}
-
 // Per kernel name: the device times of launches submitted inside a timed window.
 std::vector<readers::KernelRow> kernelTimes(const std::string& profile, const BenchTimings& timings,
                                             std::string& error) {
   try {
     readers::Capture capture(profile);
-    readers::LoadedCapture loaded{&capture, readers::loadDeviceWork(capture)};
-    std::vector<readers::DeviceOp> inside;
-    for (const auto& op : loaded.work.ops) {
-      int64_t t = op.submitNs ? op.submitNs : op.appendNs;
-      for (const auto& [b, e] : timings.windows) {
-        if (t >= b && t <= e) {
-          inside.push_back(op);
-          break;
-        }
-      }
-    }
-    loaded.work.ops = std::move(inside);
-    return readers::kernelRows({loaded}, readers::KernelGrouping::name, false);
+    return readers::kernelRowsWithin({&capture, readers::loadDeviceWork(capture)}, timings.windows);
   } catch (const std::exception& e) {
     error = e.what();
     return {};
@@ -136,7 +108,7 @@ std::vector<readers::KernelRow> kernelTimes(const std::string& profile, const Be
 
 void printText(const BenchOptions& o, const BenchTimings& t, const std::vector<readers::KernelRow>& kernels,
                const std::string& keptProfile) {
-  auto w = wallTimes(t.iterationNs);
+  auto w = readers::spreadOf(t.iterationNs);
   std::cout << "gtap bench: " << o.source.file << ", " << t.iterationNs.size() << " iterations (" << kOverheadNote
             << ")\n";
   std::cout << (o.scope.empty() ? std::string("replay") : "scope " + o.scope) << " wall time: min "
@@ -156,7 +128,7 @@ void printText(const BenchOptions& o, const BenchTimings& t, const std::vector<r
 
 void printJson(const BenchOptions& o, const BenchTimings& t, const std::vector<readers::KernelRow>& kernels,
                const std::string& keptProfile) {
-  auto w = wallTimes(t.iterationNs);
+  auto w = readers::spreadOf(t.iterationNs);
   std::string s = "{\"file\":";
   readers::appendJsonString(s, o.source.file);
   s += ",\"iterations\":" + std::to_string(t.iterationNs.size()) + ",\"scope\":";

@@ -4,9 +4,9 @@
 
 #include "commands.h"
 #include "gtap/readers/executables.h"
+#include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
-#include "recorded_hint.h"
 
 namespace gtap::cli {
 
@@ -54,7 +54,7 @@ int executables(const ExecutablesOptions& o) {
   }
   table.print(std::cout, format);
   if (format == readers::OutputFormat::text && rows.empty())
-    std::cout << nothingFoundHint(opened.pointers(), format::kModeKernels | format::kModeMemory, "executables", true)
+    std::cout << readers::nothingFoundHint(opened.pointers(), format::kModeKernels | format::kModeMemory, "executables", true)
               << "\n";
   return opened.failures ? 1 : 0;
 }

@@ -4,9 +4,9 @@
 
 #include "commands.h"
 #include "gtap/readers/kernel_stats.h"
+#include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
-#include "recorded_hint.h"
 
 namespace gtap::cli {
 
@@ -85,7 +85,7 @@ int kernels(const KernelsOptions& o) {
   }
   table.print(std::cout, format);
   if (format == readers::OutputFormat::text && rows.empty())
-    std::cout << nothingFoundHint(opened.pointers(), format::kModeKernels, "kernel executions") << "\n";
+    std::cout << readers::nothingFoundHint(opened.pointers(), format::kModeKernels, "kernel executions") << "\n";
   return opened.failures ? 1 : 0;
 }
 

@@ -3,9 +3,9 @@
 
 #include "commands.h"
 #include "gtap/readers/memory_stats.h"
+#include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
-#include "recorded_hint.h"
 
 namespace gtap::cli {
 
@@ -68,10 +68,10 @@ int memory(const MemoryOptions& o) {
   }
   if (text) {
     std::cout << "Allocations\n";
-    if (allocations.empty()) std::cout << "  " << nothingFoundHint(opened.pointers(), format::kModeMemory, "allocations") << "\n";
+    if (allocations.empty()) std::cout << "  " << readers::nothingFoundHint(opened.pointers(), format::kModeMemory, "allocations") << "\n";
     else a.print(std::cout, format);
     std::cout << "\nTransfers\n";
-    if (transfers.empty()) std::cout << "  " << nothingFoundHint(opened.pointers(), format::kModeKernels, "transfers") << "\n";
+    if (transfers.empty()) std::cout << "  " << readers::nothingFoundHint(opened.pointers(), format::kModeKernels, "transfers") << "\n";
     else t.print(std::cout, format);
   } else if (format == readers::OutputFormat::jsonl) {
     a.print(std::cout, format);

@@ -7,9 +7,9 @@
 #include "gtap/format/device_filter.h"
 #include "gtap/readers/memory_stats.h"
 #include "gtap/readers/overview.h"
+#include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
-#include "recorded_hint.h"
 
 namespace gtap::cli {
 
@@ -71,7 +71,7 @@ int summary(const SummaryOptions& o) {
     std::cout << p.label << "  " << p.executable << "  (" << lc.capture->path() << ")\n";
     std::cout << "  ran          " << readers::formatNanoseconds(duration) << " from first to last record, "
               << p.threads << " thread" << (p.threads == 1 ? "" : "s") << "\n";
-    std::cout << "  recorded     mode " << (lc.capture->process().mode.empty() ? "api" : lc.capture->process().mode)
+    std::cout << "  recorded     mode " << readers::recordedMode(*lc.capture)
               << "\n";
     // A filtered capture is not the whole of the program's device work.
     if (std::string filter = gtap::format::deviceWorkFilter(lc.capture->process().config); !filter.empty())
@@ -88,7 +88,7 @@ int summary(const SummaryOptions& o) {
                 << " barriers\n";
     }
     if (p.devices.empty() && !p.halDispatches && !p.halFills && !p.halCopies)
-      std::cout << "  device       " << nothingFoundHint({lc.capture}, format::kModeKernels, "device operations") << "\n";
+      std::cout << "  device       " << readers::nothingFoundHint({lc.capture}, format::kModeKernels, "device operations") << "\n";
     if (p.halDispatches || p.halFills || p.halCopies || p.halSubmissions || p.halWaits) {
       std::cout << "  IREE HAL     " << p.halDispatches << " dispatches recorded into command buffers, of "
                 << p.halExecutables << " executable" << (p.halExecutables == 1 ? "" : "s");

@@ -76,4 +76,16 @@ std::vector<KernelRow> kernelRows(const std::vector<LoadedCapture>& captures, Ke
   return rows;
 }
 
+std::vector<KernelRow> kernelRowsWithin(LoadedCapture capture,
+                                        const std::vector<std::pair<int64_t, int64_t>>& windows) {
+  std::vector<DeviceOp> inside;
+  for (const auto& op : capture.work.ops) {
+    int64_t t = op.submitNs ? op.submitNs : op.appendNs;
+    if (std::any_of(windows.begin(), windows.end(), [&](const auto& w) { return t >= w.first && t <= w.second; }))
+      inside.push_back(op);
+  }
+  capture.work.ops = std::move(inside);
+  return kernelRows({capture}, KernelGrouping::name, false);
+}
+
 }  // namespace gtap::readers

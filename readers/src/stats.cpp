@@ -76,4 +76,15 @@ Distribution DurationHistogram::distribution() const {
   return d;
 }
 
+Spread spreadOf(std::vector<int64_t> values) {
+  Spread s;
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  s.min = values.front();
+  s.max = values.back();
+  s.median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return s;
+}
+
 }  // namespace gtap::readers

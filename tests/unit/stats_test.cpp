@@ -78,3 +78,24 @@ TEST(DurationHistogram, MergeEqualsOneStream) {
   EXPECT_EQ(m.p50, one.p50);
   EXPECT_EQ(m.p99, one.p99);
 }
+
+TEST(Spread, MedianOfAnOddCountIsTheMiddleOne) {
+  auto s = gtap::readers::spreadOf({30, 10, 50, 20, 40});
+  EXPECT_EQ(s.min, 10);
+  EXPECT_EQ(s.median, 30);
+  EXPECT_EQ(s.max, 50);
+}
+
+TEST(Spread, MedianOfAnEvenCountIsTheMeanOfTheMiddleTwo) {
+  auto s = gtap::readers::spreadOf({40, 10, 20, 100});
+  EXPECT_EQ(s.min, 10);
+  EXPECT_EQ(s.median, 30);
+  EXPECT_EQ(s.max, 100);
+}
+
+TEST(Spread, NothingMeasuredIsAllZero) {
+  auto s = gtap::readers::spreadOf({});
+  EXPECT_EQ(s.min, 0);
+  EXPECT_EQ(s.median, 0);
+  EXPECT_EQ(s.max, 0);
+}

@@ -2,7 +2,9 @@
 // more captures.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtap/readers/device_work.h"
@@ -36,5 +38,11 @@ struct LoadedCapture {
 };
 
 std::vector<KernelRow> kernelRows(const std::vector<LoadedCapture>& captures, KernelGrouping by, bool perProcess);
+
+// Per kernel name, the launches of `capture` submitted (appended, when never
+// submitted) within one of `windows` (host ns, both ends included): the work
+// of timed stretches, as `gtap bench` times them.
+std::vector<KernelRow> kernelRowsWithin(LoadedCapture capture,
+                                        const std::vector<std::pair<int64_t, int64_t>>& windows);
 
 }  // namespace gtap::readers

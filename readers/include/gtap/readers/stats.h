@@ -20,6 +20,13 @@ struct Distribution {
 // Exact: sorts `values` in place.
 Distribution distributionOf(std::vector<int64_t>& values);
 
+// The least, the median and the greatest of a few measurements (all 0 when
+// there are none); the median of an even count is the mean of the middle two.
+struct Spread {
+  int64_t min = 0, median = 0, max = 0;
+};
+Spread spreadOf(std::vector<int64_t> values);
+
 // The same figures in bounded memory, for streams too long to keep (API calls).
 // Count, total, mean, min and max are exact. Percentiles come from a
 // log-linear histogram: each power of two from 256 up is split into 128 equal

@@ -1,37 +1,20 @@
-// What a report says when it found nothing of something: what the captures
-// recorded (the mode in their FileInfo) and, only when a capture did not
-// record what is needed, the mode that would.
-#pragma once
+#include "gtap/readers/recorded_mode.h"
 
 #include <algorithm>
-#include <string>
-#include <vector>
 
-#include "gtap/format/modes.h"
-#include "gtap/readers/capture.h"
+namespace gtap::readers {
 
-namespace gtap::cli {
+std::string recordedMode(const Capture& c) { return c.process().mode.empty() ? "api" : c.process().mode; }
 
-// The mode a capture was recorded with ("api", the default, when its file
-// names none).
-inline std::string recordedMode(const readers::Capture& c) { return c.process().mode.empty() ? "api" : c.process().mode; }
-
-// Whether the capture's mode holds every bit of `needed`; a mode that does
-// not parse counts as not holding it.
-inline bool recorded(const readers::Capture& c, uint32_t needed) {
+bool recorded(const Capture& c, uint32_t needed) {
   uint32_t bits = 0;
   std::string error;
   return format::parseModeList(recordedMode(c), bits, error) && (bits & needed) == needed;
 }
 
-// What to say when a report found no `what`, which mode `needed` records
-// (with `anyOf`, any one of its words does): "no WHAT found; the capture was
-// recorded with mode api,kernels, which records them", or, when a capture
-// lacked it, "no WHAT recorded: the capture was recorded with mode api (record
-// them with --mode=api,kernels)".
-inline std::string nothingFoundHint(const std::vector<const readers::Capture*>& captures, uint32_t needed,
-                                    const std::string& what, bool anyOf = false) {
-  auto holds = [&](const readers::Capture& c) {
+std::string nothingFoundHint(const std::vector<const Capture*>& captures, uint32_t needed, const std::string& what,
+                             bool anyOf) {
+  auto holds = [&](const Capture& c) {
     if (!anyOf) return recorded(c, needed);
     for (const auto& m : format::kModeWords)
       if ((m.bits & needed) && recorded(c, m.bits)) return true;
@@ -61,4 +44,4 @@ inline std::string nothingFoundHint(const std::vector<const readers::Capture*>& 
          " recorded with mode " + list + ", which records them";
 }
 
-}  // namespace gtap::cli
+}  // namespace gtap::readers

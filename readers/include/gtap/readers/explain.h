@@ -1,0 +1,20 @@
+// The account `gtap explain` gives of one process, for a person: how long it
+// ran, how busy each device was and where its time went, when it sat idle
+// and what the host did meanwhile, the slowest launches and where they were
+// made from, and what the capture could not tell.
+#pragma once
+
+#include <cstddef>
+#include <ostream>
+
+#include "gtap/readers/kernel_stats.h"
+#include "gtap/readers/symbolizer.h"
+
+namespace gtap::readers {
+
+// Writes the account of `capture` to `out`; `top` kernels, idle gaps per
+// device and launches are named. The symbolizer names the launches' stack
+// frames (shared between captures so that each module is read once).
+void writeExplanation(const LoadedCapture& capture, size_t top, Symbolizer& symbolizer, std::ostream& out);
+
+}  // namespace gtap::readers
