@@ -14,13 +14,33 @@ inline std::filesystem::path gtapLibraryDirectory() {
   return (exe.parent_path() / GTAP_RELATIVE_LIBDIR).lexically_normal();
 }
 
+// gtap's own prefix: the folder above bin/ (the build tree or an install).
+inline std::filesystem::path gtapPrefixDirectory() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return exe.parent_path().parent_path();
+}
+
+// Why --sim cannot work and how to get the simulated runtimes: they are
+// built with gtap's tests and installed only on request (component `sim`).
+inline std::string simulatedRuntimesMissing(const std::string& what, const std::filesystem::path& where) {
+  auto prefix = gtapPrefixDirectory();
+  std::error_code ec;
+  if (std::filesystem::exists(prefix / "CMakeCache.txt", ec))
+    return "the simulated runtimes are not built: no " + what + " at " + where.string() +
+           "; they are built with gtap's tests (configure with -DGTAP_BUILD_TESTS=ON, the default, and build all)";
+  return "the simulated runtimes are not installed: no " + what + " at " + where.string() +
+         "; they are installed only on request, from the build directory gtap was built in: "
+         "cmake --install BUILD --component sim --prefix " + prefix.string();
+}
+
 // Points the Level Zero loader at gtap's simulated driver (as `gtap run
 // --sim`), before the loader is opened. Returns false and sets `error` when
 // the driver is not there.
 inline bool useSimulatedZeDriver(std::string& error) {
   auto driver = gtapLibraryDirectory() / "sim" / "libze_gtap_sim.so";
   if (!std::filesystem::exists(driver)) {
-    error = "the simulated Level Zero driver is not at " + driver.string() + " (built with tests enabled)";
+    error = simulatedRuntimesMissing("simulated Level Zero driver", driver);
     return false;
   }
   setenv("ZE_ENABLE_ALT_DRIVERS", driver.c_str(), 1);
@@ -33,7 +53,7 @@ inline bool useSimulatedZeDriver(std::string& error) {
 inline bool useSimulatedHsaRuntime(std::string& error) {
   auto dir = gtapLibraryDirectory() / "sim" / "hsa";
   if (!std::filesystem::exists(dir / "libhsa-runtime64.so.1")) {
-    error = "the simulated HSA runtime is not in " + dir.string() + " (built with tests enabled)";
+    error = simulatedRuntimesMissing("simulated HSA runtime", dir / "libhsa-runtime64.so.1");
     return false;
   }
   const char* old = std::getenv("LD_LIBRARY_PATH");

@@ -163,7 +163,7 @@ ze_result_t zeCommandListReset(ze_command_list_handle_t hCommandList) {
   return ZE_RESULT_SUCCESS;
 }
 
-#ifdef GTAP_SIM_HAS_LIST_HOST_SYNCHRONIZE
+#ifdef GTAP_SIM_ZE_HAVE_zeCommandListHostSynchronize
 // Waits on the host until everything appended to an immediate list so far has
 // finished (ZE_RESULT_NOT_READY when the timeout passes first); the spec allows
 // it only on immediate lists.

@@ -122,7 +122,7 @@ ze_result_t zeInit(ze_init_flags_t flags) {
   return ZE_RESULT_SUCCESS;
 }
 
-#ifdef GTAP_SIM_HAS_INIT_DRIVERS
+#ifdef GTAP_SIM_ZE_HAVE_zeInitDrivers
 // zeInit and zeDriverGet in one call, for the driver types asked for: a GPU
 // driver answers no driver (and succeeds) when GPUs were not asked for.
 ze_result_t zeInitDrivers(uint32_t* pCount, ze_driver_handle_t* phDrivers, ze_init_driver_type_desc_t* desc) {
