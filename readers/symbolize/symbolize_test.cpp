@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gtap/readers/symbolizer.h"
+#include "symbolize_test_twin.h"
 
 extern char** environ;
 
@@ -419,6 +420,26 @@ TEST_F(SymbolizerTest, AddressesOutsideCodeGiveNothingAndNoProblem) {
     EXPECT_TRUE(result.problem.empty()) << result.problem;
     EXPECT_TRUE(result.frames.empty()) << describe(result);
   }
+}
+
+// Objects built with different options hold copies of one inline function
+// that differ in size; the DWARF of the copy the linker dropped says it sits
+// at address 0, where the file has its ELF header and no code.
+TEST_F(SymbolizerTest, DroppedCopyOfAnInlineFunctionClaimsNoAddress) {
+  EXPECT_EQ(twin::sumBelow(7), twin::sumBelowFromUnoptimised(7));
+  Symbolizer symbolizer;
+  for (uint64_t elfAddress : {0, 1, 4, 8}) {
+    SymbolizeResult result = symbolizer.symbolize(self_.ref, self_.ref.loadBias + elfAddress, false);
+    EXPECT_TRUE(result.problem.empty()) << result.problem;
+    EXPECT_TRUE(result.frames.empty()) << "at " << elfAddress << ":\n" << describe(result);
+  }
+  // The copy that was kept is still named.
+  SymbolizeResult kept =
+      symbolizer.symbolize(self_.ref, reinterpret_cast<uintptr_t>(&twin::sumBelow), false);
+  SCOPED_TRACE(describe(kept));
+  ASSERT_FALSE(kept.frames.empty());
+  EXPECT_EQ(kept.frames.back().function, "twin::sumBelow(int)");
+  EXPECT_FALSE(kept.frames.back().inlined);
 }
 
 // Not a timed assertion: prints the cost per address, cold and cached, so a

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <utility>
 
 #include "debug_file_search.h"
@@ -133,6 +134,7 @@ void DwarfModule::loadDwarf() {
   dwarfLoaded_ = true;
   Dwarf* dwarf = dwfl_module_getdwarf(module_, &dwarfBias_);
   if (dwarf == nullptr) return;
+  loadCodeRanges();
   Dwarf_CU* unit = nullptr;
   Dwarf_CU* next = nullptr;
   Dwarf_Half version = 0;
@@ -145,6 +147,7 @@ void DwarfModule::loadDwarf() {
     Dwarf_Addr base = 0, low = 0, high = 0;
     ptrdiff_t offset = 0;
     while ((offset = dwarf_ranges(&unitDie, offset, &base, &low, &high)) > 0) {
+      if (!isCode(low)) continue;
       unitByAddress_.add(low, high, units_.size());
       hasCode = true;
     }
@@ -158,6 +161,48 @@ void DwarfModule::loadDwarf() {
     }
   }
   unitByAddress_.finish();
+}
+
+// A function the linker dropped (an inline or template function emitted by
+// several objects, kept once) still has its DWARF in the objects whose copy
+// was dropped. GNU ld points that DWARF at the kept copy when both copies
+// have the same size and at address 0 otherwise (objects built with other
+// options: optimisation, sanitizers), so the copy would claim the first bytes
+// of the file; other linkers use other placeholders. A range is trusted only
+// where the file has code. The section headers say that exactly (a debug file
+// keeps them, with their flags); without them, the executable segments.
+void DwarfModule::loadCodeRanges() {
+  GElf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(module_, &bias);
+  if (elf == nullptr) return;
+  Elf_Scn* section = nullptr;
+  while ((section = elf_nextscn(elf, section)) != nullptr) {
+    GElf_Shdr header;
+    if (gelf_getshdr(section, &header) == nullptr) continue;
+    if ((header.sh_flags & SHF_ALLOC) && (header.sh_flags & SHF_EXECINSTR) && header.sh_size > 0)
+      codeRanges_.emplace_back(header.sh_addr + bias, header.sh_addr + header.sh_size + bias);
+  }
+  size_t segments = 0;
+  if (codeRanges_.empty() && elf_getphdrnum(elf, &segments) == 0) {
+    for (size_t i = 0; i < segments; ++i) {
+      GElf_Phdr segment;
+      if (gelf_getphdr(elf, static_cast<int>(i), &segment) != nullptr &&
+          segment.p_type == PT_LOAD && (segment.p_flags & PF_X) && segment.p_memsz > 0)
+        codeRanges_.emplace_back(segment.p_vaddr + bias, segment.p_vaddr + segment.p_memsz + bias);
+    }
+  }
+  std::sort(codeRanges_.begin(), codeRanges_.end());
+}
+
+// Whether a DWARF range starting at `low` starts in the file's code. A file
+// that shows no code at all (no sections, no segments) is taken at its word.
+bool DwarfModule::isCode(Dwarf_Addr low) const {
+  if (codeRanges_.empty()) return true;
+  const uint64_t address = low + dwarfBias_;
+  auto after = std::upper_bound(
+      codeRanges_.begin(), codeRanges_.end(), address,
+      [](uint64_t a, const std::pair<uint64_t, uint64_t>& range) { return a < range.first; });
+  return after != codeRanges_.begin() && address < std::prev(after)->second;
 }
 
 // Definitions with code sit directly under the unit (GCC and clang link C++
@@ -188,7 +233,7 @@ void DwarfModule::indexFunctions(Unit& unit) {
         Dwarf_Addr base = 0, low = 0, high = 0;
         ptrdiff_t offset = 0;
         while ((offset = dwarf_ranges(&child, offset, &base, &low, &high)) > 0)
-          unit.functions.add(low, high, child);
+          if (isCode(low)) unit.functions.add(low, high, child);
       }
       Dwarf_Die sibling;
       if (dwarf_siblingof(&child, &sibling) != 0) break;

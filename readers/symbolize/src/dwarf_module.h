@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "function_names.h"
@@ -55,6 +56,8 @@ class DwarfModule {
 
   DwarfModule(Dwfl* dwfl, Dwfl_Module* module);
   void loadDwarf();
+  void loadCodeRanges();
+  bool isCode(Dwarf_Addr low) const;
   void loadSymbols();
   void indexFunctions(Unit& unit);
   void collectScopes(const Dwarf_Die& function, Dwarf_Addr pc);
@@ -72,6 +75,9 @@ class DwarfModule {
   bool dwarfLoaded_ = false;
   Dwarf_Addr dwarfBias_ = 0;  // ELF address minus DWARF address (non-zero only for prelinked files)
   std::vector<Unit> units_;
+  // The file's executable sections, sorted, in ELF addresses. DWARF ranges
+  // starting elsewhere describe code the linker discarded (see isCode).
+  std::vector<std::pair<uint64_t, uint64_t>> codeRanges_;
   RangeIndex<size_t> unitByAddress_;  // index into units_
 
   bool symbolsLoaded_ = false;
