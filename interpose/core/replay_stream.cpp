@@ -50,18 +50,6 @@ Record marker(bool begin, const std::string& name, uint32_t thread) {
   return r;
 }
 
-void setFile(schema::FileRef::Builder b, const FileIdentity& f) {
-  b.setPath(f.path);
-  b.setOffset(f.offset);
-  b.setFileSize(f.fileSize);
-  b.setDevice(f.device);
-  b.setInode(f.inode);
-  b.setMtimeNs(f.mtimeNs);
-  b.setHasDigest(f.hasDigest);
-  b.setDigestLow(f.digest.low);
-  b.setDigestHigh(f.digest.high);
-}
-
 void produce(ChunkSink& sink, bool) {
   if (!enabled()) return;
   Stream& s = stream();
@@ -128,11 +116,11 @@ void produce(ChunkSink& sink, bool) {
           ref.setHashHigh(r.payload.hash.high);
           ref.setSize(r.payload.blobSize ? r.payload.blobSize : r.payload.size);
           p.setBlobOffset(r.payload.blobOffset);
-          if (!r.payload.file.path.empty()) setFile(p.initOrigin(), r.payload.file);
+          if (!r.payload.file.path.empty()) format::setFileRef(p.initOrigin(), r.payload.file);
           break;
         }
         case Payload::Kind::file:
-          setFile(p.initFile(), r.payload.file);
+          format::setFileRef(p.initFile(), r.payload.file);
           break;
       }
       b.setHostNs(sink.toHostNs(r.ticks));

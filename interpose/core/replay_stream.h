@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gtap/format/file_identity.h"
 #include "gtap/format/hash.h"
 #include "gtap/format/schema/capture.capnp.h"
 
@@ -20,17 +21,7 @@ namespace gtap::core::replay {
 
 inline constexpr uint32_t kNoFunction = 0xffffffffu;
 
-// An external file some bytes came from, with the identity it had.
-struct FileIdentity {
-  std::string path;  // empty: none
-  uint64_t offset = 0;
-  uint64_t fileSize = 0;
-  uint64_t device = 0;
-  uint64_t inode = 0;
-  int64_t mtimeNs = 0;
-  bool hasDigest = false;
-  format::Hash128 digest;
-};
+using FileIdentity = format::FileIdentity;
 
 struct Payload {
   enum class Kind : uint8_t { none, inlined, blob, file };

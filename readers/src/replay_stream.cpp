@@ -13,19 +13,6 @@ namespace gtap::readers {
 
 namespace {
 
-FileReference fileReference(schema::FileRef::Reader f) {
-  FileReference out;
-  out.path = f.getPath();
-  out.offset = f.getOffset();
-  out.fileSize = f.getFileSize();
-  out.device = f.getDevice();
-  out.inode = f.getInode();
-  out.mtimeNs = f.getMtimeNs();
-  out.hasDigest = f.getHasDigest();
-  out.digest = {f.getDigestLow(), f.getDigestHigh()};
-  return out;
-}
-
 ReplayPayload payloadOf(schema::Payload::Reader p) {
   ReplayPayload out;
   out.size = p.getSize();
@@ -43,12 +30,12 @@ ReplayPayload payloadOf(schema::Payload::Reader p) {
       out.blob = {b.getHashLow(), b.getHashHigh()};
       out.blobSize = b.getSize();
       out.blobOffset = p.getBlobOffset();
-      if (p.hasOrigin() && p.getOrigin().getPath().size() > 0) out.origin = fileReference(p.getOrigin());
+      if (p.hasOrigin() && p.getOrigin().getPath().size() > 0) out.origin = format::fileIdentityOf(p.getOrigin());
       break;
     }
     case schema::Payload::FILE:
       out.kind = ReplayPayload::Kind::file;
-      out.file = fileReference(p.getFile());
+      out.file = format::fileIdentityOf(p.getFile());
       break;
   }
   return out;

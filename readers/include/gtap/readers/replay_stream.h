@@ -11,22 +11,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gtap/format/file_identity.h"
 #include "gtap/format/hash.h"
 #include "gtap/readers/capture.h"
 
 namespace gtap::readers {
 
-// An external file a payload's bytes come from, with the identity it had.
-struct FileReference {
-  std::string path;
-  uint64_t offset = 0;
-  uint64_t fileSize = 0;
-  uint64_t device = 0;
-  uint64_t inode = 0;
-  int64_t mtimeNs = 0;
-  bool hasDigest = false;
-  format::Hash128 digest;
-};
+using FileReference = format::FileIdentity;
 
 struct ReplayPayload {
   enum class Kind { none, inlineBytes, blob, file };
