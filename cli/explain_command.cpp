@@ -1,8 +1,10 @@
 // gtap explain: a short account for a person of where the device's time went,
 // when it sat idle and what the host did meanwhile, and which launches were
 // slowest and from where (readers/explain.h writes it).
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "commands.h"
 #include "gtap/readers/explain.h"
@@ -22,7 +24,15 @@ int explain(const ExplainOptions& o) {
   auto opened = openCaptures(o.files, "explain");
   if (opened.captures.empty()) return 1;
   std::vector<std::string> dirs = o.debugDirs;
-  if (const char* env = std::getenv("GTAP_DEBUG_PATH")) dirs.push_back(env);
+  // GTAP_DEBUG_PATH is colon-separated, after --debug-dir; empty entries name nothing.
+  if (const char* env = std::getenv("GTAP_DEBUG_PATH")) {
+    std::string list = env;
+    for (size_t from = 0; from <= list.size();) {
+      size_t colon = std::min(list.find(':', from), list.size());
+      if (colon > from) dirs.push_back(list.substr(from, colon - from));
+      from = colon + 1;
+    }
+  }
   readers::Symbolizer symbolizer(dirs);
   // One capture's device work in memory at a time.
   for (const auto& c : opened.captures)

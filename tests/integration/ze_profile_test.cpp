@@ -265,6 +265,40 @@ TEST(ZeProfile, StacksAreSymbolisedWithInlinedFrames) {
   EXPECT_TRUE(found) << explain.out;
 }
 
+// A stripped program's stacks are named from its debug file, found by
+// build-id in any directory of GTAP_DEBUG_PATH (colon-separated) or of
+// --debug-dir.
+TEST(ZeProfile, StrippedProgramsStacksUseEveryDebugPathDirectory) {
+  std::string dir = freshDirectory("stacks-debug-path");
+  std::string stripped = dir + "/ze_stacks";
+  ASSERT_EQ(runProcess({"strip", "--strip-all", "-o", stripped, workload("ze_stacks")}).exitCode, 0);
+  auto note = runProcess({"readelf", "-n", stripped});
+  auto at = note.out.find("Build ID: ");
+  ASSERT_NE(at, std::string::npos) << "the workload is linked with --build-id";
+  std::string id = note.out.substr(at + 10, note.out.find_first_of("\n ", at + 10) - at - 10);
+  std::filesystem::create_directories(dir + "/debug/.build-id/" + id.substr(0, 2));
+  ASSERT_EQ(runProcess({"objcopy", "--only-keep-debug", workload("ze_stacks"),
+                        dir + "/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"})
+                .exitCode,
+            0);
+  auto run = runProcess({gtapBinary(), "run", "--sim", "-q", "-m", "api,kernels,stacks", "-o", dir + "/cap.gtap",
+                         "--", stripped});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  auto named = [](const std::string& out) { return out.find("launchFromHelper(") != std::string::npos; };
+  auto bare = runProcess({gtapBinary(), "explain", dir + "/cap.gtap"}, {}, {"GTAP_DEBUG_PATH"});
+  ASSERT_EQ(bare.exitCode, 0) << bare.err;
+  EXPECT_FALSE(named(bare.out)) << "stripped, without its debug file: " << bare.out;
+  auto viaEnv = runProcess({gtapBinary(), "explain", dir + "/cap.gtap"},
+                           {{"GTAP_DEBUG_PATH", dir + "/nothing::" + dir + "/debug"}});
+  ASSERT_EQ(viaEnv.exitCode, 0) << viaEnv.err;
+  EXPECT_TRUE(named(viaEnv.out)) << viaEnv.out;
+  auto viaOption = runProcess({gtapBinary(), "explain", "--debug-dir", dir + "/nothing", "--debug-dir",
+                               dir + "/debug", dir + "/cap.gtap"},
+                              {}, {"GTAP_DEBUG_PATH"});
+  ASSERT_EQ(viaOption.exitCode, 0) << viaOption.err;
+  EXPECT_TRUE(named(viaOption.out)) << viaOption.out;
+}
+
 // Chrome JSON parses back as Trace Event format with API slices, kernel slices
 // on a device track, and flows between them; the Perfetto file decodes.
 TEST(ZeProfile, ExportsLoad) {
