@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config python3 clang lld strace util-linux
   libclang-rt-14-dev
   capnproto libcapnp-dev libzstd-dev libxxhash-dev
-  libelf-dev libdw-dev libunwind-dev libcli11-dev libmsgpack-cxx-dev libsqlite3-dev sqlite3 time
+  libelf-dev libdw-dev libunwind-dev libcli11-dev libmsgpack-cxx-dev libsqlite3-dev sqlite3 time valgrind
   libze1 libze-dev libhsa-runtime-dev
   libprotobuf-dev protobuf-compiler nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
