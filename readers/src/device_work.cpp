@@ -325,7 +325,7 @@ void joinHalDispatches(DeviceWork& w) {
       while (begin != r.begins.end() && *begin <= ns) ++begin;
       if (static_cast<size_t>(begin - r.begins.begin()) != stretch) {
         stretch = begin - r.begins.begin();
-        groupOf.clear();
+        groupOf = {};  // clear() would sweep every bucket a large stretch left
       }
       auto candidates = device.find(w.ops[d].name);
       if (candidates == device.end()) continue;
