@@ -255,14 +255,6 @@ void joinHalDispatches(DeviceWork& w) {
     op.halDispatch = op.halSubmission = DeviceOp::kNone;
     op.deviceDispatches = 0;
   }
-  // Per command buffer, its dispatches and begins in recording order; the
-  // submissions in the order they were made.
-  struct Recording {
-    std::vector<size_t> dispatches;
-    std::vector<int64_t> begins;
-  };
-  std::unordered_map<uint64_t, Recording> buffers;
-  std::vector<size_t> submissions;
   // Device dispatches by kernel name, in the order they were submitted, and
   // per position the next one not taken at or after it (a union-find, so a
   // long run of taken ones is skipped once).
@@ -270,6 +262,28 @@ void joinHalDispatches(DeviceWork& w) {
     std::vector<size_t> ops;
     std::vector<size_t> next;
   };
+  // A command buffer's dispatches of one name between two of its begins, in
+  // recording order. Names take disjoint candidates, so each group joins on
+  // its own. Once its dispatch at `limit` found every candidate submitted
+  // since then taken, it and all later ones (recorded no earlier) never join:
+  // an execution tries the group only up to there.
+  struct Group {
+    Candidates* candidates = nullptr;
+    std::vector<size_t> dispatches;
+    size_t limit = SIZE_MAX;
+  };
+  // Per command buffer: its dispatches and begins in recording order, and per
+  // stretch between begins (the first before any begin) its groups, ordered
+  // by when their first dispatch was recorded; the submissions in the order
+  // they were made.
+  struct Recording {
+    std::vector<size_t> dispatches;
+    std::vector<int64_t> dispatchNs;
+    std::vector<int64_t> begins;
+    std::vector<std::vector<Group>> stretches;
+  };
+  std::unordered_map<uint64_t, Recording> buffers;
+  std::vector<size_t> submissions;
   std::unordered_map<std::string, Candidates> device;
   auto recorded = [&](size_t i) { return std::make_tuple(w.ops[i].appendNs, w.ops[i].thread, w.ops[i].appendIndex); };
   // Most captures have no HAL submissions: counted first, nothing else is built.
@@ -299,6 +313,27 @@ void joinHalDispatches(DeviceWork& w) {
   for (auto& [list, r] : buffers) {
     std::sort(r.dispatches.begin(), r.dispatches.end(), [&](size_t a, size_t b) { return recorded(a) < recorded(b); });
     std::sort(r.begins.begin(), r.begins.end());
+    r.dispatchNs.reserve(r.dispatches.size());
+    for (size_t d : r.dispatches) r.dispatchNs.push_back(w.ops[d].appendNs);
+    // A dispatch belongs to the stretch after the last begin at or before it.
+    r.stretches.resize(r.begins.size() + 1);
+    std::unordered_map<const Candidates*, size_t> groupOf;
+    size_t stretch = SIZE_MAX;
+    auto begin = r.begins.begin();
+    for (size_t d : r.dispatches) {
+      int64_t ns = w.ops[d].appendNs;
+      while (begin != r.begins.end() && *begin <= ns) ++begin;
+      if (static_cast<size_t>(begin - r.begins.begin()) != stretch) {
+        stretch = begin - r.begins.begin();
+        groupOf = {};  // clear() would sweep every bucket a large stretch left
+      }
+      auto candidates = device.find(w.ops[d].name);
+      if (candidates == device.end()) continue;
+      auto& groups = r.stretches[stretch];
+      auto [g, added] = groupOf.try_emplace(&candidates->second, groups.size());
+      if (added) groups.push_back({&candidates->second, {}, SIZE_MAX});
+      groups[g->second].dispatches.push_back(d);
+    }
   }
   std::sort(submissions.begin(), submissions.end(), [&](size_t a, size_t b) { return recorded(a) < recorded(b); });
   auto findUntaken = [](std::vector<size_t>& next, size_t k) {
@@ -310,30 +345,48 @@ void joinHalDispatches(DeviceWork& w) {
   for (size_t s : submissions) {
     auto r = buffers.find(w.ops[s].list);
     if (r == buffers.end()) continue;
+    Recording& rec = r->second;
     int64_t at = w.ops[s].appendNs;
     // What the buffer held then: recorded since its last begin before the submission.
-    auto begin = std::upper_bound(r->second.begins.begin(), r->second.begins.end(), at);
-    int64_t since = begin == r->second.begins.begin() ? INT64_MIN : *(begin - 1);
-    for (size_t d : r->second.dispatches) {
-      DeviceOp& hal = w.ops[d];
-      if (hal.appendNs < since) continue;
-      if (hal.appendNs > at) break;
-      ++w.halJoin.executions;
-      auto candidates = device.find(hal.name);
-      if (candidates == device.end()) continue;
-      const auto& list = candidates->second.ops;
-      auto& next = candidates->second.next;
-      // Submitted no earlier than the dispatch was recorded.
-      size_t k = std::partition_point(list.begin(), list.end(),
-                                      [&](size_t i) { return submitted(i) < hal.appendNs; }) - list.begin();
-      k = findUntaken(next, k);
-      if (k == list.size()) continue;
-      next[k] = k + 1;
-      size_t i = list[k];
-      w.ops[i].halDispatch = d;
-      w.ops[i].halSubmission = s;
-      ++hal.deviceDispatches;
-      ++w.halJoin.joined;
+    auto begin = std::upper_bound(rec.begins.begin(), rec.begins.end(), at);
+    int64_t since = begin == rec.begins.begin() ? INT64_MIN : *(begin - 1);
+    w.halJoin.executions += std::upper_bound(rec.dispatchNs.begin(), rec.dispatchNs.end(), at) -
+                            std::lower_bound(rec.dispatchNs.begin(), rec.dispatchNs.end(), since);
+    auto& groups = rec.stretches[begin - rec.begins.begin()];
+    // Groups that can join nothing more are dropped as they are met.
+    size_t kept = 0;
+    size_t g = 0;
+    for (; g < groups.size(); ++g) {
+      Group& group = groups[g];
+      if (w.ops[group.dispatches.front()].appendNs > at) break;  // this and later ones: not recorded yet
+      auto& list = group.candidates->ops;
+      auto& next = group.candidates->next;
+      for (size_t p = 0; p < group.dispatches.size() && p < group.limit; ++p) {
+        size_t d = group.dispatches[p];
+        DeviceOp& hal = w.ops[d];
+        if (hal.appendNs > at) break;
+        // Submitted no earlier than the dispatch was recorded.
+        size_t k = std::partition_point(list.begin(), list.end(),
+                                        [&](size_t i) { return submitted(i) < hal.appendNs; }) - list.begin();
+        k = findUntaken(next, k);
+        if (k == list.size()) {
+          group.limit = p;
+          break;
+        }
+        next[k] = k + 1;
+        size_t i = list[k];
+        w.ops[i].halDispatch = d;
+        w.ops[i].halSubmission = s;
+        ++hal.deviceDispatches;
+        ++w.halJoin.joined;
+      }
+      if (group.limit == 0) continue;
+      if (kept != g) groups[kept] = std::move(group);
+      ++kept;
+    }
+    if (kept != g) {
+      std::move(groups.begin() + g, groups.end(), groups.begin() + kept);
+      groups.resize(kept + (groups.size() - g));
     }
   }
   w.halJoin.notFromHal = w.halJoin.deviceKernels - w.halJoin.joined;

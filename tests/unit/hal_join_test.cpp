@@ -86,6 +86,55 @@ TEST(HalJoinUnit, SubmissionsTakeDeviceDispatchesInTheOrderTheyWereSubmitted) {
   EXPECT_EQ(ops[b].deviceDispatches, 1u);
 }
 
+TEST(HalJoinUnit, ADispatchThatFindsNothingLeftDoesNotStopEarlierOnesOfItsBuffer) {
+  Work t;
+  t.hal("begin", 1, 1);
+  size_t a = t.hal("dispatch", 1, 10, "k");
+  size_t b = t.hal("dispatch", 1, 30, "k");
+  // The device saw k twice, both before b was recorded: b never joins, a
+  // joins once per submission.
+  size_t k1 = t.device("k", 20);
+  size_t k2 = t.device("k", 25);
+  size_t s1 = t.hal("queue_execute", 1, 40);
+  size_t s2 = t.hal("queue_execute", 1, 50);
+  joinHalDispatches(t.w);
+  const auto& ops = t.w.ops;
+  EXPECT_EQ(ops[k1].halDispatch, a);
+  EXPECT_EQ(ops[k1].halSubmission, s1);
+  EXPECT_EQ(ops[k2].halDispatch, a);
+  EXPECT_EQ(ops[k2].halSubmission, s2);
+  EXPECT_EQ(ops[a].deviceDispatches, 2u);
+  EXPECT_EQ(ops[b].deviceDispatches, 0u);
+  EXPECT_EQ(t.w.halJoin.executions, 4u);
+  EXPECT_EQ(t.w.halJoin.joined, 2u);
+}
+
+TEST(HalJoinUnit, DispatchesRecordedAfterASubmissionRunOnlyInLaterOnes) {
+  Work t;
+  t.hal("begin", 1, 1);
+  size_t a = t.hal("dispatch", 1, 10, "k");
+  size_t s1 = t.hal("queue_execute", 1, 20);
+  size_t d1 = t.device("k", 21);
+  // Recorded into the same buffer with no begin between: the buffer grows.
+  size_t m = t.hal("dispatch", 1, 30, "m");
+  size_t b = t.hal("dispatch", 1, 31, "k");
+  size_t s2 = t.hal("queue_execute", 1, 40);
+  size_t d2 = t.device("k", 41);
+  size_t d3 = t.device("m", 42);
+  size_t d4 = t.device("k", 43);
+  joinHalDispatches(t.w);
+  const auto& ops = t.w.ops;
+  EXPECT_EQ(ops[d1].halDispatch, a);
+  EXPECT_EQ(ops[d1].halSubmission, s1);
+  EXPECT_EQ(ops[d2].halDispatch, a);
+  EXPECT_EQ(ops[d2].halSubmission, s2);
+  EXPECT_EQ(ops[d3].halDispatch, m);
+  EXPECT_EQ(ops[d4].halDispatch, b);
+  EXPECT_EQ(ops[d4].halSubmission, s2);
+  EXPECT_EQ(t.w.halJoin.executions, 4u);
+  EXPECT_EQ(t.w.halJoin.joined, 4u);
+}
+
 TEST(HalJoinUnit, NoSubmissionsNoJoin) {
   Work t;
   size_t d = t.hal("dispatch", 1, 10, "k");
