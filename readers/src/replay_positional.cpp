@@ -149,14 +149,7 @@ void convert(schema::ReplayRecord::Reader in, schema::ReplayRecord::Builder out)
 
 }  // namespace
 
-bool anyPositional(capnp::List<schema::ReplayRecord>::Reader records) {
-  for (auto r : records)
-    if (r.isPositional()) return true;
-  return false;
-}
-
-std::unique_ptr<capnp::MallocMessageBuilder> convertPositionalRecords(
-    capnp::List<schema::ReplayRecord>::Reader records) {
+std::unique_ptr<capnp::MallocMessageBuilder> typedRecords(capnp::List<schema::ReplayRecord>::Reader records) {
   auto message = std::make_unique<capnp::MallocMessageBuilder>();
   auto out = message->initRoot<schema::Replay>().initRecords(records.size());
   for (unsigned i = 0; i < records.size(); ++i) {

@@ -92,15 +92,14 @@ ReplayStream loadReplayStream(const Capture& capture) {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
     if (kind != schema::ChunkKind::REPLAY) continue;
     try {
-      auto decoded = std::make_shared<format::DecodedChunk>(reader.decode(c));
-      auto records = decoded->root<schema::Replay>().getRecords();
-      std::shared_ptr<const void> owner = decoded;
-      if (anyPositional(records)) {
-        auto converted = convertPositionalRecords(records);
-        records = converted->getRoot<schema::Replay>().asReader().getRecords();
-        owner = std::move(converted);
-      }
-      stream.storage.push_back(std::move(owner));  // before any record points into it
+      // Copied once into a message the stream owns (positional records
+      // converted): the copy checks every pointer under the chunk's reading
+      // limits, and later reads (replay and bench read each record once per
+      // iteration) meet neither those limits nor a malformed pointer.
+      auto decoded = reader.decode(c);
+      std::shared_ptr<capnp::MallocMessageBuilder> owned = typedRecords(decoded.root<schema::Replay>().getRecords());
+      auto records = owned->getRoot<schema::Replay>().asReader().getRecords();
+      stream.storage.push_back(std::move(owned));  // before any record points into it
       for (auto r : records) stream.records.push_back(recordOf(r));
     } catch (const format::FormatError& e) {
       stream.notes.push_back(e.what());

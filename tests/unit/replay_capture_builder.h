@@ -176,7 +176,7 @@ class ReplayCaptureBuilder {
       w.writeMessage(schema::ChunkKind::REPLAY, m);
       return;
     }
-    auto typed = readers::convertPositionalRecords(m.getRoot<schema::Replay>().asReader().getRecords());
+    auto typed = readers::typedRecords(m.getRoot<schema::Replay>().asReader().getRecords());
     w.writeMessage(schema::ChunkKind::REPLAY, *typed);
   }
 

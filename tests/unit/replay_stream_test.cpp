@@ -119,6 +119,24 @@ TEST(ReplayStream, PositionalRecordsOfFormat11ReadAsTyped) {
   EXPECT_EQ(readers::createdObject(sb.records[2]), 3u);
 }
 
+// A loaded stream's records can be read any number of times (replay and
+// bench go over them once per iteration): the file's reading limits apply
+// once, at load.
+TEST(ReplayStream, RecordsReadAgainAndAgainAfterLoading) {
+  std::string path = tempPath("again.gtap");
+  ReplayCaptureBuilder b;
+  b.add(O::DEVICE, 1, {}, {0, 0, 1, 2});
+  for (uint64_t i = 0; i < 200; ++i) b.add(O::LAUNCH_KERNEL, 6, {5, 0, 8, 9}, {4, 1, 1, 0, i});
+  ASSERT_EQ(b.write(path), "");
+  readers::Capture c(path);
+  auto s = readers::loadReplayStream(c);
+  ASSERT_EQ(s.records.size(), 201u);
+  size_t fields = 0;
+  for (int pass = 0; pass < 50; ++pass)
+    for (const auto& r : s.records) fields += readers::replayFields(r).size();
+  EXPECT_EQ(fields, 50u * (5 + 200 * 7));  // the device has no name here
+}
+
 // A positional value that does not fit its typed field (flags are 32 bits)
 // makes its chunk unreadable, said with the file and offset: never truncated.
 TEST(ReplayStream, PositionalValueTooWideForItsFieldIsReported) {
