@@ -106,6 +106,35 @@ void appendStruct(std::vector<ReplayField>& out, capnp::DynamicStruct::Reader s,
   }
 }
 
+// Reads every pointer the struct holds (its active union member's too), so
+// a pointer of the wrong kind throws here rather than in a later reader.
+void checkPointers(capnp::DynamicStruct::Reader s) {
+  auto active = s.which();
+  for (const Field& f : s.getSchema().getFields()) {
+    if (inUnion(f)) {
+      KJ_IF_MAYBE (a, active) {
+        if (*a != f) continue;
+      } else {
+        continue;
+      }
+    }
+    capnp::Type t = f.getType();
+    if (t.isStruct()) {
+      checkPointers(s.get(f).as<capnp::DynamicStruct>());
+    } else if (t.isList()) {
+      auto list = s.get(f).as<capnp::DynamicList>();
+      if (t.asList().getElementType().isStruct())
+        for (auto e : list) checkPointers(e.as<capnp::DynamicStruct>());
+      else
+        for (auto e : list) (void)e;
+    } else if (t.isText()) {
+      (void)s.get(f).as<capnp::Text>();
+    } else if (t.isData()) {
+      (void)s.get(f).as<capnp::Data>();
+    }
+  }
+}
+
 std::string hex(uint64_t v) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
@@ -159,6 +188,8 @@ std::vector<ReplayField> replayFields(const ReplayRecord& r) {
   }
   return out;
 }
+
+void checkReplayRecordShape(schema::ReplayRecord::Reader r) { checkPointers(capnp::toDynamic(r)); }
 
 bool createsObject(ReplayOp op) {
   auto f = memberOf(op);

@@ -1,6 +1,7 @@
 #include "gtap/readers/replay_stream.h"
 
 #include "gtap/format/modes.h"
+#include "gtap/readers/replay_fields.h"
 #include "gtap/readers/replay_positional.h"
 
 #include <capnp/schema.h>
@@ -100,7 +101,16 @@ ReplayStream loadReplayStream(const Capture& capture) {
       std::shared_ptr<capnp::MallocMessageBuilder> owned = typedRecords(decoded.root<schema::Replay>().getRecords());
       auto records = owned->getRoot<schema::Replay>().asReader().getRecords();
       stream.storage.push_back(std::move(owned));  // before any record points into it
-      for (auto r : records) stream.records.push_back(recordOf(r));
+      for (unsigned i = 0; i < records.size(); ++i) {
+        try {
+          checkReplayRecordShape(records[i]);
+          stream.records.push_back(recordOf(records[i]));
+        } catch (const kj::Exception& e) {
+          // One malformed record is named and left out; the chunk's others stay.
+          stream.notes.push_back(chunkAt(capture, c) + ": record " + std::to_string(i) + " of " +
+                                 std::to_string(records.size()) + " is malformed: " + e.getDescription().cStr());
+        }
+      }
     } catch (const format::FormatError& e) {
       stream.notes.push_back(e.what());
     } catch (const kj::Exception& e) {
@@ -133,7 +143,7 @@ ReplayStream loadReplayStream(const Capture& capture) {
                           ? "the file was not closed cleanly: " + std::to_string(rec.validBytes) + " of " +
                                 std::to_string(rec.fileSize) + " bytes are whole" +
                                 (rec.stopReason.empty() ? std::string() : " (" + rec.stopReason + ")")
-                          : std::to_string(stream.notes.size()) + " replay chunk(s) could not be decoded";
+                          : std::to_string(stream.notes.size()) + " replay chunk(s) or record(s) could not be read";
     stream.cutDescription = why + "; the last record read is " + recordLabel(last);
   }
   return stream;

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,8 @@ class ReplayCaptureBuilder {
   std::vector<BuiltRecord>& records() { return records_; }
   // Stores the records as formats 1.0-1.1 did.
   void positional(bool on) { positional_ = on; }
+  // Changes each chunk's typed records after they are built (a damaged file).
+  void tamper(std::function<void(capnp::List<schema::ReplayRecord>::Builder)> f) { tamper_ = std::move(f); }
 
   // Writes the file; records go in two chunks, the later half first, as
   // racing threads may leave them. Returns an error or "".
@@ -177,11 +180,13 @@ class ReplayCaptureBuilder {
       return;
     }
     auto typed = readers::typedRecords(m.getRoot<schema::Replay>().asReader().getRecords());
+    if (tamper_) tamper_(typed->getRoot<schema::Replay>().getRecords());
     w.writeMessage(schema::ChunkKind::REPLAY, *typed);
   }
 
   std::vector<BuiltRecord> records_;
   bool positional_ = false;
+  std::function<void(capnp::List<schema::ReplayRecord>::Builder)> tamper_;
 };
 
 }  // namespace gtap::test

@@ -33,6 +33,11 @@ struct ReplayField {
 // appear when the record holds them.
 std::vector<ReplayField> replayFields(const ReplayRecord& r);
 
+// Throws kj::Exception when any pointer in the record (its operation's
+// fields, payload, function) is not of the kind the schema gives it: readers
+// check each record once at load, so later reads cannot throw.
+void checkReplayRecordShape(schema::ReplayRecord::Reader r);
+
 // "kernel=7", "waits=[3,4]", "groups=4,1,1", "dst=0x7f00", "name=\"vector_add\"".
 std::string fieldText(const ReplayField& f);
 // The field's value as JSON (number, array or string).
