@@ -24,6 +24,9 @@
 //       THREADS threads call zeDriverGetApiVersion in a loop; after MS ms main
 //       prints "returning_ns T" (CLOCK_MONOTONIC) and returns while they still
 //       call: the time from T to the process's end is what exit costs.
+//
+// The launch loads also print "op_counts NAME allocations A locks L" on stderr
+// for their loop when tests/support/op_counters.c is preloaded.
 #include <time.h>
 
 #include <atomic>
@@ -31,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "op_counters.h"
 #include "ze_workload.h"
 
 using namespace workload;
@@ -129,6 +133,7 @@ int launchRegular(uint32_t n, uint32_t batch) {
   ze_command_queue_handle_t queue = c.rt.queue();
   ze_command_list_handle_t list = c.rt.list();
   const ze_group_count_t one{1, 1, 1};
+  op_counts counted = op_counts_now();
   auto start = SteadyClock::now();
   for (uint32_t done = 0; done < n;) {
     uint32_t count = std::min(batch, n - done);
@@ -140,6 +145,7 @@ int launchRegular(uint32_t n, uint32_t batch) {
     ZE_CHECK(zeCommandQueueSynchronize(queue, kForever));
     done += count;
   }
+  op_counts_report("launch-regular", counted);
   int rc = c.finish(start, n);
   ZE_CHECK(zeCommandListDestroy(list));
   ZE_CHECK(zeCommandQueueDestroy(queue));
@@ -182,9 +188,11 @@ struct ImmediateLauncher {
 int launchImmediate(uint32_t n, uint32_t batch) {
   Counter c;
   ImmediateLauncher launcher(c, batch);
+  op_counts counted = op_counts_now();
   auto start = SteadyClock::now();
   for (uint32_t i = 0; i < n; ++i) launcher.launch();
   launcher.wait();
+  op_counts_report("launch-immediate", counted);
   return c.finish(start, n);
 }
 
