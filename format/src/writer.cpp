@@ -2,16 +2,27 @@
 
 #include <capnp/serialize.h>
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 namespace gtap::format {
 
 namespace {
 constexpr int kZstdLevel = 1;
+// Blob parts at least this large are written from where they lie (no copy into
+// the message) and compressed only when samples of them compress.
+constexpr size_t kLargeBlobPart = 256u << 10;
+constexpr size_t kProbeSample = 16u << 10;
+constexpr unsigned kProbeSamples = 4;
+
+size_t wordsFor(size_t bytes) { return (bytes + 7) / 8; }
 }  // namespace
 
 std::unique_ptr<CaptureWriter> CaptureWriter::create(const std::string& path, std::string& error) {
@@ -122,12 +133,122 @@ Hash128 CaptureWriter::writeBlob(const void* data, size_t size, const Hash128& h
     blob.setHashHigh(hash.high);
     blob.setTotalSize(size);
     blob.setOffset(offset);
-    blob.setData(capnp::Data::Reader(bytes + offset, part));
-    if (!writeMessage(schema::ChunkKind::BLOB, message)) return hash;
+    bool written;
+    if (part >= kLargeBlobPart && reinterpret_cast<uintptr_t>(bytes + offset) % 8 == 0) {
+      // The bytes become a segment of their own, read where they lie.
+      blob.adoptData(message.getOrphanage().referenceExternalData(capnp::Data::Reader(bytes + offset, part)));
+      written = writeLargeBlobPart(message, bytes + offset, part);
+    } else {
+      blob.setData(capnp::Data::Reader(bytes + offset, part));
+      written = writeMessage(schema::ChunkKind::BLOB, message);
+    }
+    if (!written) return hash;
     offset += part;
   } while (offset < size);
   blobs_.insert(hash);
   return hash;
+}
+
+bool CaptureWriter::compresses(const uint8_t* data, size_t size) {
+  // Samples spread over the bytes: large uploads are mostly all of a kind
+  // (zeros, text, floats, or bytes already compressed).
+  size_t sampled = 0, stored = 0;
+  probe_.resize(ZSTD_compressBound(kProbeSample));
+  for (unsigned i = 0; i < kProbeSamples; ++i) {
+    size_t at = (size - kProbeSample) / (kProbeSamples - 1) * i;
+    size_t n = ZSTD_compressCCtx(zstd_, probe_.data(), probe_.size(), data + at, kProbeSample, kZstdLevel);
+    if (ZSTD_isError(n)) return true;
+    sampled += kProbeSample;
+    stored += n;
+  }
+  return stored < sampled - sampled / 8;
+}
+
+bool CaptureWriter::writeLargeBlobPart(capnp::MessageBuilder& message, const uint8_t* data, size_t size) {
+  auto segments = message.getSegmentsForOutput();
+  // Cap'n Proto's flat array: the segment count less one and each segment's
+  // size in words (u32s, padded to a word), then the segments.
+  std::vector<uint32_t> table((segments.size() + 2) & ~size_t{1}, 0);
+  table[0] = static_cast<uint32_t>(segments.size() - 1);
+  size_t rawSize = table.size() * 4;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    table[i + 1] = static_cast<uint32_t>(segments[i].size());
+    rawSize += segments[i].size() * 8;
+  }
+  // The data segment's last word, when the bytes end inside it: from a padded
+  // copy, so nothing past the bytes is read and the padding is zeros.
+  uint64_t lastWord = 0;
+  size_t whole = size & ~size_t{7};
+  std::memcpy(&lastWord, data + whole, size - whole);
+  std::vector<iovec> pieces;
+  pieces.reserve(segments.size() + 4);
+  pieces.push_back({nullptr, kChunkHeaderSize});
+  pieces.push_back({table.data(), table.size() * 4});
+  for (auto segment : segments) {
+    if (reinterpret_cast<const uint8_t*>(segment.begin()) == data && segment.size() == wordsFor(size)) {
+      pieces.push_back({const_cast<uint8_t*>(data), whole});
+      if (whole != size) pieces.push_back({&lastWord, 8});
+    } else {
+      pieces.push_back({const_cast<capnp::word*>(segment.begin()), segment.size() * 8});
+    }
+  }
+  if (rawSize > kMaxRawSize) {
+    error_ = path_ + ": chunk of " + std::to_string(rawSize) + " bytes exceeds the format limit";
+    return false;
+  }
+  if (compresses(data, size)) {
+    // Compressible: put together and compressed as any chunk.
+    flat_.resize(rawSize);
+    size_t at = 0;
+    for (size_t i = 1; i < pieces.size(); ++i) {
+      std::memcpy(flat_.data() + at, pieces[i].iov_base, pieces[i].iov_len);
+      at += pieces[i].iov_len;
+    }
+    bool good = writeChunk(static_cast<uint16_t>(schema::ChunkKind::BLOB), flat_.data(), rawSize, {});
+    if (flat_.capacity() > (8u << 20)) std::vector<uint8_t>().swap(flat_);
+    return good;
+  }
+  // Stored as is, written from the pieces: no copy of the bytes in gtap.
+  uint8_t header[kChunkHeaderSize];
+  ChunkHeader h{static_cast<uint16_t>(schema::ChunkKind::BLOB), Codec::none, static_cast<uint32_t>(rawSize),
+                static_cast<uint32_t>(rawSize), 0};
+  encodeChunkHeader(h, header);
+  XXH3_state_t state;
+  XXH3_64bits_reset(&state);
+  XXH3_64bits_update(&state, header, 16);
+  for (size_t i = 1; i < pieces.size(); ++i) XXH3_64bits_update(&state, pieces[i].iov_base, pieces[i].iov_len);
+  h.checksum = XXH3_64bits_digest(&state);
+  encodeChunkHeader(h, header);
+  pieces[0].iov_base = header;
+  uint64_t at = offset_;
+  if (!writeAllv(pieces.data(), pieces.size())) return false;
+  index_.push_back({at, h.kind, h.storedSize, {}});
+  rawBytes_ += rawSize;
+  return true;
+}
+
+bool CaptureWriter::writeAllv(iovec* pieces, size_t count) {
+  if (!ok()) return false;
+  while (count > 0) {
+    ssize_t n = ::writev(fd_, pieces, static_cast<int>(std::min<size_t>(count, IOV_MAX)));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      error_ = path_ + ": write failed at offset " + std::to_string(offset_) + ": " + std::strerror(errno);
+      return false;
+    }
+    offset_ += static_cast<uint64_t>(n);
+    auto left = static_cast<size_t>(n);
+    while (count > 0 && left >= pieces->iov_len) {
+      left -= pieces->iov_len;
+      ++pieces;
+      --count;
+    }
+    if (count > 0) {
+      pieces->iov_base = static_cast<uint8_t*>(pieces->iov_base) + left;
+      pieces->iov_len -= left;
+    }
+  }
+  return true;
 }
 
 bool CaptureWriter::writeTrailer(uint64_t eventsWritten, uint64_t eventsDropped, int64_t endHostNs,

@@ -3,8 +3,14 @@
 #include <capnp/message.h>
 #include <signal.h>
 
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <unordered_set>
 
@@ -20,10 +26,37 @@ namespace gtap::core::replay {
 
 namespace {
 
+// Bytes kept for the writer. Whole words, the last one zero-padded: the
+// writer stores large ones from where they lie.
+struct KeptBlob {
+  format::Hash128 hash;
+  size_t size = 0;
+  size_t capacity = 0;  // bytes
+  std::unique_ptr<uint64_t[]> words;
+  uint8_t* data() { return reinterpret_cast<uint8_t*>(words.get()); }
+};
+
+// Buffers at least this large are recycled once written: a fresh buffer of a
+// few MiB faults in every page again on each upload.
+constexpr size_t kRecycled = 64u << 10;
+
 struct Stream {
   std::mutex mu;
   std::vector<Record> records;
-  std::vector<std::pair<format::Hash128, std::vector<uint8_t>>> blobs;  // kept, not yet written
+  std::vector<KeptBlob> blobs;   // kept, not yet written
+  std::vector<KeptBlob> spare;   // written, for reuse (kRecycled and larger)
+  // Capacity of the kept buffers and those being written; with the spare
+  // ones, at most GTAP_BUFFER_MB (one larger blob alone excepted): past it
+  // the program waits for the writer rather than memory growing.
+  uint64_t pendingBytes = 0;
+  uint64_t spareBytes = 0;
+  std::condition_variable written;  // pendingBytes went down
+  // Sources whose last bytes were new: copied before they are looked up.
+  struct Recent {
+    uintptr_t address = 0;
+    size_t size = 0;
+    bool wasNew = false;
+  } recent[16];
   std::unordered_set<format::Hash128, format::Hash128Hasher> known;    // written or kept
   uint32_t signalScopesSeen = 0;
   std::unordered_set<uint32_t> functionsDefined;  // writer thread only
@@ -50,11 +83,96 @@ Record marker(bool begin, const std::string& name, uint32_t thread) {
   return r;
 }
 
+uint64_t budget() { return std::max<uint64_t>(config().bufferBytes, 1u << 20); }
+
+// A written (or unneeded) buffer: kept for reuse while the budget allows.
+void giveBack(Stream& s, KeptBlob&& b) {
+  KeptBlob dropped;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.pendingBytes -= b.capacity;
+    if (b.capacity >= kRecycled && s.pendingBytes + s.spareBytes + b.capacity <= budget()) {
+      s.spareBytes += b.capacity;
+      s.spare.push_back(std::move(b));
+    } else {
+      dropped = std::move(b);  // freed outside the lock
+    }
+  }
+  s.written.notify_all();
+}
+
+// Room for `bytes` more kept bytes: waits while the writer has the budget's
+// worth in hand (any amount alone goes through). Gives up waiting when no
+// writer is there to make room, or it made none for two seconds.
+void reserve(Stream& s, std::unique_lock<std::mutex>& lock, uint64_t bytes) {
+  const uint64_t limit = budget();
+  // Half the budget in hand: the writer starts now, not at its next interval.
+  if (s.pendingBytes + bytes > limit / 2) wakeWriter();
+  unsigned idle = 0;
+  while (s.pendingBytes > 0 && s.pendingBytes + bytes > limit && idle < 200) {
+    uint64_t before = s.pendingBytes;
+    if (!wakeWriter()) break;
+    s.written.wait_for(lock, std::chrono::milliseconds(10));
+    idle = s.pendingBytes < before ? 0 : idle + 1;
+  }
+  s.pendingBytes += bytes;
+}
+
+// A buffer for `size` bytes whose capacity is already counted in pendingBytes
+// (the caller reserved capacityFor(size)).
+size_t capacityFor(size_t size) {
+  size_t words = (size + 7) / 8 * 8;
+  return words < kRecycled ? words : (words + kRecycled - 1) / kRecycled * kRecycled;
+}
+
+KeptBlob takeBuffer(Stream& s, size_t size) {
+  KeptBlob b;
+  b.size = size;
+  b.capacity = capacityFor(size);
+  if (b.capacity >= kRecycled) {
+    std::vector<KeptBlob> freed;  // spares that no longer fit the budget, freed outside the lock
+    std::lock_guard<std::mutex> lock(s.mu);
+    for (size_t i = 0; i < s.spare.size(); ++i) {
+      if (s.spare[i].capacity != b.capacity) continue;
+      b.words = std::move(s.spare[i].words);
+      s.spareBytes -= b.capacity;
+      s.spare.erase(s.spare.begin() + static_cast<ptrdiff_t>(i));
+      break;
+    }
+    while (!b.words && !s.spare.empty() && s.pendingBytes + s.spareBytes > budget()) {
+      s.spareBytes -= s.spare.front().capacity;
+      freed.push_back(std::move(s.spare.front()));
+      s.spare.erase(s.spare.begin());
+    }
+    if (b.words) return b;
+  }
+  b.words.reset(new uint64_t[b.capacity / 8]);
+  return b;
+}
+
+// Copies the bytes into `b` and hashes the copy, a block at a time (the block
+// is hashed while in cache): the hash names exactly what will be written,
+// whatever writes the source meanwhile.
+void copyAndHash(KeptBlob& b, const uint8_t* src) {
+  constexpr size_t kBlock = 64u << 10;
+  XXH3_state_t state;
+  XXH3_128bits_reset(&state);
+  uint8_t* dst = b.data();
+  for (size_t at = 0; at < b.size; at += kBlock) {
+    size_t n = std::min(kBlock, b.size - at);
+    std::memcpy(dst + at, src + at, n);
+    XXH3_128bits_update(&state, dst + at, n);
+  }
+  std::memset(dst + b.size, 0, b.capacity - b.size);
+  XXH128_hash_t h = XXH3_128bits_digest(&state);
+  b.hash = {h.low64, h.high64};
+}
+
 void produce(ChunkSink& sink, bool) {
   if (!enabled()) return;
   Stream& s = stream();
   std::vector<Record> records;
-  std::vector<std::pair<format::Hash128, std::vector<uint8_t>>> blobs;
+  std::vector<KeptBlob> blobs;
   {
     std::lock_guard<std::mutex> lock(s.mu);
     records.swap(s.records);
@@ -78,8 +196,13 @@ void produce(ChunkSink& sink, bool) {
     sink.write(schema::ChunkKind::DEFINITIONS, defsMessage);
   }
   // Blobs first: a reader meets the bytes before the records that use them.
-  // Kept bytes were hashed as copied (keepBlob): not hashed again here.
-  for (auto& [hash, bytes] : blobs) sink.writeBlob(bytes.data(), bytes.size(), hash);
+  // Kept bytes were hashed as copied (keepBlob): not hashed again here. Each
+  // buffer is handed back as soon as it is written, so a program waiting for
+  // room goes on while the others are written.
+  for (KeptBlob& b : blobs) {
+    sink.writeBlob(b.data(), b.size, b.hash);
+    giveBack(s, std::move(b));
+  }
   blobs.clear();
   // Bounded chunks: a chunk of a few thousand records compresses well and a
   // damaged one loses little.
@@ -184,21 +307,44 @@ bool retract(uint64_t seq) {
 }
 
 format::Hash128 keepBlob(const void* data, size_t size) {
-  format::Hash128 hash = format::contentHash(data, size);
   Stream& s = stream();
+  auto* bytes = static_cast<const uint8_t*>(data);
+  Stream::Recent& recent = s.recent[(reinterpret_cast<uintptr_t>(data) >> 12) % std::size(s.recent)];
+  bool expectNew;
   {
     std::lock_guard<std::mutex> lock(s.mu);
-    if (s.known.count(hash)) return hash;  // bytes the file holds (or will) under that hash
+    expectNew = recent.address == reinterpret_cast<uintptr_t>(data) && recent.size == size && recent.wasNew;
   }
-  // New bytes: copy them, then hash the copy. The device or another thread may
+  if (!expectNew) {
+    // Most likely bytes the file holds (or will) already: one pass to hash
+    // them, no copy.
+    format::Hash128 hash = format::contentHash(data, size);
+    std::lock_guard<std::mutex> lock(s.mu);
+    bool isNew = !s.known.count(hash);
+    recent = {reinterpret_cast<uintptr_t>(data), size, isNew};
+    if (!isNew) return hash;
+  }
+  // New bytes: copy them, hashing the copy. The device or another thread may
   // be writing this memory now (shared allocations under asynchronous work);
   // the record must name the bytes the file holds, and the file names a blob by
   // the hash of what it wrote.
-  auto* bytes = static_cast<const uint8_t*>(data);
-  std::vector<uint8_t> copy(bytes, bytes + size);
-  hash = format::contentHash(copy.data(), copy.size());
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (s.known.insert(hash).second) s.blobs.emplace_back(hash, std::move(copy));
+  {
+    std::unique_lock<std::mutex> lock(s.mu);
+    reserve(s, lock, capacityFor(size));
+  }
+  KeptBlob b = takeBuffer(s, size);
+  copyAndHash(b, bytes);
+  format::Hash128 hash = b.hash;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    recent = {reinterpret_cast<uintptr_t>(data), size, true};
+    if (s.known.insert(hash).second) {
+      s.blobs.push_back(std::move(b));
+      return hash;
+    }
+    recent.wasNew = false;
+  }
+  giveBack(s, std::move(b));  // the same bytes as a blob kept already
   return hash;
 }
 

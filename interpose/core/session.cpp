@@ -304,6 +304,13 @@ void beginExit() {
   g_generation.fetch_add(1);  // the other threads re-check and pass through
 }
 
+bool wakeWriter() {
+  Session* s = liveSession();
+  if (!s || s->writerDone.load() || !s->recording.load() || s->stopRequested.load()) return false;
+  s->kick();
+  return true;
+}
+
 void flushSession() {
   Session* s = liveSession();
   if (!s || s->writerDone.load()) return;

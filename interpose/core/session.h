@@ -58,6 +58,9 @@ extern bool g_recordApi;
 void runExitWork();                                // front ends' exit work, on the exiting thread
 void beginExit();                                  // exit began here: other threads pass through from now
 void flushSession();                               // write what is buffered now
+// Asks the writer to write now without waiting for it; false when no writer
+// is recording (none yet, stopped, or finished), so nothing is worth waiting for.
+bool wakeWriter();
 void finishSession(const char* reason);            // flush, write trailer, close
 bool flushSessionFromSignal(int timeoutMs);        // async-signal-safe request + bounded wait
 void finishSessionFromSignal(int sig, int timeoutMs);

@@ -252,6 +252,44 @@ TEST(ZeReplay, SharedMemoryTheDeviceWritesMeanwhileIsStoredWhole) {
 #endif
 }
 
+// New bytes uploaded faster than the writer stores them (here it would write
+// only every 60 s): the program waits for the writer once the kept bytes
+// reach GTAP_BUFFER_MB, instead of gtap's memory growing with every upload,
+// and every upload is in the file, byte-exact (the reader checks each blob's
+// bytes against its name; replay compares the final read-back).
+TEST(ZeReplay, NewUploadsWaitForTheWriterAndAreStoredExactly) {
+#ifndef GTAP_TEST_COMPARE_ZE
+  GTEST_SKIP() << "needs benchmarks/compare_ze (GTAP_BUILD_BENCHMARKS=ON)";
+#else
+  if (!std::filesystem::exists("/usr/bin/time")) GTEST_SKIP() << "needs /usr/bin/time (Debian package time)";
+  std::string dir = freshDirectory("replay-upload-budget");
+  // 48 uploads of 4 MiB: 192 MiB of new bytes against a budget of 8 MiB.
+  auto run = runProcess({"/usr/bin/time", "-f", "maxrss_kib %M", "--", gtapBinary(), "run", "--sim", "-q", "-m",
+                         "replay", "-o", dir + "/cap.gtap", "--", GTAP_TEST_COMPARE_ZE, "upload", "48", "4", "distinct"},
+                        {{"GTAP_BUFFER_MB", "8"}, {"GTAP_FLUSH_MS", "60000"}});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.err, m, std::regex("maxrss_kib ([0-9]+)"))) << run.err;
+  // The program's own: two 4 MiB host buffers and the simulated device's 4 MiB.
+  EXPECT_LT(std::stol(m[1]) / 1024, 96) << "peak resident MiB";
+  std::set<std::string> blobs;
+  size_t uploads = 0;
+  for (const auto& rec : dumpRecords(dir + "/cap.gtap")) {
+    if (rec["op"] != "copy" || !rec.contains("payload")) continue;
+    ++uploads;
+    EXPECT_EQ(rec["payload"]["kind"], "blob") << rec.dump();
+    blobs.insert(rec["payload"]["hash"].get<std::string>());
+  }
+  EXPECT_EQ(uploads, 48u);
+  EXPECT_EQ(blobs.size(), 48u);
+  auto r = gtap({"replay", "--sim", "--verify", dir + "/cap.gtap"});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  auto [checked, mismatched] = verified(r.out + r.err);
+  EXPECT_GT(checked, 0);
+  EXPECT_EQ(mismatched, 0);
+#endif
+}
+
 // A replacement module with the same kernels runs instead of the captured
 // one: unchanged kernels give the same read-backs, a changed one different
 // read-backs; one whose kernel takes other arguments is refused before any

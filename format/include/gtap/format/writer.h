@@ -4,6 +4,7 @@
 #pragma once
 
 #include <capnp/message.h>
+#include <sys/uio.h>
 #include <zstd.h>
 
 #include <cstdint>
@@ -67,6 +68,9 @@ class CaptureWriter {
  private:
   bool writeChunk(uint16_t kind, const void* raw, size_t rawSize, TimeRange times);
   bool writeAll(const void* data, size_t size);
+  bool writeAllv(struct iovec* pieces, size_t count);
+  bool writeLargeBlobPart(capnp::MessageBuilder& message, const uint8_t* data, size_t size);
+  bool compresses(const uint8_t* data, size_t size);
 
   struct IndexEntry {
     uint64_t offset;
@@ -85,6 +89,8 @@ class CaptureWriter {
   uint64_t rawBytesBeforeTrailer_ = 0;
   ZSTD_CCtx* zstd_ = nullptr;
   std::vector<uint8_t> staging_;
+  std::vector<uint8_t> flat_;   // a large compressible blob part put together
+  std::vector<uint8_t> probe_;  // compressed samples, thrown away
   std::vector<IndexEntry> index_;
   std::unordered_set<Hash128, Hash128Hasher> blobs_;
 };
