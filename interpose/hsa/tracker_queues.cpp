@@ -39,9 +39,11 @@ constexpr size_t kSlotArgumentBytes = 512;
 uint32_t doorbellStack(uint64_t* frames, uint32_t depth) {
   uint64_t raw[256 + 24];
   uint32_t got = core::captureStackInto(raw, std::min<uint32_t>(depth, 256) + 24, false);
-  uint32_t i = 0;
+  uint32_t first = 0;  // past gtap's own frames (this function, the handler)
+  while (first < got && core::isGtapAddress(raw[first])) ++first;
+  uint32_t i = first;
   while (i < got && !core::isGtapAddress(raw[i])) ++i;
-  if (i == got) i = 0;  // no wrapper below: keep what there is
+  if (i == got) i = first;  // no wrapper below: keep what there is
   while (i < got && core::isGtapAddress(raw[i])) ++i;
   uint32_t n = std::min(got - i, depth);
   std::copy(raw + i, raw + i + n, frames);
