@@ -164,4 +164,16 @@ std::vector<uint64_t> captureStack(uint32_t depth) {
   return out;
 }
 
+uint32_t captureStackInto(uint64_t* out, uint32_t depth, bool skipGtap) {
+  void* frames[256];
+  int got = unw_backtrace(frames, static_cast<int>(std::min<uint32_t>(depth + 8, 256)));
+  uint32_t n = 0;
+  for (int i = 0; i < got && n < depth; ++i) {
+    auto pc = reinterpret_cast<uint64_t>(frames[i]);
+    if (skipGtap && n == 0 && isGtapAddress(pc)) continue;
+    out[n++] = pc;
+  }
+  return n;
+}
+
 }  // namespace gtap::core

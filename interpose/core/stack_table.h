@@ -19,6 +19,9 @@ bool isGtapAddress(uint64_t pc);
 // The calling thread's return addresses, innermost first, at most `depth`,
 // starting at the first frame outside libgtap.so. Any thread, any time.
 std::vector<uint64_t> captureStack(uint32_t depth);
+// The same into `frames` (room for `depth`), allocating nothing; returns how
+// many. `skipGtap` false keeps gtap's frames (the caller trims them).
+uint32_t captureStackInto(uint64_t* frames, uint32_t depth, bool skipGtap = true);
 
 class StackTable {
  public:

@@ -16,6 +16,7 @@
 
 #include "chunk_producer.h"
 #include "clock.h"
+#include "device_work.h"
 #include "dispatch_thunks.h"
 #include "log.h"
 #include "profile_records.h"
@@ -103,7 +104,7 @@ struct Recorder {
   // sleeping) should not wait for gtap's records too.
   std::vector<FinishedDispatch> finished;
   uint64_t hostExecutions = 0;  // under runningLock: host executions started
-  uint64_t dispatches = 0;      // the program's dispatches recorded into command buffers
+  std::atomic<uint64_t> dispatches{0};  // the program's dispatches recorded into command buffers
   bool hostDevice = false;  // its DeviceRecord written
   core::profile::Outbox out;
   std::unordered_map<uint64_t, Executable> executables;     // executable object address
@@ -173,6 +174,49 @@ uint64_t objectLocked(Recorder& r, std::unordered_map<uint64_t, uint64_t>& ids, 
   return it->second;
 }
 
+// Object ids a thread looked up before, so that recording an operation on
+// an object it has seen takes no lock: a small direct-mapped table per thread,
+// valid while no object gtap names has gone since it was filled.
+struct CachedId {
+  uint64_t key = 0, token = 0;  // object address (and a kernel's export)
+  uint64_t generation = 0;
+  uint64_t id = 0;
+  std::array<uint32_t, 3> workgroupSize{};
+  uint8_t table = 0;
+  bool wanted = true;
+};
+struct IdCache {
+  CachedId entries[128];
+};
+std::atomic<uint64_t> g_idGeneration{1};  // bumped whenever an object gtap named goes
+__thread IdCache* t_ids __attribute__((tls_model("initial-exec"))) = nullptr;
+
+enum : uint8_t { kCommandBuffers = 1, kDevices = 2, kKernels = 3 };
+
+CachedId* cachedEntry(uint8_t table, uint64_t key, uint64_t token) {
+  if (!t_ids) t_ids = new IdCache();  // once per thread
+  size_t at = static_cast<size_t>(((key >> 4) ^ (token * 0x9e3779b97f4a7c15ull) ^ table) * 0x9e3779b97f4a7c15ull >> 57);
+  return &t_ids->entries[at];
+}
+
+bool cacheHit(const CachedId* e, uint8_t table, uint64_t key, uint64_t token) {
+  return e->table == table && e->key == key && e->token == token &&
+         e->generation == g_idGeneration.load(std::memory_order_acquire);
+}
+
+// objectLocked through the thread's cache: the lock only on a miss.
+uint64_t cachedObject(Recorder& r, uint8_t table, schema::ObjectKind kind, uint64_t address,
+                      const char* implementation, uint64_t ticks, uint32_t thread) {
+  CachedId* e = cachedEntry(table, address, 0);
+  if (cacheHit(e, table, address, 0)) return e->id;
+  uint64_t generation = g_idGeneration.load(std::memory_order_acquire);
+  std::lock_guard<std::mutex> lock(r.mu);
+  uint64_t id = objectLocked(r, table == kDevices ? r.devices : r.commandBuffers, kind, address, implementation,
+                             ticks, thread);
+  *e = {address, 0, generation, id, {}, table, true};
+  return id;
+}
+
 // The executable's record, made on first sight when it did not come through
 // an executable cache gtap saw.
 Executable& executableLocked(Recorder& r, uint64_t address, uint64_t ticks, uint32_t thread) {
@@ -237,6 +281,22 @@ uint64_t kernelLocked(Recorder& r, uint64_t executable, uint64_t token, uint64_t
   }
   wanted = kernel.wanted = core::kernelNameWanted(o.name);
   return kernel.id;
+}
+
+uint64_t cachedKernel(Recorder& r, uint64_t executable, uint64_t token, uint64_t ticks, uint32_t thread,
+                      std::array<uint32_t, 3>& workgroupSize, bool& wanted) {
+  CachedId* e = cachedEntry(kKernels, executable, token);
+  if (!cacheHit(e, kKernels, executable, token)) {
+    uint64_t generation = g_idGeneration.load(std::memory_order_acquire);
+    std::lock_guard<std::mutex> lock(r.mu);
+    std::array<uint32_t, 3> size{};
+    bool w = true;
+    uint64_t id = kernelLocked(r, executable, token, ticks, thread, size, w);
+    *e = {executable, token, generation, id, size, kKernels, w};
+  }
+  workgroupSize = e->workgroupSize;
+  wanted = e->wanted;
+  return e->id;
 }
 
 // What memory an iree_hal_memory_type_t asks for. Bits: 1 HOST_VISIBLE,
@@ -306,6 +366,41 @@ std::unique_ptr<OpRecord> halOp(const CallContext& call, schema::DeviceOpKind ki
   return op;
 }
 
+// The same as a compact record in the thread's device-work buffer, with room
+// for its parts; held pending until the call returns (atCallEnd settles it).
+core::devicework::Header* beginOp(const CallContext& call, schema::DeviceOpKind kind, const char* operation,
+                                  const char* note, uint32_t bindings, uint32_t waits = 0, uint32_t signals = 0,
+                                  uint32_t argumentBytes = 0) {
+  core::devicework::Header* h = core::devicework::begin(0, bindings, waits, signals, argumentBytes, 0);
+  if (!h) return nullptr;
+  h->kind = kind;
+  h->operation = operation;
+  h->recordedBy = schema::Api::IREE_HAL;
+  h->thread = h->submitThread = threadIdOf(call.thread);
+  h->appendIndex = call.beginIndex;
+  h->appendTicks = h->submitTicks = call.ticks;
+  h->fixedNote = note;
+  return h;
+}
+
+// How many semaphores an iree_hal_semaphore_list_t at `list` holds (0 when it
+// cannot be read), and its values copied to `out`.
+uint32_t semaphoreCount(const uint64_t* list) {
+  return list[0] == 0 || list[0] > kMaxSemaphores || !list[1] || !list[2] ? 0 : static_cast<uint32_t>(list[0]);
+}
+void copySemaphores(const uint64_t* list, uint32_t count, OpRecord::SemaphoreValue* out) {
+  auto* semaphores = reinterpret_cast<const uint64_t*>(list[1]);
+  auto* values = reinterpret_cast<const uint64_t*>(list[2]);
+  for (uint32_t i = 0; i < count; ++i) out[i] = {semaphores[i], values[i]};
+}
+
+// Decoders whose records still go through the lock: they change what gtap
+// knows of buffers and files (rare calls, not per operation).
+bool lockedDecoder(Decoder d) {
+  return d == Decoder::queueAllocaOutR8 || d == Decoder::queueAllocaOutR9 || d == Decoder::queueDealloca ||
+         d == Decoder::importFile;
+}
+
 // iree_hal_semaphore_list_t {count, semaphores, payload_values} at `list`.
 void readSemaphoreList(const uint64_t* list, std::vector<OpRecord::SemaphoreValue>& out) {
   uint64_t count = list[0];
@@ -321,6 +416,18 @@ OpRecord::Binding bufferRef(const void* ref) {
   return {load64(p + 8), load64(p + 16), load64(p + 24), load32(p) >> 8};
 }
 
+// A copy's direction from the buffers gtap saw made (copyDirectionLocked),
+// for a compact record with two bindings.
+void copyDirection(Recorder& r, core::devicework::Header* h) {
+  OpRecord op;
+  op.kind = schema::DeviceOpKind::COPY;
+  op.bindings.assign(h->bindings(), h->bindings() + 2);
+  op.direction = h->direction;
+  std::lock_guard<std::mutex> lock(r.mu);
+  copyDirectionLocked(r, op);
+  h->direction = op.direction;
+}
+
 // Device queue operations, IREE 3.0 to today: device rdi, affinity rsi, the
 // wait and signal lists at stack+0 and +24 (24 bytes each), then the method's
 // own arguments in rdx, rcx, r8, r9 and from stack+48.
@@ -328,68 +435,79 @@ void queueStart(Decoder decoder, const char* implementation, const SavedRegister
                 CallContext& call) {
   using K = schema::DeviceOpKind;
   using D = schema::CopyDirection;
-  std::unique_ptr<OpRecord> op;
-  switch (decoder) {
-    case Decoder::queueFill:  // target rdx, offset rcx, length r8
-      op = halOp(call, K::FILL, "queue_fill", kQueueNote);
-      op->bytes = regs.r8;
-      op->bindings.push_back({regs.rdx, regs.rcx, regs.r8, 0});
-      break;
-    case Decoder::queueUpdate:  // source rdx, offset rcx, target r8, offset r9, length stack+48
-    case Decoder::queueRead:    // file rdx, offset rcx, target r8, offset r9, length stack+48
-      op = halOp(call, K::COPY, decoder == Decoder::queueRead ? "queue_read" : "queue_update", kQueueNote);
-      op->direction = D::HOST_TO_DEVICE;
-      op->bytes = stack[6];
-      op->bindings.push_back({regs.r8, regs.r9, stack[6], 0});
-      break;
-    case Decoder::queueWrite:  // source rdx, offset rcx, file r8, offset r9, length stack+48
-      op = halOp(call, K::COPY, "queue_write", kQueueNote);
-      op->direction = D::DEVICE_TO_HOST;
-      op->bytes = stack[6];
-      op->bindings.push_back({regs.rdx, regs.rcx, stack[6], 0});
-      break;
-    case Decoder::queueCopy:  // source rdx, offset rcx, target r8, offset r9, length stack+48
-      op = halOp(call, K::COPY, "queue_copy", kQueueNote);
-      op->direction = D::DEVICE_TO_DEVICE;
-      op->bytes = stack[6];
-      op->bindings.push_back({regs.rdx, regs.rcx, stack[6], 0});
-      op->bindings.push_back({regs.r8, regs.r9, stack[6], 0});
-      break;
-    case Decoder::queueExecute: {  // command buffer rdx, binding table rcx (count), r8 (bindings)
-      // No command buffer: a barrier on the queue (iree_hal_device_queue_barrier).
-      op = halOp(call, regs.rdx ? K::OTHER : K::BARRIER, regs.rdx ? "queue_execute" : "queue_barrier", kQueueNote);
-      auto* bindings = reinterpret_cast<const uint64_t*>(regs.r8);  // iree_hal_buffer_binding_t: buffer, offset, length
-      if (bindings && regs.rcx <= kMaxBindings)
-        for (uint64_t i = 0; i < regs.rcx; ++i)
-          op->bindings.push_back({bindings[3 * i], bindings[3 * i + 1], bindings[3 * i + 2], static_cast<uint32_t>(i)});
-      break;
-    }
-    case Decoder::queueAllocaOutR8:
-    case Decoder::queueAllocaOutR9:  // pool rdx, params at stack+48 (32 bytes), size rcx, [flags r8], out buffer
-      op = halOp(call, K::OTHER, "queue_alloca", kQueueNote);
+  Recorder& r = recorder();
+  if (lockedDecoder(decoder)) {
+    auto op = halOp(call, K::OTHER, decoder == Decoder::queueDealloca ? "queue_dealloca" : "queue_alloca", kQueueNote);
+    if (decoder == Decoder::queueDealloca) {
+      op->bindings.push_back({regs.rdx, 0, 0, 0});
+    } else {  // pool rdx, params at stack+48 (32 bytes), size rcx, [flags r8], out buffer
       op->bytes = regs.rcx;
       call.keep[0] = decoder == Decoder::queueAllocaOutR8 ? regs.r8 : regs.r9;
       call.keep[1] = regs.rcx;
       call.keep[2] = load32(stack + 7);  // iree_hal_buffer_params_t.type, at byte 8 of the params
+    }
+    readSemaphoreList(stack, op->waits);
+    readSemaphoreList(stack + 3, op->signals);
+    std::lock_guard<std::mutex> lock(r.mu);
+    op->queue = objectLocked(r, r.devices, schema::ObjectKind::COMMAND_QUEUE, regs.rdi, implementation, call.ticks,
+                             op->thread);
+    call.pending = op.release();
+    return;
+  }
+  uint32_t waits = semaphoreCount(stack), signals = semaphoreCount(stack + 3);
+  core::devicework::Header* h = nullptr;
+  switch (decoder) {
+    case Decoder::queueFill:  // target rdx, offset rcx, length r8
+      if (!(h = beginOp(call, K::FILL, "queue_fill", kQueueNote, 1, waits, signals))) return;
+      h->bytes = regs.r8;
+      h->bindings()[0] = {regs.rdx, regs.rcx, regs.r8, 0};
       break;
-    case Decoder::queueDealloca:  // buffer rdx
-      op = halOp(call, K::OTHER, "queue_dealloca", kQueueNote);
-      op->bindings.push_back({regs.rdx, 0, 0, 0});
+    case Decoder::queueUpdate:  // source rdx, offset rcx, target r8, offset r9, length stack+48
+    case Decoder::queueRead:    // file rdx, offset rcx, target r8, offset r9, length stack+48
+      if (!(h = beginOp(call, K::COPY, decoder == Decoder::queueRead ? "queue_read" : "queue_update", kQueueNote, 1,
+                        waits, signals)))
+        return;
+      h->direction = D::HOST_TO_DEVICE;
+      h->bytes = stack[6];
+      h->bindings()[0] = {regs.r8, regs.r9, stack[6], 0};
       break;
+    case Decoder::queueWrite:  // source rdx, offset rcx, file r8, offset r9, length stack+48
+      if (!(h = beginOp(call, K::COPY, "queue_write", kQueueNote, 1, waits, signals))) return;
+      h->direction = D::DEVICE_TO_HOST;
+      h->bytes = stack[6];
+      h->bindings()[0] = {regs.rdx, regs.rcx, stack[6], 0};
+      break;
+    case Decoder::queueCopy:  // source rdx, offset rcx, target r8, offset r9, length stack+48
+      if (!(h = beginOp(call, K::COPY, "queue_copy", kQueueNote, 2, waits, signals))) return;
+      h->direction = D::DEVICE_TO_DEVICE;
+      h->bytes = stack[6];
+      h->bindings()[0] = {regs.rdx, regs.rcx, stack[6], 0};
+      h->bindings()[1] = {regs.r8, regs.r9, stack[6], 0};
+      copyDirection(r, h);
+      break;
+    case Decoder::queueExecute: {  // command buffer rdx, binding table rcx (count), r8 (bindings)
+      auto* bindings = reinterpret_cast<const uint64_t*>(regs.r8);  // iree_hal_buffer_binding_t: buffer, offset, length
+      uint32_t count = bindings && regs.rcx <= kMaxBindings ? static_cast<uint32_t>(regs.rcx) : 0;
+      // No command buffer: a barrier on the queue (iree_hal_device_queue_barrier).
+      if (!(h = beginOp(call, regs.rdx ? K::OTHER : K::BARRIER, regs.rdx ? "queue_execute" : "queue_barrier",
+                        kQueueNote, count, waits, signals)))
+        return;
+      for (uint32_t i = 0; i < count; ++i)
+        h->bindings()[i] = {bindings[3 * i], bindings[3 * i + 1], bindings[3 * i + 2], i};
+      if (regs.rdx)
+        h->list = cachedObject(r, kCommandBuffers, schema::ObjectKind::COMMAND_LIST, regs.rdx, "command_buffer",
+                               call.ticks, h->thread);
+      break;
+    }
     default:
       return;
   }
-  readSemaphoreList(stack, op->waits);
-  readSemaphoreList(stack + 3, op->signals);
-  Recorder& r = recorder();
-  std::lock_guard<std::mutex> lock(r.mu);
-  copyDirectionLocked(r, *op);
-  op->queue = objectLocked(r, r.devices, schema::ObjectKind::COMMAND_QUEUE, regs.rdi, implementation, call.ticks,
-                           op->thread);
-  if (decoder == Decoder::queueExecute && regs.rdx)
-    op->list = objectLocked(r, r.commandBuffers, schema::ObjectKind::COMMAND_LIST, regs.rdx, "command_buffer",
-                            call.ticks, op->thread);
-  call.pending = op.release();
+  copySemaphores(stack, waits, h->waits());
+  copySemaphores(stack + 3, signals, h->signals());
+  h->queue = cachedObject(r, kDevices, schema::ObjectKind::COMMAND_QUEUE, regs.rdi, implementation, call.ticks,
+                          h->thread);
+  core::devicework::commitPending(h);
+  call.pending = h;
 }
 
 // Device calls other than queue work, semaphores, and command-buffer commands
@@ -397,74 +515,79 @@ void queueStart(Decoder decoder, const char* implementation, const SavedRegister
 void callStart(Decoder decoder, const char* implementation, const SavedRegisters& regs, const uint64_t* stack,
                CallContext& call) {
   using K = schema::DeviceOpKind;
-  std::unique_ptr<OpRecord> op;
+  Recorder& r = recorder();
+  if (decoder == Decoder::importFile) {  // out file r9
+    auto op = halOp(call, K::OTHER, "import_file", kHostNote);
+    call.keep[0] = regs.r9;
+    std::lock_guard<std::mutex> lock(r.mu);
+    op->queue = objectLocked(r, r.devices, schema::ObjectKind::COMMAND_QUEUE, regs.rdi, implementation, call.ticks,
+                             op->thread);
+    call.pending = op.release();
+    return;
+  }
+  core::devicework::Header* h = nullptr;
   bool onDevice = false;  // else on a command buffer (rdi), or a semaphore
   switch (decoder) {
     case Decoder::queueFlush:
-      op = halOp(call, K::OTHER, "queue_flush", kQueueNote);
+      h = beginOp(call, K::OTHER, "queue_flush", kQueueNote, 0);
       onDevice = true;
       break;
-    case Decoder::waitSemaphores:  // wait mode esi, list at stack+0
-      op = halOp(call, K::OTHER, "wait_semaphores", kHostNote);
-      readSemaphoreList(stack, op->waits);
+    case Decoder::waitSemaphores: {  // wait mode esi, list at stack+0
+      uint32_t waits = semaphoreCount(stack);
+      if ((h = beginOp(call, K::OTHER, "wait_semaphores", kHostNote, 0, waits))) copySemaphores(stack, waits, h->waits());
       onDevice = true;
       break;
-    case Decoder::importFile:  // out file r9
-      op = halOp(call, K::OTHER, "import_file", kHostNote);
-      call.keep[0] = regs.r9;
-      onDevice = true;
-      break;
+    }
     case Decoder::semaphoreSignal:
-      op = halOp(call, K::OTHER, "semaphore_signal", kHostNote);
-      op->signals.push_back({regs.rdi, regs.rsi});
+      if ((h = beginOp(call, K::OTHER, "semaphore_signal", kHostNote, 0, 0, 1))) h->signals()[0] = {regs.rdi, regs.rsi};
       break;
     case Decoder::semaphoreWait:
-      op = halOp(call, K::OTHER, "semaphore_wait", kHostNote);
-      op->waits.push_back({regs.rdi, regs.rsi});
+      if ((h = beginOp(call, K::OTHER, "semaphore_wait", kHostNote, 0, 1))) h->waits()[0] = {regs.rdi, regs.rsi};
       break;
     case Decoder::commandBufferBegin:
-      op = halOp(call, K::OTHER, "begin", kCommandNote);
+      h = beginOp(call, K::OTHER, "begin", kCommandNote, 0);
       break;
     case Decoder::commandBufferEnd:
-      op = halOp(call, K::OTHER, "end", kCommandNote);
+      h = beginOp(call, K::OTHER, "end", kCommandNote, 0);
       break;
     case Decoder::executionBarrier:
-      op = halOp(call, K::BARRIER, "execution_barrier", kCommandNote);
+      h = beginOp(call, K::BARRIER, "execution_barrier", kCommandNote, 0);
       break;
     case Decoder::fillBuffer:  // target ref at stack+0, pattern rsi, its length rdx
-      op = halOp(call, K::FILL, "fill_buffer", kCommandNote);
-      op->bindings.push_back(bufferRef(stack));
-      op->bytes = op->bindings[0].length;
+      if ((h = beginOp(call, K::FILL, "fill_buffer", kCommandNote, 1))) {
+        h->bindings()[0] = bufferRef(stack);
+        h->bytes = h->bindings()[0].length;
+      }
       break;
     case Decoder::updateBuffer:  // source rsi, offset rdx, target ref at stack+0
-      op = halOp(call, K::COPY, "update_buffer", kCommandNote);
-      op->direction = schema::CopyDirection::HOST_TO_DEVICE;
-      op->bindings.push_back(bufferRef(stack));
-      op->bytes = op->bindings[0].length;
+      if ((h = beginOp(call, K::COPY, "update_buffer", kCommandNote, 1))) {
+        h->direction = schema::CopyDirection::HOST_TO_DEVICE;
+        h->bindings()[0] = bufferRef(stack);
+        h->bytes = h->bindings()[0].length;
+      }
       break;
     case Decoder::copyBuffer:  // source ref at stack+0, target ref at stack+32
-      op = halOp(call, K::COPY, "copy_buffer", kCommandNote);
-      op->direction = schema::CopyDirection::DEVICE_TO_DEVICE;
-      op->bindings.push_back(bufferRef(stack));
-      op->bindings.push_back(bufferRef(stack + 4));
-      op->bytes = op->bindings[1].length;
+      if ((h = beginOp(call, K::COPY, "copy_buffer", kCommandNote, 2))) {
+        h->direction = schema::CopyDirection::DEVICE_TO_DEVICE;
+        h->bindings()[0] = bufferRef(stack);
+        h->bindings()[1] = bufferRef(stack + 4);
+        h->bytes = h->bindings()[1].length;
+        copyDirection(r, h);
+      }
       break;
     default:
       return;
   }
+  if (!h) return;
   bool onSemaphore = decoder == Decoder::semaphoreSignal || decoder == Decoder::semaphoreWait;
-  if (!onSemaphore) {
-    Recorder& r = recorder();
-    std::lock_guard<std::mutex> lock(r.mu);
-    copyDirectionLocked(r, *op);
-    if (onDevice)
-      op->queue = objectLocked(r, r.devices, schema::ObjectKind::COMMAND_QUEUE, regs.rdi, implementation, call.ticks,
-                               op->thread);
-    else
-      op->list = op->queue = objectLocked(r, r.commandBuffers, schema::ObjectKind::COMMAND_LIST, regs.rdi,
-                                          implementation, call.ticks, op->thread);
-  }
-  call.pending = op.release();
+  if (onDevice)
+    h->queue = cachedObject(r, kDevices, schema::ObjectKind::COMMAND_QUEUE, regs.rdi, implementation, call.ticks,
+                            h->thread);
+  else if (!onSemaphore)
+    h->list = h->queue = cachedObject(r, kCommandBuffers, schema::ObjectKind::COMMAND_LIST, regs.rdi,
+                                      implementation, call.ticks, h->thread);
+  core::devicework::commitPending(h);
+  call.pending = h;
 }
 
 // issue_call(executable rdi, ordinal rsi, dispatch_state rdx, workgroup_state
@@ -535,22 +658,21 @@ void installThunks(Recorder& r, uint64_t executable) {
 
 void dispatchStart(Decoder decoder, const char* implementation, const SavedRegisters& regs, const uint64_t* stack,
                    CallContext& call) {
-  auto op = halOp(call, schema::DeviceOpKind::KERNEL, "dispatch", kCommandNote);
   uint64_t executable = regs.rsi;
+  if (executable == 0) return;  // a dispatch of no executable fails: nothing is recorded into the command buffer
   uint64_t token = regs.rdx;
   const uint8_t* constants = nullptr;
   uint64_t constantBytes = 0, bindingCount = 0, bindingValues = 0;
-  bool sizeGiven = false;
+  std::array<uint32_t, 3> groupSize{}, groupCount{};
   if (decoder == Decoder::dispatchConfig) {
     // cb rdi, executable rsi, function rdx, config at stack+0 (64 bytes:
     // workgroup_size[3], workgroup_count[3], ...), constants rcx:r8,
     // bindings at stack+64 (count, values), flags r9.
     auto* config = reinterpret_cast<const uint8_t*>(stack);
     for (int i = 0; i < 3; ++i) {
-      op->groupSize[i] = load32(config + 4 * i);
-      op->groupCount[i] = load32(config + 12 + 4 * i);
+      groupSize[i] = load32(config + 4 * i);
+      groupCount[i] = load32(config + 12 + 4 * i);
     }
-    sizeGiven = op->groupSize[0] != 0;
     constants = reinterpret_cast<const uint8_t*>(regs.rcx);
     constantBytes = regs.r8;
     bindingCount = stack[8];
@@ -560,31 +682,35 @@ void dispatchStart(Decoder decoder, const char* implementation, const SavedRegis
     // rcx, constants r8:r9, bindings at stack+0 (count, values), flags at +16.
     token = static_cast<uint32_t>(regs.rdx);
     if (auto* count = reinterpret_cast<const uint32_t*>(regs.rcx))
-      for (int i = 0; i < 3; ++i) op->groupCount[i] = count[i];
+      for (int i = 0; i < 3; ++i) groupCount[i] = count[i];
     constants = reinterpret_cast<const uint8_t*>(regs.r8);
     constantBytes = regs.r9;
     bindingCount = stack[0];
     bindingValues = stack[1];
   }
-  if (constants && constantBytes && constantBytes <= kMaxConstantBytes) {
-    op->arguments.assign(constants, constants + constantBytes);
-  }
-  op->bytes = constantBytes;
-  if (bindingValues && bindingCount <= kMaxBindings) {
-    auto* refs = reinterpret_cast<const uint8_t*>(bindingValues);
-    for (uint64_t i = 0; i < bindingCount; ++i) op->bindings.push_back(bufferRef(refs + 32 * i));
-  }
-  if (executable == 0) return;  // a dispatch of no executable fails: nothing is recorded into the command buffer
+  bool sizeGiven = groupSize[0] != 0;
+  uint32_t argumentBytes =
+      constants && constantBytes && constantBytes <= kMaxConstantBytes ? static_cast<uint32_t>(constantBytes) : 0;
+  uint32_t bindings = bindingValues && bindingCount <= kMaxBindings ? static_cast<uint32_t>(bindingCount) : 0;
+  core::devicework::Header* h =
+      beginOp(call, schema::DeviceOpKind::KERNEL, "dispatch", kCommandNote, bindings, 0, 0, argumentBytes);
+  if (!h) return;
+  h->groupSize = groupSize;
+  h->groupCount = groupCount;
+  h->bytes = constantBytes;
+  std::memcpy(h->arguments(), constants, argumentBytes);
+  auto* refs = reinterpret_cast<const uint8_t*>(bindingValues);
+  for (uint32_t i = 0; i < bindings; ++i) h->bindings()[i] = bufferRef(refs + 32 * i);
   Recorder& r = recorder();
-  std::lock_guard<std::mutex> lock(r.mu);
-  op->list = op->queue = objectLocked(r, r.commandBuffers, schema::ObjectKind::COMMAND_LIST, regs.rdi,
-                                      implementation, call.ticks, op->thread);
+  h->list = h->queue = cachedObject(r, kCommandBuffers, schema::ObjectKind::COMMAND_LIST, regs.rdi, implementation,
+                                    call.ticks, h->thread);
   std::array<uint32_t, 3> infoSize{};
   bool wanted = true;
-  op->kernel = kernelLocked(r, executable, token, call.ticks, op->thread, infoSize, wanted);
-  if (!sizeGiven) op->groupSize = infoSize;
+  h->kernel = cachedKernel(r, executable, token, call.ticks, h->thread, infoSize, wanted);
+  if (!sizeGiven) h->groupSize = infoSize;
   call.keep[0] = wanted;  // read when the call succeeded (atCallEnd)
-  call.pending = op.release();
+  core::devicework::commitPending(h);
+  call.pending = h;
 }
 
 // The records of the dispatches that ended on CPU drivers since the last
@@ -750,6 +876,7 @@ void atCallStart(Decoder decoder, const char* implementation, const SavedRegiste
       r.out.destroyed.emplace_back(it->second.id, call.ticks);
       for (const auto& [token, k] : it->second.kernels) r.out.destroyed.emplace_back(k.id, call.ticks);
       r.executables.erase(it);
+      g_idGeneration.fetch_add(1, std::memory_order_release);
       return;
     }
     case Decoder::commandBufferDestroy: {
@@ -759,6 +886,7 @@ void atCallStart(Decoder decoder, const char* implementation, const SavedRegiste
       if (it == r.commandBuffers.end()) return;
       r.out.destroyed.emplace_back(it->second, call.ticks);
       r.commandBuffers.erase(it);
+      g_idGeneration.fetch_add(1, std::memory_order_release);
       return;
     }
     case Decoder::bufferDestroy: {
@@ -775,17 +903,24 @@ void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
     issueCallEnd(call);
     return;
   }
+  if (call.pending && !lockedDecoder(decoder)) {
+    auto* h = static_cast<core::devicework::Header*>(call.pending);
+    call.pending = nullptr;
+    // The program's dispatches are numbered in the order they were recorded
+    // into command buffers; one the filters leave out is not recorded.
+    bool keep = status == 0;
+    if (keep && (decoder == Decoder::dispatchConfig || decoder == Decoder::dispatchCountPointer))
+      keep = core::dispatchNumberWanted(recorder().dispatches.fetch_add(1, std::memory_order_relaxed)) &&
+             call.keep[0];
+    core::devicework::settle(h, keep);
+    return;
+  }
   std::unique_ptr<OpRecord> op(static_cast<OpRecord*>(call.pending));
   call.pending = nullptr;
   if (status != 0) return;  // failed: nothing was recorded into the command buffer or made
   Recorder& r = recorder();
   if (op) {
     std::lock_guard<std::mutex> lock(r.mu);
-    // The program's dispatches are numbered in the order they were recorded
-    // into command buffers; one the filters leave out is not recorded.
-    if ((decoder == Decoder::dispatchConfig || decoder == Decoder::dispatchCountPointer) &&
-        (!core::dispatchNumberWanted(r.dispatches++) || !call.keep[0]))
-      return;
     auto** out = reinterpret_cast<void**>(call.keep[0]);
     if (decoder == Decoder::queueAllocaOutR8 || decoder == Decoder::queueAllocaOutR9) {
       uint64_t buffer = out ? reinterpret_cast<uint64_t>(*out) : 0;
@@ -829,7 +964,8 @@ void atCallEnd(Decoder decoder, uint64_t status, CallContext& call) {
         auto* data = reinterpret_cast<const uint8_t*>(load64(params + dataAt));
         uint64_t dataSize = load64(params + dataAt + 8);
         std::lock_guard<std::mutex> lock(r.mu);
-        r.executables.erase(address);  // a new executable at a reused address
+        if (r.executables.erase(address))  // a new executable at a reused address
+          g_idGeneration.fetch_add(1, std::memory_order_release);
         ObjectRecord& o =
             newObjectLocked(r, schema::ObjectKind::EXECUTABLE, address, call.ticks, threadIdOf(call.thread));
         r.executables[address].id = o.id;

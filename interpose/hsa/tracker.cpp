@@ -67,7 +67,7 @@ std::string agentString(hsa_agent_t agent, hsa_agent_info_t attribute, size_t si
 void Tracker::runtimeLoaded() {
   Impl& m = *impl_;
   std::lock_guard<std::mutex> lock(m.mu);
-  m.loaded = true;
+  m.loaded.store(true);
   m.canTime = GTAP_HSA_REAL(hsa_amd_queue_intercept_create) && GTAP_HSA_REAL(hsa_amd_queue_intercept_register) &&
               GTAP_HSA_REAL(hsa_signal_create) && GTAP_HSA_REAL(hsa_amd_signal_async_handler) &&
               GTAP_HSA_REAL(hsa_signal_load_relaxed) && GTAP_HSA_REAL(hsa_signal_store_relaxed) &&
@@ -158,10 +158,9 @@ void Tracker::runtimeLoaded() {
 void Tracker::runtimeUnloading() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->drainLocked(true);
-  impl_->loaded = false;
+  impl_->loaded.store(false);
   // Signals die with the runtime; the next hsa_init starts afresh.
   impl_->freeSignals.clear();
-  impl_->freePacketSignals.clear();
   impl_->programTimes.clear();
 }
 
@@ -171,7 +170,7 @@ void Tracker::processExiting() {
   impl_->drainLocked(false);
   // The runtime may be torn down from here on (its own exit handlers): gtap
   // stops touching its signals, and packets still to come pass untimed.
-  impl_->loaded = false;
+  impl_->loaded.store(false);
 }
 
 // Work whose signal the device has reached but whose handler has not run yet
@@ -180,13 +179,7 @@ void Tracker::Impl::drainLocked(bool runtimeEnding) {
   if (!canTime) return;
   collectAllLocked();
   if (runtimeEnding)
-    for (auto& [handle, q] : queues) {
-      for (Timed& t : q->inFlight) {
-        t.rec.note = "the runtime shut down before it completed";
-        out.ops.push_back(std::move(t.rec));
-      }
-      q->inFlight.clear();
-    }
+    for (auto& [handle, q] : queues) abandonInFlight(*q, "the runtime shut down before it completed");
   std::vector<Pending*> done;
   for (Pending* p : outstanding)
     if (signalValue(p->mine) == 0 || runtimeEnding) done.push_back(p);
@@ -227,7 +220,14 @@ uint64_t Tracker::Impl::objectLocked(schema::ObjectKind kind, uint64_t handle, u
 
 void Tracker::takeRecords(core::profile::Outbox& out) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  if (impl_->loaded) impl_->collectAllLocked();
+  if (impl_->loaded) {
+    impl_->collectAllLocked();
+    // The clock is sampled here, on the writer thread, rather than where
+    // completions are read (the program's thread may be the one).
+    int64_t now = core::monotonicNs();
+    for (DeviceInfo& d : impl_->devices)
+      if (d.gpu && now - d.lastSampleNs > kClockSampleIntervalNs) impl_->sampleClockLocked(d);
+  }
   std::swap(out, impl_->out);
   // The writer's emptied vectors from the last flush: their capacity (and
   // pages) are reused, so a busy queue does not regrow them every flush.

@@ -178,11 +178,7 @@ void Tracker::Impl::completeCopy(Timed& work) {
       auto* to = reinterpret_cast<amd_signal_t*>(p->program.handle);
       to->start_ts = from->start_ts;
       to->end_ts = from->end_ts;
-      std::lock_guard<std::mutex> lock(mu);
-      if (rec.timed)
-        programTimes[p->program.handle] = {true, rec.start, rec.end};
-      else
-        programTimes.erase(p->program.handle);
+      programTimes.put(p->program.handle, true, rec.timed, rec.start, rec.end);
     }
   } GTAP_CATCH_INTERNAL {
     core::stopAfterInternalError("the HSA copy completion handler");

@@ -154,8 +154,14 @@ void Tracker::executableFrozen(hsa_executable_t executable, const core::CallScop
     impl_->kernels[object] = {id, kernarg, core::kernelNameWanted(kernelName)};
     e->second.kernelObjects.push_back(object);
   }
+  impl_->publishKernelsLocked();
   // The bytes are in the records; the search above was their last use.
   for (ModuleInfo& m : e->second.modules) std::vector<uint8_t>().swap(m.bytes);
+}
+
+void Tracker::Impl::publishKernelsLocked() {
+  kernelViews.push_back(std::make_unique<KernelMap>(kernels));
+  kernelsView.store(kernelViews.back().get(), std::memory_order_release);
 }
 
 void Tracker::executableDestroyed(hsa_executable_t executable) {
@@ -169,6 +175,7 @@ void Tracker::executableDestroyed(hsa_executable_t executable) {
     impl_->out.destroyed.emplace_back(k->second.id, now);
     impl_->kernels.erase(k);
   }
+  impl_->publishKernelsLocked();
   for (const ModuleInfo& m : e->second.modules) impl_->out.destroyed.emplace_back(m.id, now);
   impl_->out.destroyed.emplace_back(e->second.id, now);
   impl_->executables.erase(e);

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "allocations.h"
+#include "device_work.h"
 #include "hsa_tables.h"
 #include "profile_records.h"
 #include "tracker.h"
@@ -61,20 +63,66 @@ struct ReaderInfo {
   std::vector<uint8_t> owned;  // from a file: read when the reader was made
 };
 
-// A packet or copy gtap times: its record, gtap's completion signal, and the
+// A copy gtap times: its record, gtap's completion signal, and the
 // program's, which gtap signals once the work is done.
 struct Timed {
   core::profile::OpRecord rec;
   hsa_signal_t mine{};
   hsa_signal_t program{};
-  hsa_agent_t agent{};  // packets: the queue's agent, for the dispatch time
+  hsa_agent_t agent{};
 };
+
+// A packet gtap times, from its doorbell until its completion is read. A slot
+// keeps its completion signal (gtap's) and the storage of its variable parts
+// for the queue's life, so a doorbell allocates nothing.
+struct PacketSlot {
+  hsa_signal_t mine{};
+  hsa_signal_t program{};
+  core::devicework::Header rec;  // the fixed fields; its counts are set when it is read
+  uint64_t unknownKernel = 0;    // a kernel object gtap did not see frozen (for the note)
+  std::vector<uint8_t> arguments;
+  std::vector<uint64_t> stack;
+};
+
+// A queue gtap intercepts. Its packets in flight are a ring of slots: the
+// doorbell's thread (one at a time per queue, as the runtime calls the packet
+// handler) fills them at `head`; whoever reads completions (that thread when
+// the ring fills up, the writer at each flush, a profiling query) takes
+// `consuming` and reads them in order from `tail`. No lock on either side.
 struct QueueInfo {
   uint64_t id = 0;
   uint32_t device = kNoDevice;
   hsa_agent_t agent{};
   hsa_queue_t* queue = nullptr;
-  std::deque<Timed> inFlight;  // packets gtap times, in queue order (under the tracker's lock)
+  std::unique_ptr<PacketSlot[]> slots;
+  uint64_t capacity = 0;  // a power of two; 0: nothing is timed on this queue
+  std::atomic<uint64_t> head{0}, tail{0};
+  std::atomic<bool> consuming{false};
+  std::atomic<bool> producing{false};
+};
+
+// The times of the last work completing each program signal gtap swapped,
+// for the program's own profiling queries on it: a fixed open-addressed table
+// written without a lock (a sequence count per entry), so reading a
+// completion on the program's thread costs no lock or allocation.
+class ProgramTimesTable {
+ public:
+  // valid false: the program's queries on it go to the runtime.
+  void put(uint64_t signal, bool copy, bool valid, uint64_t start, uint64_t end);
+  bool get(uint64_t signal, bool copy, uint64_t& start, uint64_t& end);
+  void clear();
+
+ private:
+  struct Entry {
+    std::atomic<uint64_t> key{0};
+    std::atomic<uint32_t> sequence{0};  // odd while written
+    uint64_t start = 0, end = 0;
+    bool copy = false, valid = false;
+  };
+  static constexpr size_t kEntries = 4096;  // a power of two
+  static constexpr size_t kProbes = 64;
+  Entry* find(uint64_t signal, bool insert);
+  Entry entries_[kEntries];
 };
 
 // An async copy gtap times through a completion handler. Whoever sets
@@ -84,12 +132,6 @@ struct Pending : Timed {
   std::atomic<bool> finished{false};
 };
 
-// The times gtap read for work whose completion signal was the program's, so
-// the program's own profiling queries on that signal get them.
-struct ProgramTimes {
-  bool copy = false;
-  uint64_t start = 0, end = 0;
-};
 inline hsa_signal_value_t signalValue(hsa_signal_t s) { return GTAP_HSA_REAL(hsa_signal_load_relaxed)(s); }
 
 struct Tracker::Impl {
@@ -97,7 +139,13 @@ struct Tracker::Impl {
   std::vector<DeviceInfo> devices;
   std::unordered_map<uint64_t, uint32_t> deviceOfAgent;
   std::unordered_map<uint64_t, std::pair<schema::MemoryKind, uint32_t>> pools;  // pool or region -> kind, device
-  std::unordered_map<uint64_t, KernelInfo> kernels;                             // by kernel object
+  using KernelMap = std::unordered_map<uint64_t, KernelInfo>;                   // by kernel object
+  KernelMap kernels;
+  // A copy of `kernels` the doorbells read without the lock, published anew
+  // when executables are frozen or destroyed; earlier copies are kept (a
+  // doorbell may still be reading one).
+  std::atomic<const KernelMap*> kernelsView{nullptr};
+  std::vector<std::unique_ptr<KernelMap>> kernelViews;
   std::unordered_map<uint64_t, ExecutableInfo> executables;
   std::unordered_map<uint64_t, ReaderInfo> readers;
   core::AllocationTable allocations;
@@ -105,15 +153,14 @@ struct Tracker::Impl {
   std::unordered_map<hsa_queue_t*, QueueInfo*> queues;
   std::unordered_set<Pending*> outstanding;
   std::vector<Pending*> freePending;
-  std::vector<hsa_signal_t> freeSignals;        // interrupt signals (async copies)
-  std::vector<hsa_signal_t> freePacketSignals;  // signals only the device waits on (packets)
-  std::unordered_map<uint64_t, ProgramTimes> programTimes;  // by the program's signal handle
+  std::vector<hsa_signal_t> freeSignals;  // interrupt signals (async copies)
+  ProgramTimesTable programTimes;         // by the program's signal handle; no lock
   uint64_t timestampFrequency = 1'000'000'000;
   // Kernel dispatch packets seen on doorbells, in the order they were: the
   // dispatch numbers of GTAP_DISPATCH_RANGE.
-  uint64_t dispatches = 0;
-  bool loaded = false;
-  bool canTime = false;  // the runtime has every entry timing needs
+  std::atomic<uint64_t> dispatches{0};
+  std::atomic<bool> loaded{false};
+  std::atomic<bool> canTime{false};  // the runtime has every entry timing needs
   bool warnedIntercept = false;
   uint32_t stackDepth = 32;
   core::profile::Outbox out;
@@ -127,12 +174,17 @@ struct Tracker::Impl {
   uint64_t objectLocked(schema::ObjectKind kind, uint64_t handle, uint32_t device, uint64_t parent,
                         std::string name, uint32_t thread, core::profile::ObjectRecord extras = {});
   hsa_signal_t acquireSignalLocked();
-  hsa_signal_t acquirePacketSignalLocked();
+  hsa_signal_t newPacketSignal();
+  void publishKernelsLocked();
   // Reads the packets of `q` that have completed, in order, up to the first
-  // that has not (the device signals gtap's signal; nothing waits for it).
-  void collectLocked(QueueInfo& q);
+  // that has not (the device signals gtap's signal; nothing waits for it),
+  // into the calling thread's device-work buffer. `wait`: if another thread
+  // is reading them, wait for it rather than leave them to it.
+  void consume(QueueInfo& q, bool wait);
+  // Every packet still in flight on `q`, written untimed with `note`.
+  void abandonInFlight(QueueInfo& q, const char* note);
   void collectAllLocked() {
-    for (auto& [handle, q] : queues) collectLocked(*q);
+    for (auto& [handle, q] : queues) consume(*q, true);
   }
   Pending* acquirePendingLocked();
   // Starts timing `rec`: gtap's signal with a completion handler. False when
@@ -143,10 +195,10 @@ struct Tracker::Impl {
   schema::CopyDirection directionOf(const void* dst, const void* src);
   static void interceptHandler(const void* packets, uint64_t count, uint64_t userIndex, void* data,
                                hsa_amd_queue_intercept_packet_writer writer);
-  // interceptHandler's work; `kept` is how many packets the queue had in
-  // flight before this doorbell's, `written` whether the writer was called.
+  // interceptHandler's work; `kept` is the queue's ring head before this
+  // doorbell's packets, `written` whether the writer was called.
   static void interceptPackets(QueueInfo* queue, const void* packets, uint64_t count, uint64_t userIndex,
-                               hsa_amd_queue_intercept_packet_writer writer, size_t& kept, bool& written);
+                               hsa_amd_queue_intercept_packet_writer writer, uint64_t& kept, bool& written);
   static bool onSignalled(hsa_signal_value_t value, void* arg);
   void drainLocked(bool runtimeEnding);
 };

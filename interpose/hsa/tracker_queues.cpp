@@ -1,6 +1,9 @@
 #include "tracker_impl.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -23,19 +26,32 @@ constexpr uint16_t kPacketTypeMask = (1u << HSA_PACKET_HEADER_WIDTH_TYPE) - 1;
 
 uint16_t packetType(uint16_t header) { return header & kPacketTypeMask; }
 
-// The program's stack at a doorbell. The packet handler runs inside the
-// runtime, inside gtap's wrapper of the doorbell store: the frames up to that
-// wrapper (the runtime's queue machinery) are not the program's.
-std::vector<uint64_t> doorbellStack(uint32_t depth) {
-  std::vector<uint64_t> frames = core::captureStack(depth + 24);
-  size_t i = 0;
-  while (i < frames.size() && !core::isGtapAddress(frames[i])) ++i;
-  if (i == frames.size()) i = 0;  // no wrapper below: keep what there is
-  while (i < frames.size() && core::isGtapAddress(frames[i])) ++i;
-  frames.erase(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(i));
-  if (frames.size() > depth) frames.resize(depth);
-  return frames;
+// Packets gtap can time at once on one queue: the ring of slots (and gtap's
+// signals) is made with the queue, twice its size within these bounds.
+constexpr uint64_t kMinSlots = 128, kMaxSlots = 4096;
+// Kernarg bytes each slot has room for from the start.
+constexpr size_t kSlotArgumentBytes = 512;
+
+// The program's stack at a doorbell, into `frames` (room for `depth`). The
+// packet handler runs inside the runtime, inside gtap's wrapper of the
+// doorbell store: the frames up to that wrapper (the runtime's queue
+// machinery) are not the program's.
+uint32_t doorbellStack(uint64_t* frames, uint32_t depth) {
+  uint64_t raw[256 + 24];
+  uint32_t got = core::captureStackInto(raw, std::min<uint32_t>(depth, 256) + 24, false);
+  uint32_t first = 0;  // past gtap's own frames (this function, the handler)
+  while (first < got && core::isGtapAddress(raw[first])) ++first;
+  uint32_t i = first;
+  while (i < got && !core::isGtapAddress(raw[i])) ++i;
+  if (i == got) i = first;  // no wrapper below: keep what there is
+  while (i < got && core::isGtapAddress(raw[i])) ++i;
+  uint32_t n = std::min(got - i, depth);
+  std::copy(raw + i, raw + i + n, frames);
+  return n;
 }
+
+// Per thread, grown once to the largest doorbell: the packets handed on.
+thread_local std::vector<hsa_kernel_dispatch_packet_t> t_outPackets;
 
 }  // namespace
 
@@ -78,19 +94,39 @@ hsa_status_t Tracker::createQueue(core::RealCall<decltype(&::hsa_queue_create)>&
   QueueInfo* info = made.release();
   info->agent = agent;
   info->queue = *queue;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    info->device = m.deviceOf(agent);
+    core::profile::ObjectRecord extras;
+    extras.properties.emplace_back("size", std::to_string((*queue)->size));
+    extras.properties.emplace_back("intercepted", intercept ? "yes" : "no");
+    info->id = m.objectLocked(schema::ObjectKind::COMMAND_QUEUE, reinterpret_cast<uint64_t>(*queue), info->device,
+                              0, "", threadIdOf(scope), std::move(extras));
+  }
   if (intercept) {
+    // Everything a packet needs, made now: a doorbell then takes nothing
+    // from the heap or the runtime. A slot without a signal times nothing.
+    uint64_t slots = std::bit_ceil(std::clamp<uint64_t>(2ull * (*queue)->size, kMinSlots, kMaxSlots));
+    try {
+      info->slots = std::make_unique<PacketSlot[]>(slots);
+      for (uint64_t i = 0; i < slots; ++i) {
+        PacketSlot& slot = info->slots[i];
+        slot.mine = m.newPacketSignal();
+        if (!slot.mine.handle) throw std::bad_alloc();
+        slot.arguments.reserve(kSlotArgumentBytes);
+        if (recordStacks()) slot.stack.reserve(m.stackDepth);
+      }
+      info->capacity = slots;
+    } catch (const std::bad_alloc&) {
+      core::logLine("gtap could not make its completion signals for queue %p; its packets are recorded untimed",
+                    static_cast<void*>(*queue));
+    }
     if (GTAP_HSA_REAL(hsa_amd_queue_intercept_register)(*queue, &Impl::interceptHandler, info) != HSA_STATUS_SUCCESS)
       core::logLine("the HSA runtime refused gtap's packet handler; packets on queue %p are not seen",
                     static_cast<void*>(*queue));
     GTAP_HSA_REAL(hsa_amd_profiling_set_profiler_enabled)(*queue, 1);
   }
   std::lock_guard<std::mutex> lock(m.mu);
-  info->device = m.deviceOf(agent);
-  core::profile::ObjectRecord extras;
-  extras.properties.emplace_back("size", std::to_string((*queue)->size));
-  extras.properties.emplace_back("intercepted", intercept ? "yes" : "no");
-  info->id = m.objectLocked(schema::ObjectKind::COMMAND_QUEUE, reinterpret_cast<uint64_t>(*queue), info->device, 0,
-                            "", threadIdOf(scope), std::move(extras));
   m.queues[*queue] = info;
   return status;
 }
@@ -101,41 +137,92 @@ void Tracker::queueDestroying(hsa_queue_t* queue) {
   auto it = m.queues.find(queue);
   if (it == m.queues.end()) return;
   QueueInfo& q = *it->second;
-  if (m.loaded) m.collectLocked(q);
-  for (Timed& t : q.inFlight) {
-    t.rec.note = "its queue was destroyed before it completed";
-    m.out.ops.push_back(std::move(t.rec));
-  }
-  q.inFlight.clear();
+  if (m.loaded) m.consume(q, true);
+  m.abandonInFlight(q, "its queue was destroyed before it completed");
   m.out.destroyed.emplace_back(q.id, core::nowTicks());
   m.queues.erase(it);
 }
 
-void Tracker::Impl::collectLocked(QueueInfo& q) {
-  while (!q.inFlight.empty()) {
-    Timed& t = q.inFlight.front();
-    if (signalValue(t.mine) != 0) break;
-    core::profile::OpRecord& rec = t.rec;
-    rec.completedNs = core::monotonicNs();
-    hsa_amd_profiling_dispatch_time_t time{};
-    if (GTAP_HSA_REAL(hsa_amd_profiling_get_dispatch_time)(t.agent, t.mine, &time) == HSA_STATUS_SUCCESS) {
-      rec.timed = true;
-      rec.start = time.start;
-      rec.end = time.end;
-      if (t.program.handle) programTimes[t.program.handle] = {false, time.start, time.end};
-    } else {
-      rec.note = "the runtime gave no dispatch time";
-      if (t.program.handle) programTimes.erase(t.program.handle);
-    }
-    GTAP_HSA_REAL(hsa_signal_store_relaxed)(t.mine, 1);
-    freePacketSignals.push_back(t.mine);
-    if (uint32_t dev = rec.device; dev < devices.size()) {
-      DeviceInfo& d = devices[dev];
-      if (rec.completedNs - d.lastSampleNs > kClockSampleIntervalNs) sampleClockLocked(d);
-    }
-    out.ops.push_back(std::move(rec));
-    q.inFlight.pop_front();
+void Tracker::Impl::consume(QueueInfo& q, bool wait) {
+  if (!q.capacity) return;
+  while (q.consuming.exchange(true, std::memory_order_acquire)) {
+    if (!wait) return;  // another thread reads them
+    sched_yield();
   }
+  uint64_t tail = q.tail.load(std::memory_order_relaxed);
+  const uint64_t head = q.head.load(std::memory_order_acquire);
+  int64_t now = 0;
+  for (; tail < head; ++tail) {
+    PacketSlot& slot = q.slots[tail & (q.capacity - 1)];
+    if (signalValue(slot.mine) != 0) break;
+    if (!now) now = core::monotonicNs();  // one clock read for the batch
+    char note[96];
+    uint32_t noteBytes = 0;
+    hsa_amd_profiling_dispatch_time_t time{};
+    bool timed = GTAP_HSA_REAL(hsa_amd_profiling_get_dispatch_time)(q.agent, slot.mine, &time) == HSA_STATUS_SUCCESS;
+    if (slot.unknownKernel)
+      noteBytes = static_cast<uint32_t>(
+          std::snprintf(note, sizeof note, "kernel object 0x%llx is not from an executable gtap saw frozen",
+                        static_cast<unsigned long long>(slot.unknownKernel)));
+    if (slot.program.handle) programTimes.put(slot.program.handle, false, timed, time.start, time.end);
+    GTAP_HSA_REAL(hsa_signal_store_relaxed)(slot.mine, 1);
+    auto args = static_cast<uint32_t>(slot.arguments.size());
+    auto frames = static_cast<uint32_t>(slot.stack.size());
+    core::devicework::Header* rec = core::devicework::begin(frames, 0, 0, 0, args, noteBytes);
+    if (!rec) continue;
+    uint32_t size = rec->size;
+    *rec = slot.rec;
+    rec->size = size;
+    rec->stackCount = static_cast<uint16_t>(frames);
+    rec->argumentBytes = args;
+    rec->noteBytes = static_cast<uint16_t>(noteBytes);
+    rec->completedNs = now;
+    rec->timed = timed;
+    if (timed) {
+      rec->start = time.start;
+      rec->end = time.end;
+    } else if (!noteBytes) {
+      rec->fixedNote = "the runtime gave no dispatch time";
+    }
+    std::copy(slot.stack.begin(), slot.stack.end(), rec->stack());
+    std::copy(slot.arguments.begin(), slot.arguments.end(), rec->arguments());
+    std::memcpy(rec->note(), note, noteBytes);
+    core::devicework::commit(rec);
+  }
+  q.tail.store(tail, std::memory_order_release);
+  q.consuming.store(false, std::memory_order_release);
+}
+
+void Tracker::Impl::abandonInFlight(QueueInfo& q, const char* note) {
+  if (!q.capacity) return;
+  while (q.consuming.exchange(true, std::memory_order_acquire)) sched_yield();
+  uint64_t tail = q.tail.load(std::memory_order_relaxed);
+  const uint64_t head = q.head.load(std::memory_order_acquire);
+  for (; tail < head; ++tail) {
+    PacketSlot& slot = q.slots[tail & (q.capacity - 1)];
+    core::profile::OpRecord& op = out.ops.emplace_back();
+    const core::devicework::Header& h = slot.rec;
+    op.kind = h.kind;
+    op.device = h.device;
+    op.queue = h.queue;
+    op.kernel = h.kernel;
+    op.groupCount = h.groupCount;
+    op.groupSize = h.groupSize;
+    if (h.gridDims) op.gridSize.assign(h.grid.begin(), h.grid.begin() + h.gridDims);
+    op.thread = h.thread;
+    op.submitThread = h.submitThread;
+    op.appendIndex = h.appendIndex;
+    op.appendTicks = h.appendTicks;
+    op.submitTicks = h.submitTicks;
+    op.recordedBy = h.recordedBy;
+    op.packetHeader = h.packetHeader;
+    op.queueIndex = h.queueIndex;
+    op.stack = slot.stack;
+    op.arguments = slot.arguments;
+    op.note = note;
+  }
+  q.tail.store(tail, std::memory_order_release);
+  q.consuming.store(false, std::memory_order_release);
 }
 
 // the packets that doorbell published. Each kernel dispatch and barrier packet
@@ -145,13 +232,14 @@ void Tracker::Impl::collectLocked(QueueInfo& q) {
 // barrier-AND packet that waits for gtap's follows and completes the
 // program's: the device hands over the completion, so the program sees it as
 // soon as it would have, with no host thread in between. gtap reads the times
-// later, off the program's path (collectLocked).
+// later, in batches (consume): when the queue's ring of slots fills up, at
+// each flush on the writer thread, or when the program asks for the times.
 void Tracker::Impl::interceptHandler(const void* packets, uint64_t count, uint64_t userIndex, void* data,
                                      hsa_amd_queue_intercept_packet_writer writer) {
   auto* queue = static_cast<QueueInfo*>(data);
   // After an internal error the packets go on as the program wrote them.
   if (core::stoppedAfterInternalError()) return writer(packets, count);
-  size_t kept = ~size_t{0};
+  uint64_t kept = ~uint64_t{0};
   bool written = false;
   try {
     interceptPackets(queue, packets, count, userIndex, writer, kept, written);
@@ -159,42 +247,58 @@ void Tracker::Impl::interceptHandler(const void* packets, uint64_t count, uint64
     if (written) throw;  // the runtime's own, from its packet writer
     core::stopAfterInternalError("the HSA packet handler");
     // This doorbell's packets go on as written: gtap's signals for them will
-    // never be reached, so they are not waited for.
-    try {
-      Impl& m = *Tracker::get().impl_;
-      std::lock_guard<std::mutex> lock(m.mu);
-      while (kept != ~size_t{0} && queue->inFlight.size() > kept) {
-        m.freePacketSignals.push_back(queue->inFlight.back().mine);
-        queue->inFlight.pop_back();
-      }
-    } catch (...) {
+    // never be reached, so their slots are given back.
+    if (kept != ~uint64_t{0}) {
+      queue->head.store(kept, std::memory_order_release);
+      queue->producing.store(false, std::memory_order_release);
     }
     writer(packets, count);
   }
 }
 
+namespace {
+
+// A packet gtap does not time, written as it is seen.
+void untimed(const core::devicework::Header& fields, const uint64_t* stack, uint32_t frames, const char* note) {
+  core::devicework::Header* rec = core::devicework::begin(frames, 0, 0, 0, 0, 0);
+  if (!rec) return;
+  uint32_t size = rec->size;
+  *rec = fields;
+  rec->size = size;
+  rec->stackCount = static_cast<uint16_t>(frames);
+  rec->completedNs = core::monotonicNs();
+  if (!rec->fixedNote) rec->fixedNote = note;
+  std::copy(stack, stack + frames, rec->stack());
+  core::devicework::commit(rec);
+}
+
+}  // namespace
+
 void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint64_t count, uint64_t userIndex,
-                                     hsa_amd_queue_intercept_packet_writer writer, size_t& kept, bool& written) {
+                                     hsa_amd_queue_intercept_packet_writer writer, uint64_t& kept, bool& written) {
   Impl& m = *Tracker::get().impl_;
-  constexpr size_t kLocal = 32;
-  hsa_kernel_dispatch_packet_t local[kLocal];
-  std::vector<hsa_kernel_dispatch_packet_t> heap;
-  hsa_kernel_dispatch_packet_t* outPackets = local;
-  if (2 * count > kLocal) {
-    heap.resize(2 * count);
-    outPackets = heap.data();
-  }
+  if (t_outPackets.size() < 2 * count) t_outPackets.resize(2 * count);
+  hsa_kernel_dispatch_packet_t* outPackets = t_outPackets.data();
   const auto* in = static_cast<const hsa_kernel_dispatch_packet_t*>(packets);
   uint64_t ticks = core::nowTicks();
   uint32_t thread = core::currentThreadId();
   core::ThreadState* state = core::t_state;
   uint64_t appendIndex = state && core::g_recordApi && state->produced ? state->produced - 1 : ~uint64_t{0};
-  std::vector<uint64_t> stack;
-  if (recordStacks()) stack = doorbellStack(m.stackDepth);
+  uint64_t stack[256];
+  uint32_t frames = recordStacks() ? doorbellStack(stack, std::min<uint32_t>(m.stackDepth, 256)) : 0;
+  const bool timing = m.loaded.load(std::memory_order_acquire) && queue->capacity;
+  // The runtime calls one queue's handler from one thread at a time; should
+  // two ever meet, the second's packets go on untimed rather than wait.
+  const bool owner = timing && !queue->producing.exchange(true, std::memory_order_acquire);
+  uint64_t head = 0;
+  if (owner) {
+    head = kept = queue->head.load(std::memory_order_relaxed);
+    // Completions are read in batches: when this doorbell's packets would
+    // not fit, the ring is read up to the first that has not completed.
+    if (head + count - queue->tail.load(std::memory_order_acquire) > queue->capacity) m.consume(*queue, false);
+  }
+  const Tracker::Impl::KernelMap* kernels = m.kernelsView.load(std::memory_order_acquire);
   size_t n = 0;
-  std::lock_guard<std::mutex> lock(m.mu);
-  if (m.loaded) m.collectLocked(*queue);
-  kept = queue->inFlight.size();
   for (uint64_t i = 0; i < count; ++i) {
     hsa_kernel_dispatch_packet_t& pkt = outPackets[n++];
     pkt = in[i];
@@ -203,8 +307,7 @@ void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint
     if (type != HSA_PACKET_TYPE_KERNEL_DISPATCH && type != HSA_PACKET_TYPE_BARRIER_AND &&
         type != HSA_PACKET_TYPE_BARRIER_OR)
       continue;  // vendor-specific and agent packets pass as written
-    Timed t;
-    core::profile::OpRecord& rec = t.rec;
+    core::devicework::Header rec;
     rec.device = queue->device;
     rec.queue = queue->id;
     rec.thread = rec.submitThread = thread;
@@ -213,53 +316,59 @@ void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint
     rec.appendTicks = rec.submitTicks = ticks;
     rec.packetHeader = header;
     rec.queueIndex = userIndex + i;
-    rec.stack = stack;
+    const KernelInfo* kernel = nullptr;
     hsa_signal_t* completion;
     if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
       // A dispatch the filters leave out goes on exactly as the program wrote
       // it; the program's own profiling queries on its signal then reach the
       // runtime, not times gtap kept from an earlier packet.
-      auto k = m.kernels.find(pkt.kernel_object);
-      bool wanted = k != m.kernels.end() ? k->second.wanted : core::config().kernelFilter.empty();
-      if (!core::dispatchNumberWanted(m.dispatches++) || !wanted) {
-        if (pkt.completion_signal.handle) m.programTimes.erase(pkt.completion_signal.handle);
+      if (kernels) {
+        auto k = kernels->find(pkt.kernel_object);
+        if (k != kernels->end()) kernel = &k->second;
+      }
+      bool wanted = kernel ? kernel->wanted : core::config().kernelFilter.empty();
+      if (!core::dispatchNumberWanted(m.dispatches.fetch_add(1, std::memory_order_relaxed)) || !wanted) {
+        if (pkt.completion_signal.handle) m.programTimes.put(pkt.completion_signal.handle, false, false, 0, 0);
         continue;
       }
       rec.kind = schema::DeviceOpKind::KERNEL;
-      rec.gridSize = {pkt.grid_size_x, pkt.grid_size_y, pkt.grid_size_z};
+      rec.gridDims = 3;
+      rec.grid = {pkt.grid_size_x, pkt.grid_size_y, pkt.grid_size_z};
       uint32_t wg[3] = {pkt.workgroup_size_x, pkt.workgroup_size_y, pkt.workgroup_size_z};
       for (int d = 0; d < 3; ++d) {
         rec.groupSize[d] = wg[d];
-        rec.groupCount[d] = wg[d] ? (rec.gridSize[d] + wg[d] - 1) / wg[d] : 0;
+        rec.groupCount[d] = wg[d] ? (rec.grid[d] + wg[d] - 1) / wg[d] : 0;
       }
       completion = &pkt.completion_signal;
-      if (k != m.kernels.end()) {
-        rec.kernel = k->second.id;
-        uint32_t size = std::min(k->second.kernargSize, kMaxKernargBytes);
-        if (pkt.kernarg_address && size) {
-          auto* a = static_cast<const uint8_t*>(pkt.kernarg_address);
-          rec.arguments.assign(a, a + size);
-        }
-      } else {
-        char note[96];
-        std::snprintf(note, sizeof note, "kernel object 0x%llx is not from an executable gtap saw frozen",
-                      static_cast<unsigned long long>(pkt.kernel_object));
-        rec.note = note;
-      }
+      if (kernel) rec.kernel = kernel->id;
     } else {
       rec.kind = schema::DeviceOpKind::BARRIER;
       completion = &reinterpret_cast<hsa_barrier_and_packet_t*>(&pkt)->completion_signal;
     }
-    t.program = *completion;
-    t.agent = queue->agent;
-    t.mine = m.loaded && m.canTime ? m.acquirePacketSignalLocked() : hsa_signal_t{0};
-    if (!t.mine.handle) {
-      if (rec.note.empty()) rec.note = "gtap could not time it";
-      m.out.ops.push_back(std::move(rec));
+    PacketSlot* slot = nullptr;
+    if (owner && head - queue->tail.load(std::memory_order_acquire) < queue->capacity)
+      slot = &queue->slots[head & (queue->capacity - 1)];
+    if (!slot) {
+      if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH && !kernel)
+        rec.fixedNote = "the kernel object is not from an executable gtap saw frozen";
+      untimed(rec, stack, frames, timing ? "gtap's packets in flight on this queue were too many to time it"
+                                         : "gtap could not time it");
       continue;
     }
-    *completion = t.mine;
-    if (t.program.handle) {
+    slot->rec = rec;
+    slot->unknownKernel = type == HSA_PACKET_TYPE_KERNEL_DISPATCH && !kernel ? pkt.kernel_object : 0;
+    slot->arguments.clear();
+    if (kernel) {
+      uint32_t size = std::min(kernel->kernargSize, kMaxKernargBytes);
+      if (pkt.kernarg_address && size) {
+        auto* a = static_cast<const uint8_t*>(pkt.kernarg_address);
+        slot->arguments.assign(a, a + size);
+      }
+    }
+    slot->stack.assign(stack, stack + frames);
+    slot->program = *completion;
+    *completion = slot->mine;
+    if (slot->program.handle) {
       hsa_barrier_and_packet_t forward{};
       uint16_t releaseScope = (header >> HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE) &
                               ((1u << HSA_PACKET_HEADER_WIDTH_SCRELEASE_FENCE_SCOPE) - 1);
@@ -267,15 +376,23 @@ void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint
           (HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) |
           (HSA_FENCE_SCOPE_NONE << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
           (releaseScope << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE));
-      forward.dep_signal[0] = t.mine;
-      forward.completion_signal = t.program;
+      forward.dep_signal[0] = slot->mine;
+      forward.completion_signal = slot->program;
       static_assert(sizeof forward == sizeof outPackets[0]);
       std::memcpy(&outPackets[n++], &forward, sizeof forward);
     }
-    queue->inFlight.push_back(std::move(t));
+    ++head;
     core::testThrowPoint(core::TestSite::hsaPacket);
   }
+  if (owner) {
+    // Published before the packets go on: a slot's signal is gtap's until
+    // the device reaches it, so no reader takes it early.
+    queue->head.store(head, std::memory_order_release);
+    queue->producing.store(false, std::memory_order_release);
+  }
   written = true;
+  // No lock of gtap's is held here: the runtime may run the packets (and the
+  // program's callbacks) before it returns.
   writer(outPackets, n);
 }
 

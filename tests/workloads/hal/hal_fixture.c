@@ -44,6 +44,7 @@
 #include <time.h>
 
 #include "hal_device_slots.h"
+#include "../op_counters.h"
 
 typedef uintptr_t status_t; /* as iree_status_t: 0 is OK, else the code is in the low 5 bits */
 enum { kOk = 0, kInvalidArgument = 3 };
@@ -744,19 +745,24 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static result_t* g_thread0; /* whose loops print their op_counts */
+
 static void* work(void* out) {
   result_t* r = out;
+  op_counts counted;
   static const char label[] = "iree_hal_fake";  /* keeps a HAL name in the read-only data */
   uint8_t* memory = calloc(1, 1 << 16);
   command_buffer_t* cb = create(iree_hal_fake_command_buffer_vtable);
   CALL(cb, 1, begin_fn)(cb);
   uint32_t pattern = 0xabcd0123u;
+  counted = op_counts_now();
   uint64_t start = now_ns();
   for (uint32_t i = 0; i < g_n; ++i) {
     buffer_ref_t target = {0, i & 7, memory, (i * 64) % 60000, 64 + (i % 4) * 4};
     CALL(cb, 10, fill_fn)(cb, target, &pattern, 4, i & 1);
   }
   r->fill_ns = now_ns() - start;
+  if (r == g_thread0) op_counts_report("hal-fill", counted);
   buffer_ref_t bad = {0, 0, memory, 0, 16};
   status_t failed = CALL(cb, 10, fill_fn)(cb, bad, &pattern, 3, 0);
   if ((failed & 31) == kInvalidArgument) __atomic_add_fetch(&g_failures, 1, __ATOMIC_RELAXED);
@@ -780,6 +786,7 @@ static void* work(void* out) {
   buffer_ref_t binding_refs[3] = {{0, 0, memory, 0, 256}, {0, 1, memory, 256, 256}, {0, 2, memory, 512, 512}};
   buffer_ref_list_t bindings = {3, binding_refs};
   uint32_t constants[2] = {7, 9};
+  counted = op_counts_now();
   start = now_ns();
   for (uint32_t i = 0; i < g_n / 10 + 1; ++i) {
     /* workgroup_size 0: the export's own; the count differs per dispatch. */
@@ -788,6 +795,7 @@ static void* work(void* out) {
     CALL(cb, 14, dispatch_fn)(cb, executable, (uint32_t)function, config, constants, sizeof constants, bindings, 0);
   }
   r->dispatch_ns = now_ns() - start;
+  if (r == g_thread0) op_counts_report("hal-dispatch", counted);
   {
     /* Two dispatches run as a CPU driver runs them, their workgroups
      * interleaved: the fill export over 4x2x1, the copy export over 3x1x1. */
@@ -982,6 +990,7 @@ int main(int argc, char** argv) {
   pthread_t ids[64];
   result_t results[64];
   memset(results, 0, sizeof results);
+  g_thread0 = &results[0];
   for (int t = 0; t < threads; ++t) pthread_create(&ids[t], NULL, work, &results[t]);
   for (int t = 0; t < threads; ++t) pthread_join(ids[t], NULL);
   for (int t = 0; t < threads; ++t)

@@ -9,9 +9,13 @@
 // Unlike the other workloads it prints one line per run, not per packet:
 // "dispatches N", then "checksum counter HEX" (the counter, which must equal
 // DISPATCHES); the elapsed time of the dispatch loop goes to stderr. Its
-// memory (the counter, the kernarg segment) is not reported.
+// memory (the counter, the kernarg segment) is not reported. With
+// tests/support/op_counters.c preloaded, the loop's heap allocations and lock
+// acquisitions go to stderr too ("op_counts hsa-dispatch-batch ..." or, with
+// BATCH 1, "op_counts hsa-dispatch-wait ...").
 #include "hsa_workload.h"
 #include "hsa_workload_args.h"
+#include "../op_counters.h"
 
 #include <algorithm>
 
@@ -43,6 +47,7 @@ int main(int argc, char** argv) {
   const hsa_kernel_dispatch_packet_t closing =
       dispatchPacket1d(tiny, 1, 1, args, done, Fences{true, HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM});
 
+  op_counts counted = op_counts_now();
   const uint64_t start = hostNowNs();
   for (uint32_t written = 0; written < dispatches;) {
     const uint32_t count = std::min(batch, dispatches - written);
@@ -55,6 +60,7 @@ int main(int argc, char** argv) {
     written += count;
   }
   const uint64_t elapsed = hostNowNs() - start;
+  op_counts_report(batch > 1 ? "hsa-dispatch-batch" : "hsa-dispatch-wait", counted);
 
   if (*counter != dispatches)
     wrongResult("the counter is %llu after %u dispatches", static_cast<unsigned long long>(*counter), dispatches);

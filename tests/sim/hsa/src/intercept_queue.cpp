@@ -15,8 +15,9 @@
 // Differences from ROCr, all more permissive: a handler may call the writer
 // several times in one invocation; a handler that rings its own queue's
 // doorbell has the new packets processed when it returns (ROCr defers them to
-// its event thread); when the private queue is full, packets wait in an
-// overflow list that its processor drains.
+// its event thread); the private queue is twice the size of the program's,
+// and when it is full, packets wait in an overflow list that its processor
+// drains.
 #include "agent.h"
 #include "api.h"
 #include "queue.h"
@@ -25,6 +26,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -54,7 +56,7 @@ class InterceptQueue;
 struct Frame {
   InterceptQueue* queue;
   uint64_t user_index;
-  std::vector<Handler> handlers;  // as registered when the packet arrived
+  const std::vector<Handler>* handlers;  // as registered when the packet arrived
   size_t remaining;               // handlers not yet called for this packet
 };
 thread_local std::deque<Frame> t_frames;
@@ -62,8 +64,8 @@ thread_local std::vector<InterceptQueue*> t_processing;
 
 class InterceptQueue final : public Queue, public DoorbellListener {
  public:
-  explicit InterceptQueue(std::shared_ptr<AqlQueue> lower)
-      : Queue(lower->size(), lower->handle()->type, lower->handle()->features, lower->handle()->id),
+  InterceptQueue(std::shared_ptr<AqlQueue> lower, uint32_t size)
+      : Queue(size, lower->handle()->type, lower->handle()->features, lower->handle()->id),
         lower_(std::move(lower)),
         doorbell_(newSignal(0, /*runtime_owned=*/true)) {
     if (doorbell_ == nullptr) throw std::bad_alloc();
@@ -91,9 +93,14 @@ class InterceptQueue final : public Queue, public DoorbellListener {
     lower_->shutdown();
   }
 
+  // Packets read the handlers without a lock: each registration publishes a
+  // new list, and earlier lists are kept for packets still going through them.
   void addHandler(hsa_amd_queue_intercept_handler fn, void* data) {
     std::lock_guard<std::mutex> lock(handlers_lock_);
-    handlers_.push_back({fn, data});
+    auto next = std::make_unique<std::vector<Handler>>(handlers_.empty() ? std::vector<Handler>{} : *handlers_.back());
+    next->push_back({fn, data});
+    handlers_.push_back(std::move(next));
+    current_handlers_.store(handlers_.back().get(), std::memory_order_release);
   }
 
   void doorbellRung() override {
@@ -101,26 +108,33 @@ class InterceptQueue final : public Queue, public DoorbellListener {
       rescan_ = true;  // rung from one of our handlers: picked up when it returns
       return;
     }
-    std::lock_guard<std::mutex> lock(process_lock_);
-    t_processing.push_back(this);
-    AqlPacket* packets = ring();
-    const uint64_t mask = size() - 1;
-    do {
-      rescan_ = false;
-      const uint64_t end = writeIndex(abi()).load(std::memory_order_acquire);
-      for (; next_ < end; ++next_) {
-        AqlPacket& slot = packets[next_ & mask];
-        const uint16_t header = headerOf(slot).load(std::memory_order_acquire);
-        if (((header >> HSA_PACKET_HEADER_TYPE) & 0xff) == HSA_PACKET_TYPE_INVALID) break;
-        AqlPacket packet;
-        std::memcpy(&packet, &slot, sizeof packet);
-        runHandlers(&packet, next_);
-        headerOf(slot).store(kInvalidHeader, std::memory_order_release);
-      }
-      readIndex(abi()).store(next_, std::memory_order_release);
-    } while (rescan_);
-    t_processing.pop_back();
-    ringDeferred();
+    // One thread processes the queue at a time; a ring while it does is its
+    // to pick up (rung_), as the doorbell is a request, not a rendezvous.
+    rung_.store(true);
+    while (!busy_.exchange(true)) {
+      rung_.store(false);
+      t_processing.push_back(this);
+      AqlPacket* packets = ring();
+      const uint64_t mask = size() - 1;
+      do {
+        rescan_ = false;
+        const uint64_t end = writeIndex(abi()).load(std::memory_order_acquire);
+        for (; next_ < end; ++next_) {
+          AqlPacket& slot = packets[next_ & mask];
+          const uint16_t header = headerOf(slot).load(std::memory_order_acquire);
+          if (((header >> HSA_PACKET_HEADER_TYPE) & 0xff) == HSA_PACKET_TYPE_INVALID) break;
+          AqlPacket packet;
+          std::memcpy(&packet, &slot, sizeof packet);
+          runHandlers(&packet, next_);
+          headerOf(slot).store(kInvalidHeader, std::memory_order_release);
+        }
+        readIndex(abi()).store(next_, std::memory_order_release);
+      } while (rescan_);
+      t_processing.pop_back();
+      ringDeferred();
+      busy_.store(false);
+      if (!rung_.load()) return;
+    }
   }
 
   static void writer(const void* packets, uint64_t count) {
@@ -135,13 +149,11 @@ class InterceptQueue final : public Queue, public DoorbellListener {
 
  private:
   void runHandlers(const AqlPacket* packet, uint64_t index) {
-    std::vector<Handler> handlers;
-    {
-      std::lock_guard<std::mutex> lock(handlers_lock_);
-      handlers = handlers_;
-    }
-    const size_t count = handlers.size();
-    t_frames.push_back({this, index, std::move(handlers), count});
+    static const std::vector<Handler> kNone;
+    const std::vector<Handler>* handlers = current_handlers_.load(std::memory_order_acquire);
+    if (handlers == nullptr) handlers = &kNone;
+    const size_t count = handlers->size();
+    t_frames.push_back({this, index, handlers, count});
     forward(t_frames.size() - 1, packet, 1);
     t_frames.pop_back();
   }
@@ -155,13 +167,16 @@ class InterceptQueue final : public Queue, public DoorbellListener {
     // References into t_frames stay valid while nested frames come and go
     // (a deque only grows and shrinks at the end).
     Frame& frame = t_frames[depth];
-    const Handler h = frame.handlers[--frame.remaining];
+    const Handler h = (*frame.handlers)[--frame.remaining];
     h.fn(packets, count, frame.user_index, h.data, &InterceptQueue::writer);
     ++t_frames[depth].remaining;
   }
 
   void submit(const AqlPacket* packets, uint64_t count) {
     if (count == 0) return;
+    // Only the processing thread submits; with nothing waiting in the
+    // overflow list and room in the private queue, the packets go straight in.
+    if (!has_overflow_.load(std::memory_order_acquire) && writeDirect(packets, count)) return;
     std::lock_guard<std::mutex> lock(overflow_lock_);
     overflow_.insert(overflow_.end(), packets, packets + count);
     drainLocked();
@@ -201,8 +216,8 @@ class InterceptQueue final : public Queue, public DoorbellListener {
       // a hardware queue takes one doorbell write for what it was handed;
       // otherwise (the processor draining the overflow) at once.
       if (std::find(t_processing.begin(), t_processing.end(), this) != t_processing.end()) {
-        deferred_ring_ = int64_t(write + n - 1);
-        ring_pending_ = true;
+        deferred_ring_.store(int64_t(write + n - 1), std::memory_order_relaxed);
+        ring_pending_.store(true, std::memory_order_release);
       } else {
         storeValue(lower_->doorbell(), int64_t(write + n - 1), std::memory_order_release);
       }
@@ -210,25 +225,48 @@ class InterceptQueue final : public Queue, public DoorbellListener {
     has_overflow_.store(!overflow_.empty(), std::memory_order_release);
   }
 
+  bool writeDirect(const AqlPacket* packets, uint64_t count) {
+    amd_queue_t* q = lower_->abi();
+    AqlPacket* ring = lower_->ring();
+    const uint64_t mask = lower_->size() - 1;
+    const uint64_t write = writeIndex(q).load(std::memory_order_relaxed);
+    const uint64_t read = readIndex(q).load(std::memory_order_acquire);
+    if (lower_->size() - (write - read) < count) return false;
+    for (uint64_t i = 0; i < count; ++i) {
+      AqlPacket& slot = ring[(write + i) & mask];
+      std::memcpy(slot.bytes + 2, packets[i].bytes + 2, sizeof slot.bytes - 2);
+      uint16_t header;
+      std::memcpy(&header, packets[i].bytes, sizeof header);
+      headerOf(slot).store(header, std::memory_order_release);
+    }
+    writeIndex(q).store(write + count, std::memory_order_release);
+    deferred_ring_.store(int64_t(write + count - 1), std::memory_order_relaxed);
+    ring_pending_.store(true, std::memory_order_release);
+    return true;
+  }
+
+  // The private queue's doorbell, rung once for what one ring of the
+  // program's handed it; outside any lock (in inline mode the store runs the
+  // packets, whose progress may drain the overflow list).
   void ringDeferred() {
-    std::lock_guard<std::mutex> lock(overflow_lock_);
-    if (!ring_pending_) return;
-    ring_pending_ = false;
-    storeValue(lower_->doorbell(), deferred_ring_, std::memory_order_release);
+    if (!ring_pending_.exchange(false, std::memory_order_acq_rel)) return;
+    storeValue(lower_->doorbell(), deferred_ring_.load(std::memory_order_relaxed), std::memory_order_release);
   }
 
   std::shared_ptr<AqlQueue> lower_;
   Signal* doorbell_;
-  std::mutex handlers_lock_;
-  std::vector<Handler> handlers_;
-  std::mutex process_lock_;
+  std::mutex handlers_lock_;  // registrations
+  std::vector<std::unique_ptr<std::vector<Handler>>> handlers_;
+  std::atomic<const std::vector<Handler>*> current_handlers_{nullptr};
+  std::atomic<bool> busy_{false};  // a thread is processing the program's packets
+  std::atomic<bool> rung_{false};  // rung while it was
   uint64_t next_ = 0;   // next packet of the program's queue to process
   bool rescan_ = false;
   std::mutex overflow_lock_;
   std::deque<AqlPacket> overflow_;
   std::atomic<bool> has_overflow_{false};
-  bool ring_pending_ = false;  // under overflow_lock_
-  int64_t deferred_ring_ = 0;
+  std::atomic<bool> ring_pending_{false};
+  std::atomic<int64_t> deferred_ring_{0};
 };
 
 }  // namespace
@@ -248,8 +286,12 @@ hsa_status_t hsa_amd_queue_intercept_create(hsa_agent_t agent_handle, uint32_t s
   SIM_CHECK(type != HSA_QUEUE_TYPE_COOPERATIVE, HSA_STATUS_ERROR_INVALID_QUEUE_CREATION);
   SIM_CHECK(size <= gpu::kQueueMaxSize, HSA_STATUS_ERROR_INVALID_QUEUE_CREATION);
   SIM_TRY
-  auto lower = std::make_shared<AqlQueue>(a, std::max(size, gpu::kQueueMinSize), type, callback, data);
-  auto q = std::make_shared<InterceptQueue>(lower);
+  // The private queue has twice the program's room: handlers that add a
+  // packet to the program's (a tool forwarding a completion) still fit a
+  // full ring of the program's at once, without the overflow list.
+  const uint32_t programSize = std::max(size, gpu::kQueueMinSize);
+  auto lower = std::make_shared<AqlQueue>(a, 2 * programSize, type, callback, data);
+  auto q = std::make_shared<InterceptQueue>(lower, programSize);
   SIM_CHECK(registerQueue(q), HSA_STATUS_ERROR_OUT_OF_RESOURCES);
   lower->start();
   q->listen();

@@ -9,6 +9,7 @@
 
 #include <sys/mman.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -117,8 +118,108 @@ AqlQueue::~AqlQueue() {
   deleteSignal(doorbell_);
 }
 
+bool inlineProcessing() {
+  static const bool on = [] {
+    const char* v = std::getenv("GTAP_SIM_INLINE");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
 void AqlQueue::start() {
+  inline_ = inlineProcessing();
+  if (inline_) {
+    doorbell_->listener.store(this, std::memory_order_release);
+    return;
+  }
+  startProcessor();
+}
+
+void AqlQueue::startProcessor() {
   processor_ = std::thread([self = shared_from_this()] { self->run(); });
+}
+
+void AqlQueue::doorbellRung() {
+  if (handed_off_.load(std::memory_order_acquire)) return;
+  // One thread runs packets at a time; a ring while it does is its to pick up.
+  rescan_.store(true);
+  while (!busy_.exchange(true)) {
+    rescan_.store(false, std::memory_order_relaxed);
+    AqlPacket* packets = ring();
+    const uint64_t mask = size() - 1;
+    for (;;) {
+      if (stop_.load(std::memory_order_acquire) || inactive_.load(std::memory_order_acquire)) break;
+      AqlPacket& slot = packets[next_ & mask];
+      uint16_t header = headerOf(slot).load(std::memory_order_acquire);
+      if (headerField(header, HSA_PACKET_HEADER_TYPE, HSA_PACKET_HEADER_WIDTH_TYPE) == HSA_PACKET_TYPE_INVALID) break;
+      if (!readyToRun(slot)) {
+        // It would wait: a thread of its own waits, and runs the queue from here on.
+        handed_off_.store(true, std::memory_order_release);
+        doorbell_->listener.store(nullptr, std::memory_order_release);
+        startProcessor();
+        busy_.store(false, std::memory_order_release);
+        return;
+      }
+      bool stop = false;
+      step(stop);
+      if (stop) break;
+    }
+    busy_.store(false);
+    if (!rescan_.load()) return;
+  }
+}
+
+bool AqlQueue::readyToRun(const AqlPacket& packet) {
+  uint16_t header;
+  std::memcpy(&header, packet.bytes, sizeof header);
+  const auto type = headerField(header, HSA_PACKET_HEADER_TYPE, HSA_PACKET_HEADER_WIDTH_TYPE);
+  if (type == HSA_PACKET_TYPE_BARRIER_AND || type == HSA_PACKET_TYPE_BARRIER_OR) {
+    hsa_barrier_and_packet_t barrier;
+    std::memcpy(&barrier, &packet, sizeof barrier);
+    int used = 0, done = 0;
+    for (const hsa_signal_t& d : barrier.dep_signal) {
+      if (d.handle == 0) continue;
+      Signal* s = toSignal(d);
+      if (s == nullptr) return true;  // an error the packet reports
+      ++used;
+      done += loadValue(s, std::memory_order_acquire) == 0 ? 1 : 0;
+    }
+    return used == 0 || (type == HSA_PACKET_TYPE_BARRIER_AND ? done == used : done > 0);
+  }
+  if (type == HSA_PACKET_TYPE_VENDOR_SPECIFIC) {
+    hsa_amd_barrier_value_packet_t p;
+    std::memcpy(&p, &packet, sizeof p);
+    if (p.header.AmdFormat != HSA_AMD_PACKET_TYPE_BARRIER_VALUE || p.signal.handle == 0) return true;
+    Signal* s = toSignal(p.signal);
+    if (s == nullptr || p.cond > HSA_SIGNAL_CONDITION_GTE) return true;
+    return conditionHolds(hsa_signal_condition_t(p.cond), loadValue(s, std::memory_order_acquire) & p.mask, p.value);
+  }
+  return true;
+}
+
+hsa_status_t AqlQueue::step(bool& stop) {
+  AqlPacket* packets = ring();
+  const uint64_t mask = size() - 1;
+  AqlPacket packet;
+  std::memcpy(&packet, &packets[next_ & mask], sizeof packet);
+  // The slot is free again once the packet is taken, as on hardware: back
+  // to INVALID, then the read index moves past it.
+  headerOf(packets[next_ & mask]).store(kInvalidHeader, std::memory_order_release);
+  readIndex(abi()).store(next_ + 1, std::memory_order_release);
+  hsa_status_t status = execute(packet, next_);
+  if (status == HSA_STATUS_INFO_BREAK) {  // destroyed mid-packet
+    stop = true;
+    return status;
+  }
+  if (status != HSA_STATUS_SUCCESS) raiseError(status);
+  ++next_;
+  // The error callback may have destroyed the queue (and its owner).
+  if (stop_.load(std::memory_order_acquire)) {
+    stop = true;
+    return status;
+  }
+  if (on_progress_) on_progress_();
+  return status;
 }
 
 void AqlQueue::setProfiling(bool enable) {
@@ -132,6 +233,7 @@ void AqlQueue::inactivate() {
 }
 
 void AqlQueue::shutdown() {
+  doorbell_->listener.store(nullptr, std::memory_order_release);
   stop_.store(true, std::memory_order_release);
   doorbell_->epoch.bump();
   anySignalChanged().bump();  // a barrier packet waiting on signals gives up
@@ -156,36 +258,22 @@ void AqlQueue::raiseError(hsa_status_t status) {
 }
 
 void AqlQueue::run() {
-  amd_queue_t* q = abi();
   AqlPacket* packets = ring();
   const uint64_t mask = size() - 1;
-  uint64_t index = 0;
   for (;;) {
     // The producer writes the packet, then its header with a release store,
     // then rings the doorbell; the processor waits for a valid header.
     auto ready = [&] {
       if (stop_.load(std::memory_order_acquire)) return true;
       if (inactive_.load(std::memory_order_acquire)) return false;
-      uint16_t header = headerOf(packets[index & mask]).load(std::memory_order_acquire);
+      uint16_t header = headerOf(packets[next_ & mask]).load(std::memory_order_acquire);
       return headerField(header, HSA_PACKET_HEADER_TYPE, HSA_PACKET_HEADER_WIDTH_TYPE) != HSA_PACKET_TYPE_INVALID;
     };
     futex::waitUntil(doorbell_->epoch, UINT64_MAX, ready);
     if (stop_.load(std::memory_order_acquire)) return;
-
-    AqlPacket packet;
-    std::memcpy(&packet, &packets[index & mask], sizeof packet);
-    // The slot is free again once the packet is taken, as on hardware: back
-    // to INVALID, then the read index moves past it.
-    headerOf(packets[index & mask]).store(kInvalidHeader, std::memory_order_release);
-    readIndex(q).store(index + 1, std::memory_order_release);
-
-    hsa_status_t status = execute(packet, index);
-    if (status == HSA_STATUS_INFO_BREAK) return;  // destroyed mid-packet
-    if (status != HSA_STATUS_SUCCESS) raiseError(status);
-    ++index;
-    // The error callback may have destroyed the queue (and its owner).
-    if (stop_.load(std::memory_order_acquire)) return;
-    if (on_progress_) on_progress_();
+    bool stop = false;
+    step(stop);
+    if (stop) return;
   }
 }
 

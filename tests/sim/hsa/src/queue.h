@@ -12,6 +12,7 @@
 #pragma once
 
 #include "common.h"
+#include "signal.h"
 
 #include <hsa/amd_hsa_queue.h>
 
@@ -61,7 +62,15 @@ class Queue {
   amd_queue_t* abi_ = nullptr;
 };
 
-class AqlQueue final : public Queue, public std::enable_shared_from_this<AqlQueue> {
+// True when GTAP_SIM_INLINE=1: queued packets run on the thread that rings
+// the doorbell, inside its doorbell store, with no packet processor thread
+// (timing without a second thread's scheduling). A packet that would wait
+// (a barrier whose signals are not yet satisfied) hands the queue over to a
+// processor thread from then on, so nothing the ringing thread must do later
+// is waited for on that thread.
+bool inlineProcessing();
+
+class AqlQueue final : public Queue, public DoorbellListener, public std::enable_shared_from_this<AqlQueue> {
  public:
   AqlQueue(Agent* agent, uint32_t size, hsa_queue_type32_t type, QueueErrorCallback callback, void* data);
   ~AqlQueue() override;
@@ -80,9 +89,16 @@ class AqlQueue final : public Queue, public std::enable_shared_from_this<AqlQueu
   // Called by the processor after each packet (intercept queues refill it).
   void onProgress(std::function<void()> fn) { on_progress_ = std::move(fn); }
   Signal* doorbell() { return doorbell_; }
+  // Inline mode: the doorbell was written.
+  void doorbellRung() override;
 
  private:
   void run();
+  // Takes and runs the packet at next_ (whose header is valid).
+  hsa_status_t step(bool& stop);
+  // Whether the packet would run without waiting for a signal.
+  bool readyToRun(const AqlPacket& packet);
+  void startProcessor();
   // HSA_STATUS_SUCCESS, an error for the queue's callback, or
   // HSA_STATUS_INFO_BREAK when the queue is being destroyed mid-packet.
   hsa_status_t execute(const AqlPacket& packet, uint64_t index);
@@ -100,6 +116,11 @@ class AqlQueue final : public Queue, public std::enable_shared_from_this<AqlQueu
   std::atomic<bool> inactive_{false};
   std::atomic<bool> stop_{false};
   std::thread processor_;
+  uint64_t next_ = 0;  // the next packet to run: the processor's, or the inline runner's
+  bool inline_ = false;
+  std::atomic<bool> handed_off_{false};  // inline mode: a processor thread runs it now
+  std::atomic<bool> busy_{false};        // inline mode: a thread is running packets
+  std::atomic<bool> rescan_{false};      // inline mode: rung while busy
 };
 
 class SoftQueue final : public Queue {

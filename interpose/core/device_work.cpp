@@ -1,0 +1,254 @@
+#include "device_work.h"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "chunk_producer.h"
+#include "internal_error.h"
+
+namespace gtap::core::devicework {
+
+namespace {
+
+constexpr uint32_t kBlockBytes = 256 * 1024;
+
+struct Block {
+  std::atomic<uint32_t> committed{0};
+  std::atomic<Block*> next{nullptr};
+  uint32_t capacity = 0;
+  uint8_t* data() { return reinterpret_cast<uint8_t*>(this + 1); }
+};
+static_assert(sizeof(Block) % 8 == 0);
+
+// One thread's records. The producer appends to `current`; the writer reads
+// from `head`. A buffer whose thread exited is drained, then handed to the
+// next new thread, which goes on writing in the same chain of blocks.
+struct Buffer {
+  // Producer.
+  Block* current = nullptr;
+  uint32_t used = 0;
+  // Writer.
+  Block* head = nullptr;
+  uint32_t consumed = 0;
+  // 0 in use, 1 its thread exited, 2 drained and free for a new thread.
+  std::atomic<int> state{0};
+  Buffer* next = nullptr;  // the registry, a list that only grows
+};
+
+std::atomic<Buffer*> g_buffers{nullptr};
+std::mutex g_poolLock;  // the free blocks: once per block, never per record
+Block* g_freeBlocks = nullptr;
+pthread_key_t g_exitKey;
+pthread_once_t g_keyOnce = PTHREAD_ONCE_INIT;
+
+__thread Buffer* t_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
+
+Block* newBlock(uint32_t atLeast) {
+  if (atLeast <= kBlockBytes) {
+    std::lock_guard<std::mutex> lock(g_poolLock);
+    if (Block* b = g_freeBlocks) {
+      g_freeBlocks = b->next.load(std::memory_order_relaxed);
+      b->committed.store(0, std::memory_order_relaxed);
+      b->next.store(nullptr, std::memory_order_relaxed);
+      return b;
+    }
+  }
+  uint32_t capacity = atLeast <= kBlockBytes ? kBlockBytes : atLeast;
+  void* memory = ::operator new(sizeof(Block) + capacity, std::align_val_t(alignof(Block)));
+  Block* b = new (memory) Block();
+  b->capacity = capacity;
+  return b;
+}
+
+void freeBlock(Block* b) {
+  if (b->capacity != kBlockBytes) {
+    b->~Block();
+    ::operator delete(b, std::align_val_t(alignof(Block)));
+    return;
+  }
+  std::lock_guard<std::mutex> lock(g_poolLock);
+  b->next.store(g_freeBlocks, std::memory_order_relaxed);
+  g_freeBlocks = b;
+}
+
+void threadExited(void* buffer) { static_cast<Buffer*>(buffer)->state.store(1, std::memory_order_release); }
+
+void afterForkChild() {
+  // The child's only thread is the one that forked: every other buffer's
+  // thread is gone, and the parent's records are the parent's file's.
+  for (Buffer* b = g_buffers.load(std::memory_order_acquire); b; b = b->next) {
+    if (b->current) {
+      b->head = b->current;
+      b->consumed = b->current->committed.load(std::memory_order_relaxed);
+    }
+    if (b != t_buffer && b->state.load() == 0) b->state.store(1);
+  }
+}
+
+void makeKey() {
+  pthread_key_create(&g_exitKey, &threadExited);
+  pthread_atfork(nullptr, nullptr, &afterForkChild);
+}
+
+Buffer* threadBuffer() {
+  if (Buffer* b = t_buffer) return b;
+  pthread_once(&g_keyOnce, &makeKey);
+  Buffer* b = nullptr;
+  for (Buffer* c = g_buffers.load(std::memory_order_acquire); c && !b; c = c->next) {
+    int drained = 2;
+    if (c->state.compare_exchange_strong(drained, 0)) b = c;
+  }
+  if (!b) {
+    b = new Buffer();
+    b->current = b->head = newBlock(kBlockBytes);
+    Buffer* top = g_buffers.load(std::memory_order_relaxed);
+    do b->next = top;
+    while (!g_buffers.compare_exchange_weak(top, b, std::memory_order_release, std::memory_order_relaxed));
+  }
+  pthread_setspecific(g_exitKey, b);
+  t_buffer = b;
+  return b;
+}
+
+constexpr uint32_t roundUp8(uint64_t n) { return static_cast<uint32_t>((n + 7) & ~uint64_t{7}); }
+
+// Before each record in a block: whether it stands.
+enum : uint32_t { kKept = 0, kPending = 1, kDropped = 2 };
+struct Prefix {
+  std::atomic<uint32_t> state{kKept};
+  uint32_t size = 0;  // the prefix, the header and its parts
+};
+static_assert(sizeof(Prefix) == 8);
+Prefix* prefixOf(Header* h) { return reinterpret_cast<Prefix*>(h) - 1; }
+
+}  // namespace
+
+Header* begin(uint32_t stackCount, uint32_t bindingCount, uint32_t waitCount, uint32_t signalCount,
+              uint32_t argumentBytes, uint32_t noteBytes) {
+  uint64_t size = sizeof(Prefix) + sizeof(Header) + 8ull * stackCount + sizeof(profile::OpRecord::Binding) * bindingCount +
+                  sizeof(profile::OpRecord::SemaphoreValue) * (uint64_t{waitCount} + signalCount) + argumentBytes +
+                  noteBytes;
+  if (size > (uint64_t{1} << 30) || stackCount > 0xffff || noteBytes > 0xffff) return nullptr;
+  size = roundUp8(size);
+  Buffer* buffer;
+  try {
+    buffer = threadBuffer();
+    if (buffer->used + size > buffer->current->capacity) {
+      Block* b = newBlock(roundUp8(size));
+      buffer->current->next.store(b, std::memory_order_release);
+      buffer->current = b;
+      buffer->used = 0;
+    }
+  } GTAP_CATCH_INTERNAL {
+    stopAfterInternalError("a thread's device-work buffer");
+    return nullptr;
+  }
+  auto* prefix = new (buffer->current->data() + buffer->used) Prefix();
+  prefix->size = roundUp8(size);
+  auto* h = new (prefix + 1) Header();
+  h->size = prefix->size;
+  h->stackCount = static_cast<uint16_t>(stackCount);
+  h->bindingCount = bindingCount;
+  h->waitCount = waitCount;
+  h->signalCount = signalCount;
+  h->argumentBytes = argumentBytes;
+  h->noteBytes = static_cast<uint16_t>(noteBytes);
+  return h;
+}
+
+void commit(Header* record) {
+  Buffer* buffer = t_buffer;
+  buffer->used += prefixOf(record)->size;
+  buffer->current->committed.store(buffer->used, std::memory_order_release);
+}
+
+void commitPending(Header* record) {
+  prefixOf(record)->state.store(kPending, std::memory_order_relaxed);
+  commit(record);
+}
+
+void settle(Header* record, bool keep) {
+  prefixOf(record)->state.store(keep ? kKept : kDropped, std::memory_order_release);
+}
+
+void drain(std::vector<profile::OpRecord>& out) {
+  for (Buffer* b = g_buffers.load(std::memory_order_acquire); b; b = b->next) {
+    if (b->state.load(std::memory_order_acquire) == 2) continue;
+    bool exited = b->state.load(std::memory_order_acquire) == 1;
+    for (;;) {
+      // The next block first: once it is linked, the producer is done with this one.
+      Block* next = b->head->next.load(std::memory_order_acquire);
+      uint32_t committed = b->head->committed.load(std::memory_order_acquire);
+      bool waiting = false;
+      while (b->consumed < committed) {
+        auto* prefix = reinterpret_cast<Prefix*>(b->head->data() + b->consumed);
+        uint32_t state = prefix->state.load(std::memory_order_acquire);
+        if (state == kPending) {
+          waiting = true;  // its call is still running: the rest waits for the next flush
+          break;
+        }
+        b->consumed += prefix->size;
+        if (state == kDropped) continue;
+        auto* h = reinterpret_cast<Header*>(prefix + 1);
+        profile::OpRecord& op = out.emplace_back();
+        op.kind = h->kind;
+        op.device = h->device;
+        op.queue = h->queue;
+        op.list = h->list;
+        op.kernel = h->kernel;
+        op.groupCount = h->groupCount;
+        op.groupSize = h->groupSize;
+        if (h->gridDims) op.gridSize.assign(h->grid.begin(), h->grid.begin() + h->gridDims);
+        op.bytes = h->bytes;
+        op.direction = h->direction;
+        op.thread = h->thread;
+        op.appendIndex = h->appendIndex;
+        op.appendTicks = h->appendTicks;
+        op.submitTicks = h->submitTicks;
+        op.submitThread = h->submitThread;
+        op.timed = h->timed;
+        op.start = h->start;
+        op.end = h->end;
+        op.completedNs = h->completedNs;
+        op.fixedNote = h->fixedNote;
+        if (h->noteBytes) op.note.assign(h->note(), h->noteBytes);
+        op.stack.assign(h->stack(), h->stack() + h->stackCount);
+        op.arguments.assign(h->arguments(), h->arguments() + h->argumentBytes);
+        op.packetHeader = h->packetHeader;
+        op.queueIndex = h->queueIndex;
+        op.recordedBy = h->recordedBy;
+        op.bindings.assign(h->bindings(), h->bindings() + h->bindingCount);
+        op.operation = h->operation;
+        op.waits.assign(h->waits(), h->waits() + h->waitCount);
+        op.signals.assign(h->signals(), h->signals() + h->signalCount);
+      }
+      if (waiting || !next) break;
+      Block* done = b->head;
+      b->head = next;
+      b->consumed = 0;
+      freeBlock(done);
+    }
+    // Read to its end after its thread exited: free for the next new thread.
+    if (exited && !b->head->next.load() && b->consumed == b->head->committed.load()) b->state.store(2, std::memory_order_release);
+  }
+}
+
+namespace {
+
+void produceChunks(ChunkSink& sink, bool) {
+  profile::Outbox out;
+  drain(out.ops);
+  if (!out.ops.empty()) profile::writeProfileRecords(sink, out);
+}
+
+// After the front ends' producers (constructor 103): the objects these records
+// name are written first.
+__attribute__((constructor(104))) void registerDeviceWork() { registerChunkProducer(&produceChunks); }
+
+}  // namespace
+
+}  // namespace gtap::core::devicework
