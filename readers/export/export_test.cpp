@@ -24,6 +24,7 @@
 namespace {
 
 using gtap::readers::Timeline;
+using gtap::readers::TimelineArg;
 using gtap::readers::TimelineSlice;
 using gtap::readers::TimelineTrack;
 using nlohmann::json;
@@ -65,14 +66,28 @@ TimelineTrack queueTrack(uint64_t id, uint32_t pid, std::string processName, std
           sortIndex};
 }
 
-TimelineSlice slice(uint64_t track, int64_t start, int64_t end, std::string name,
-                    std::string category, uint64_t flowOut = 0, uint64_t flowIn = 0) {
+// What the test timelines' slices point into (a Timeline's own store would
+// do the same; these slices are made before their timeline).
+gtap::readers::OpStore& testStore() {
+  static gtap::readers::OpStore store;
+  return store;
+}
+
+std::span<const TimelineArg> args(std::initializer_list<TimelineArg> list) {
+  auto out = testStore().allocate<TimelineArg>(list.size());
+  size_t i = 0;
+  for (const TimelineArg& a : list) out[i++] = {testStore().intern(a.first), testStore().intern(a.second)};
+  return out;
+}
+
+TimelineSlice slice(uint64_t track, int64_t start, int64_t end, std::string_view name,
+                    std::string_view category, uint64_t flowOut = 0, uint64_t flowIn = 0) {
   TimelineSlice s;
   s.track = track;
   s.startNs = start;
   s.endNs = end;
-  s.name = std::move(name);
-  s.category = std::move(category);
+  s.name = testStore().intern(name);
+  s.category = testStore().intern(category);
   s.flowOut = flowOut;
   s.flowIn = flowIn;
   return s;
@@ -94,9 +109,9 @@ Timeline sampleTimeline() {
               hostTrack(20, 5200, nameB, 5200, "main", 0)};
 
   TimelineSlice launch = slice(10, T + 2000, T + 9001, "zeCommandListAppendLaunchKernel", "api", 1);
-  launch.args = {{"kernel", kRawKernel}, {"note", kRawNote}};
+  launch.args = args({{"kernel", kRawKernel}, {"note", kRawNote}});
   TimelineSlice kernel = slice(12, T + 9500, T + 20000, "vec_add", "kernel", 0, 1);
-  kernel.args = {{"global size", "1024"}};
+  kernel.args = args({{"global size", "1024"}});
   t.slices = {
       slice(10, T + 2600, T + 2700, "zeDeep", "api"),
       slice(10, T + 2500, T + 3000, "zeKernelSetArgumentValue", "api"),
@@ -118,7 +133,7 @@ Timeline sampleTimeline() {
   return t;
 }
 
-std::string cleanText(const std::string& raw) { return raw == kRawNote ? kCleanNote : raw; }
+std::string cleanText(std::string_view raw) { return raw == kRawNote ? kCleanNote : std::string(raw); }
 
 const TimelineSlice& sliceNamed(const Timeline& t, const std::string& name) {
   for (const auto& s : t.slices) {
@@ -197,7 +212,7 @@ TEST(ChromeTrace, SlicesMetadataAndFlows) {
   std::map<uint64_t, uint32_t> tidOfTrack;
   for (const TimelineSlice& s : t.slices) {
     SCOPED_TRACE(s.name);
-    const json& e = sliceEvents.at(s.name);
+    const json& e = sliceEvents.at(std::string(s.name));
     const TimelineTrack& track = trackWithId(t, s.track);
     EXPECT_EQ(e.at("pid"), track.pid);
     const uint32_t tid = e.at("tid");
@@ -208,11 +223,11 @@ TEST(ChromeTrace, SlicesMetadataAndFlows) {
     }
     auto [known, added] = tidOfTrack.emplace(s.track, tid);
     EXPECT_EQ(known->second, tid) << "one tid per track";
-    EXPECT_EQ(e.at("cat"), s.category);
+    EXPECT_EQ(e.at("cat"), std::string(s.category));
     EXPECT_EQ(nsFromMicros(e.at("ts")), s.startNs);
     EXPECT_EQ(nsFromMicros(e.at("dur")), s.endNs - s.startNs);
     json expectedArgs = json::object();
-    for (const auto& [k, v] : s.args) expectedArgs[k] = cleanText(v);
+    for (const auto& [k, v] : s.args) expectedArgs[std::string(k)] = cleanText(v);
     EXPECT_EQ(e.at("args"), expectedArgs);
   }
   // The digits themselves are exact: 2000 ns after T.
@@ -441,7 +456,7 @@ TEST(PerfettoTrace, TracksSlicesAndFlows) {
   ASSERT_EQ(done.size(), t.slices.size());
   for (const TimelineSlice& s : t.slices) {
     SCOPED_TRACE(s.name);
-    const ReplayedSlice& r = done.at(s.name);
+    const ReplayedSlice& r = done.at(std::string(s.name));
     EXPECT_EQ(r.trackUuid, uuidOfTrack.at(s.track));
     EXPECT_EQ(r.startNs, s.startNs);
     ASSERT_EQ(r.begin.categories_size(), 1);
@@ -540,7 +555,7 @@ TEST(TimelineExport, LargeTimelineIsStreamedInBlocks) {
     TimelineSlice s = slice(i % 2 ? 2 : 1, T + i * 100, T + i * 100 + 50,
                             "zeCommandListAppendLaunchKernel", "api", i % 2 ? 0 : i + 1,
                             i % 2 ? i : 0);
-    s.args = {{"index", std::to_string(i)}};
+    s.args = args({{"index", std::to_string(i)}});
     t.slices.push_back(std::move(s));
   }
   for (bool chrome : {true, false}) {

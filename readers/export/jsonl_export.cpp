@@ -1,6 +1,11 @@
 // JSON Lines: one object a line for every API call and device operation
 // (docs/export.md).
+#include <charconv>
 #include <ostream>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
 
 #include "gtap/readers/json.h"
 #include "gtap/readers/record_export.h"
@@ -14,16 +19,61 @@ const char* operationLevel(const DeviceOp& op) {
 
 namespace {
 
+// Lines built in a block and handed to the stream a block at a time.
+class Lines {
+ public:
+  explicit Lines(std::ostream& out) : out_(out) { text_.reserve(kBlock + 4096); }
+  ~Lines() { flush(); }
+  Lines& operator<<(std::string_view s) {
+    text_.append(s);
+    return *this;
+  }
+  Lines& operator<<(char c) {
+    text_ += c;
+    return *this;
+  }
+  template <class T>
+    requires std::is_integral_v<T>
+  Lines& operator<<(T v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    text_.append(buf, r.ptr);
+    return *this;
+  }
+  Lines& json(std::string_view s) {
+    // Escaped without its quotes, as the fields are written.
+    size_t at = text_.size();
+    appendJsonString(text_, s);
+    text_.erase(at, 1);
+    text_.pop_back();
+    return *this;
+  }
+  void endLine() {
+    text_ += '\n';
+    if (text_.size() >= kBlock) flush();
+  }
+  void flush() {
+    if (!text_.empty()) out_.write(text_.data(), static_cast<std::streamsize>(text_.size()));
+    text_.clear();
+  }
+
+ private:
+  static constexpr size_t kBlock = 1 << 16;
+  std::ostream& out_;
+  std::string text_;
+};
+
 // A HAL-level record's method, thread and call (the API call that issued it:
 // the thread's event index of its begin), command buffer, the buffers it
 // binds or touches, and the semaphore values it waits for and signals.
-void writeHalOperation(const DeviceOp& op, std::ostream& out) {
-  out << ",\"operation\":\"" << jsonEscape(op.operation) << "\",\"thread\":" << op.thread
-      << ",\"call_index\":" << op.appendIndex << ",\"command_buffer\":" << op.list << ",\"buffers\":[";
+void writeHalOperation(const DeviceOp& op, Lines& out) {
+  out << ",\"operation\":\"";
+  out.json(op.operation) << "\",\"thread\":" << op.thread << ",\"call_index\":" << op.appendIndex
+                         << ",\"command_buffer\":" << op.list << ",\"buffers\":[";
   for (size_t i = 0; i < op.bindings.size(); ++i)
     out << (i ? "," : "") << "[" << op.bindings[i].buffer << "," << op.bindings[i].offset << ","
         << op.bindings[i].length << "]";
-  auto semaphores = [&](const char* key, const std::vector<DeviceOp::SemaphoreValue>& values) {
+  auto semaphores = [&](const char* key, std::span<const DeviceOp::SemaphoreValue> values) {
     out << "],\"" << key << "\":[";
     for (size_t i = 0; i < values.size(); ++i)
       out << (i ? "," : "") << "[" << values[i].semaphore << "," << values[i].value << "]";
@@ -35,29 +85,44 @@ void writeHalOperation(const DeviceOp& op, std::ostream& out) {
 
 }  // namespace
 
-void writeJsonLines(const std::vector<LoadedCapture>& loaded, std::ostream& out) {
+void writeJsonLines(const std::vector<LoadedCapture>& loaded, std::ostream& stream) {
+  Lines out(stream);
   for (const auto& lc : loaded) {
     const auto& c = *lc.capture;
     std::string process = jsonEscape(c.label());
-    c.forEachCall([&](const ApiCall& call) {
-      out << "{\"type\":\"api\",\"process\":\"" << process << "\",\"pid\":" << c.process().pid
-          << ",\"thread\":" << call.thread << ",\"function\":\"" << jsonEscape(c.functionName(call.function))
-          << "\",\"begin_ns\":" << call.beginNs;
-      if (call.finished) out << ",\"end_ns\":" << call.endNs << ",\"result\":" << call.result;
-      else out << ",\"finished\":false";
-      out << "}\n";
+    std::string pid = std::to_string(c.process().pid);
+    // Each function's name escaped once.
+    std::unordered_map<uint32_t, std::string> functions;
+    c.forEachCallBatch([&](std::span<const ApiCall> calls) {
+      for (const ApiCall& call : calls) {
+        auto [f, added] = functions.try_emplace(call.function);
+        if (added) f->second = jsonEscape(c.functionName(call.function));
+        out << "{\"type\":\"api\",\"process\":\"" << process << "\",\"pid\":" << pid
+            << ",\"thread\":" << call.thread << ",\"function\":\"" << f->second << "\",\"begin_ns\":" << call.beginNs;
+        if (call.finished) out << ",\"end_ns\":" << call.endNs << ",\"result\":" << call.result;
+        else out << ",\"finished\":false";
+        out << "}";
+        out.endLine();
+      }
     });
+    std::unordered_map<uint64_t, std::string> queues;
     for (size_t index = 0; index < lc.work.ops.size(); ++index) {
       const auto& op = lc.work.ops[index];
-      out << "{\"type\":\"device\",\"process\":\"" << process << "\",\"pid\":" << c.process().pid
-          << ",\"index\":" << index << ",\"kind\":\"" << opKindName(op.kind) << "\",\"name\":\"" << jsonEscape(op.name)
-          << "\",\"queue\":\"" << jsonEscape(lc.work.queueName(op.queue)) << "\",\"groups\":["
-          << op.groupCount[0] << "," << op.groupCount[1] << "," << op.groupCount[2] << "],\"group_size\":["
-          << op.groupSize[0] << "," << op.groupSize[1] << "," << op.groupSize[2] << "],\"bytes\":" << op.bytes;
+      auto [q, added] = queues.try_emplace(op.queue);
+      if (added) q->second = jsonEscape(lc.work.queueName(op.queue));
+      out << "{\"type\":\"device\",\"process\":\"" << process << "\",\"pid\":" << pid << ",\"index\":" << index
+          << ",\"kind\":\"" << opKindText(op.kind) << "\",\"name\":\"";
+      out.json(op.name) << "\",\"queue\":\"" << q->second << "\",\"groups\":[" << op.groupCount[0] << ","
+                        << op.groupCount[1] << "," << op.groupCount[2] << "],\"group_size\":[" << op.groupSize[0]
+                        << "," << op.groupSize[1] << "," << op.groupSize[2] << "],\"bytes\":" << op.bytes;
       if (op.kind == schema::DeviceOpKind::COPY) out << ",\"direction\":\"" << directionName(op.direction) << "\"";
       out << ",\"submit_ns\":" << op.submitNs;
-      if (op.timed) out << ",\"start_ns\":" << op.startNs << ",\"end_ns\":" << op.endNs;
-      else out << ",\"untimed\":\"" << jsonEscape(op.note) << "\"";
+      if (op.timed) {
+        out << ",\"start_ns\":" << op.startNs << ",\"end_ns\":" << op.endNs;
+      } else {
+        out << ",\"untimed\":\"";
+        out.json(op.note) << "\"";
+      }
       out << ",\"level\":\"" << operationLevel(op) << "\"";
       if (op.recordedBy == schema::Api::IREE_HAL) writeHalOperation(op, out);
       // The join of HAL and device dispatches, by the index of the other line.
@@ -65,7 +130,8 @@ void writeJsonLines(const std::vector<LoadedCapture>& loaded, std::ostream& out)
         out << ",\"hal_dispatch\":" << op.halDispatch << ",\"hal_submission\":" << op.halSubmission;
       if (op.recordedBy == schema::Api::IREE_HAL && op.operation == "dispatch")
         out << ",\"device_dispatches\":" << op.deviceDispatches;
-      out << "}\n";
+      out << "}";
+      out.endLine();
     }
   }
 }

@@ -4,7 +4,9 @@
 
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "gtap/readers/record_export.h"
 
@@ -68,7 +70,7 @@ class SqliteDatabase {
     return s;
   }
   void bind(sqlite3_stmt* s, int column, int64_t value) { check(sqlite3_bind_int64(s, column, value)); }
-  void bind(sqlite3_stmt* s, int column, const std::string& value) {
+  void bind(sqlite3_stmt* s, int column, std::string_view value) {
     check(sqlite3_bind_text64(s, column, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
   }
   void bindNull(sqlite3_stmt* s, int column) { check(sqlite3_bind_null(s, column)); }
@@ -114,8 +116,8 @@ class SqliteDatabase {
 class StringTable {
  public:
   explicit StringTable(SqliteDatabase& db) : db_(db), insert_(db.prepare("INSERT INTO strings(id, string) VALUES(?, ?)")) {}
-  int64_t id(const std::string& s) {
-    auto [it, added] = ids_.try_emplace(s, static_cast<int64_t>(ids_.size()) + 1);
+  int64_t id(std::string_view s) {
+    auto [it, added] = ids_.try_emplace(std::string(s), static_cast<int64_t>(ids_.size()) + 1);
     if (added) {
       db_.bind(insert_, 1, it->second);
       db_.bind(insert_, 2, s);
@@ -123,11 +125,25 @@ class StringTable {
     }
     return it->second;
   }
+  // For a string that stays where it is (a DeviceWork's interned names): its
+  // place stands for its text, so a repeated one costs no hashing of it.
+  int64_t idOfStored(std::string_view s) {
+    auto key = std::make_pair(s.data(), s.size());
+    auto it = stored_.find(key);
+    if (it == stored_.end()) it = stored_.emplace(key, id(s)).first;
+    return it->second;
+  }
 
  private:
   SqliteDatabase& db_;
   sqlite3_stmt* insert_;
   std::unordered_map<std::string, int64_t> ids_;
+  struct PlaceHash {
+    size_t operator()(const std::pair<const char*, size_t>& p) const {
+      return std::hash<const void*>()(p.first) ^ (p.second * 0x9e3779b97f4a7c15ull);
+    }
+  };
+  std::unordered_map<std::pair<const char*, size_t>, int64_t, PlaceHash> stored_;
 };
 
 }  // namespace
@@ -191,12 +207,15 @@ void writeSqlite(const std::vector<LoadedCapture>& loaded, OutputFile& out) {
       db.bind(call, 7, a.depth);
       db.step(call);
     });
+    std::unordered_map<uint64_t, int64_t> queueIds;
     for (size_t index = 0; index < lc.work.ops.size(); ++index) {
       const auto& o = lc.work.ops[index];
+      auto [q, added] = queueIds.try_emplace(o.queue);
+      if (added) q->second = strings.id(lc.work.queueName(o.queue));
       db.bind(op, 1, processId);
-      db.bind(op, 2, opKindName(o.kind));
-      db.bind(op, 3, strings.id(o.name));
-      db.bind(op, 4, strings.id(lc.work.queueName(o.queue)));
+      db.bind(op, 2, opKindText(o.kind));
+      db.bind(op, 3, strings.idOfStored(o.name));
+      db.bind(op, 4, q->second);
       for (int i = 0; i < 3; ++i) {
         db.bind(op, 5 + i, o.groupCount[i]);
         db.bind(op, 8 + i, o.groupSize[i]);
@@ -212,7 +231,7 @@ void writeSqlite(const std::vector<LoadedCapture>& loaded, OutputFile& out) {
       }
       db.bind(op, 15, operationLevel(o));
       if (o.operation.empty()) db.bindNull(op, 16);
-      else db.bind(op, 16, strings.id(o.operation));
+      else db.bind(op, 16, strings.idOfStored(o.operation));
       db.bind(op, 17, opIds + static_cast<int64_t>(index) + 1);
       if (o.halDispatch != DeviceOp::kNone) {
         db.bind(op, 18, opIds + static_cast<int64_t>(o.halDispatch) + 1);

@@ -41,12 +41,12 @@ TimelineIndex::TimelineIndex(const Timeline& timeline) {
     const TimelineSlice& slice = timeline.slices[i];
     auto track = trackById.find(slice.track);
     if (track == trackById.end()) {
-      throw std::invalid_argument("timeline slice " + std::to_string(i) + " (" + slice.name +
+      throw std::invalid_argument("timeline slice " + std::to_string(i) + " (" + std::string(slice.name) +
                                   "): track " + std::to_string(slice.track) +
                                   " is not in the timeline's tracks");
     }
     if (slice.startNs < 0 || slice.endNs < slice.startNs) {
-      throw std::invalid_argument("timeline slice " + std::to_string(i) + " (" + slice.name +
+      throw std::invalid_argument("timeline slice " + std::to_string(i) + " (" + std::string(slice.name) +
                                   "): start " + std::to_string(slice.startNs) + " ns, end " +
                                   std::to_string(slice.endNs) +
                                   " ns; expected 0 <= start <= end (CLOCK_MONOTONIC ns)");

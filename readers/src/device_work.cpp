@@ -1,6 +1,7 @@
 #include "gtap/readers/device_work.h"
 
 #include <kj/exception.h>
+#include <sys/mman.h>
 
 #include "gtap/format/hash.h"
 
@@ -22,6 +23,17 @@ std::string hex(const uint8_t* p, size_t n) {
     s += buf;
   }
   return s;
+}
+std::string_view textView(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
+
+// Asks for transparent huge pages over the whole 2 MiB pages inside a large
+// array about to be filled: faulting it in 4 KiB at a time cost more than
+// decoding the operations into it. Advice only: refused, nothing changes.
+void adviseHugePages(void* p, size_t bytes) {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 }  // namespace
 
@@ -45,7 +57,7 @@ std::string memoryKindName(schema::MemoryKind k) {
   }
 }
 
-std::string opKindName(schema::DeviceOpKind k) {
+std::string_view opKindText(schema::DeviceOpKind k) {
   switch (k) {
     case schema::DeviceOpKind::KERNEL: return "kernel";
     case schema::DeviceOpKind::COPY: return "copy";
@@ -54,6 +66,8 @@ std::string opKindName(schema::DeviceOpKind k) {
     default: return "other";
   }
 }
+
+std::string opKindName(schema::DeviceOpKind k) { return std::string(opKindText(k)); }
 
 bool Device::toHostNs(uint64_t ticks, uint8_t bits, int64_t nearHostNs, int64_t& out) const {
   if (samples.empty() || frequencyHz == 0 || bits == 0) return false;
@@ -101,6 +115,21 @@ DeviceWork loadDeviceWork(const Capture& capture) {
     uint64_t start, end;
   };
   std::vector<Ticks> ticks;
+  // Room for every operation at once, from the chunks' decoded sizes: a list
+  // of N records takes N times the record's size and more, so this bounds N
+  // from above (records of an older, smaller layout are the exception: the
+  // vector grows then). Pages reserved and never written cost nothing.
+  {
+    size_t perOp = (size_t{schema::DeviceOp::_capnpPrivate::dataWordSize} +
+                    schema::DeviceOp::_capnpPrivate::pointerCount) * sizeof(capnp::word);
+    size_t bound = 0;
+    for (const auto& c : reader.chunks())
+      if (static_cast<schema::ChunkKind>(c.kind) == schema::ChunkKind::DEVICE_OPS) bound += c.rawSize / perOp;
+    w.ops.reserve(bound);
+    ticks.reserve(bound);
+    adviseHugePages(w.ops.data(), w.ops.capacity() * sizeof(DeviceOp));
+    adviseHugePages(ticks.data(), ticks.capacity() * sizeof(Ticks));
+  }
   for (const auto& c : reader.chunks()) {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
     if (kind != schema::ChunkKind::DEVICES && kind != schema::ChunkKind::OBJECTS &&
@@ -149,6 +178,7 @@ DeviceWork loadDeviceWork(const Capture& capture) {
           w.ops.reserve(std::max(w.ops.size() + ops.size(), 2 * w.ops.capacity()));
           ticks.reserve(w.ops.capacity());
         }
+        OpStore& store = *w.store;
         for (auto o : ops) {
           DeviceOp& x = w.ops.emplace_back();
           x.kind = o.getKind();
@@ -169,24 +199,35 @@ DeviceWork loadDeviceWork(const Capture& capture) {
           x.completedNs = o.getCompletedNs();
           x.timed = o.getTimed();
           x.stack = o.getStack();
-          if (o.hasNote()) x.note = o.getNote();
-          if (o.hasGridSize())
-            for (auto g : o.getGridSize()) x.gridSize.push_back(g);
+          if (o.hasNote()) x.note = store.intern(textView(o.getNote()));
+          if (o.hasGridSize()) {
+            auto grid = o.getGridSize();
+            auto out = store.allocate<uint32_t>(grid.size());
+            for (unsigned i = 0; i < grid.size(); ++i) out[i] = grid[i];
+            x.gridSize = out;
+          }
           x.packetHeader = o.getPacketHeader();
           x.queueIndex = o.getQueueIndex();
           if (o.hasArguments()) {
             auto args = o.getArguments();
-            x.arguments.assign(args.begin(), args.end());
+            x.arguments = store.copy(args.begin(), args.size());
           }
           x.recordedBy = o.getRecordedBy();
-          if (o.hasBindings())
-            for (auto b : o.getBindings())
-              x.bindings.push_back({b.getBuffer(), b.getOffset(), b.getLength(), b.getSlot()});
-          if (o.hasOperation()) x.operation = o.getOperation();
-          if (o.hasWaits())
-            for (auto s : o.getWaits()) x.waits.push_back({s.getSemaphore(), s.getValue()});
-          if (o.hasSignals())
-            for (auto s : o.getSignals()) x.signals.push_back({s.getSemaphore(), s.getValue()});
+          if (o.hasBindings()) {
+            auto in = o.getBindings();
+            auto out = store.allocate<DeviceOp::Binding>(in.size());
+            for (unsigned i = 0; i < in.size(); ++i)
+              out[i] = {in[i].getBuffer(), in[i].getOffset(), in[i].getLength(), in[i].getSlot()};
+            x.bindings = out;
+          }
+          if (o.hasOperation()) x.operation = store.intern(textView(o.getOperation()));
+          auto semaphores = [&](auto in) {
+            auto out = store.allocate<DeviceOp::SemaphoreValue>(in.size());
+            for (unsigned i = 0; i < in.size(); ++i) out[i] = {in[i].getSemaphore(), in[i].getValue()};
+            return std::span<const DeviceOp::SemaphoreValue>(out);
+          };
+          if (o.hasWaits()) x.waits = semaphores(o.getWaits());
+          if (o.hasSignals()) x.signals = semaphores(o.getSignals());
           ticks.push_back({o.getStartTicks(), o.getEndTicks()});
         }
       } else if (kind == schema::ChunkKind::MEMORY_OPS) {
@@ -214,24 +255,33 @@ DeviceWork loadDeviceWork(const Capture& capture) {
   }
   for (auto& [id, dev] : w.devices)
     std::sort(dev.samples.begin(), dev.samples.end(), [](const auto& a, const auto& b) { return a.hostNs < b.hostNs; });
-  // Kernel and module names, made once per kernel.
-  std::map<uint64_t, std::pair<std::string, std::string>> kernelNames;
+  // Kernel and module names, made once per kernel (kernels are few; ops
+  // of one kernel usually come in runs).
+  std::unordered_map<uint64_t, std::pair<std::string_view, std::string_view>> kernelNames;
+  uint64_t lastKernel = 0;
+  std::pair<std::string_view, std::string_view> lastNames;
+  bool haveLast = false;
   for (size_t i = 0; i < w.ops.size(); ++i) {
     DeviceOp& x = w.ops[i];
     const Ticks& r = ticks[i];
     if (x.kind == schema::DeviceOpKind::KERNEL) {
-      auto named = kernelNames.find(x.kernel);
-      if (named == kernelNames.end()) {
-        auto k = w.objects.find(x.kernel);
-        std::string name = k != w.objects.end() ? k->second.name : "kernel#" + std::to_string(x.kernel);
-        std::string module;
-        if (k != w.objects.end() && k->second.parent) module = "module#" + std::to_string(k->second.parent);
-        named = kernelNames.emplace(x.kernel, std::make_pair(std::move(name), std::move(module))).first;
+      if (!haveLast || x.kernel != lastKernel) {
+        auto named = kernelNames.find(x.kernel);
+        if (named == kernelNames.end()) {
+          auto k = w.objects.find(x.kernel);
+          std::string_view name = w.intern(k != w.objects.end() ? k->second.name : "kernel#" + std::to_string(x.kernel));
+          std::string_view module;
+          if (k != w.objects.end() && k->second.parent) module = w.intern("module#" + std::to_string(k->second.parent));
+          named = kernelNames.emplace(x.kernel, std::make_pair(name, module)).first;
+        }
+        lastKernel = x.kernel;
+        lastNames = named->second;
+        haveLast = true;
       }
-      x.name = named->second.first;
-      x.module = named->second.second;
+      x.name = lastNames.first;
+      x.module = lastNames.second;
     } else {
-      x.name = opKindName(x.kind);
+      x.name = opKindText(x.kind);
     }
     if (x.timed) {
       auto dev = w.devices.find(x.device);
@@ -284,7 +334,7 @@ void joinHalDispatches(DeviceWork& w) {
   };
   std::unordered_map<uint64_t, Recording> buffers;
   std::vector<size_t> submissions;
-  std::unordered_map<std::string, Candidates> device;
+  std::unordered_map<std::string_view, Candidates> device;
   auto recorded = [&](size_t i) { return std::make_tuple(w.ops[i].appendNs, w.ops[i].thread, w.ops[i].appendIndex); };
   // Most captures have no HAL submissions: counted first, nothing else is built.
   for (size_t i = 0; i < w.ops.size(); ++i) {

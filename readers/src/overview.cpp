@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
+#include <string_view>
+#include <unordered_map>
 
 namespace gtap::readers {
 
@@ -51,26 +54,39 @@ ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
     int64_t begin, end;
     uint32_t function;
   };
+  // The outermost calls are kept only for what the host did during a
+  // device's idle gaps: when some device operation was timed.
+  bool keepCalls = std::any_of(lc.work.ops.begin(), lc.work.ops.end(), [](const DeviceOp& op) {
+    return op.timed && !(op.recordedBy == schema::Api::IREE_HAL && op.operation != "host_execution");
+  });
   std::vector<Call> outermost;
-  c.forEachCall([&](const ApiCall& call) {
-    ++p.apiCalls;
-    if (!call.finished) {
-      ++p.unfinishedCalls;
-      span(call.beginNs, call.beginNs);
-      return;
-    }
-    auto f = c.functions().find(call.function);
-    if (isErrorResult(f != c.functions().end() ? f->second.api : schema::Api::UNKNOWN, call.result)) ++p.failedCalls;
-    span(call.beginNs, call.endNs);
-    if (call.depth == 0) {
-      p.apiNs += call.endNs - call.beginNs;
-      outermost.push_back({call.beginNs, call.endNs, call.function});
+  std::unordered_map<uint32_t, schema::Api> apiOf;
+  c.forEachCallBatch([&](std::span<const ApiCall> calls) {
+    for (const ApiCall& call : calls) {
+      ++p.apiCalls;
+      if (!call.finished) {
+        ++p.unfinishedCalls;
+        span(call.beginNs, call.beginNs);
+        continue;
+      }
+      auto [api, added] = apiOf.try_emplace(call.function, schema::Api::UNKNOWN);
+      if (added)
+        if (auto f = c.functions().find(call.function); f != c.functions().end()) api->second = f->second.api;
+      if (isErrorResult(api->second, call.result)) ++p.failedCalls;
+      span(call.beginNs, call.endNs);
+      if (call.depth == 0) {
+        p.apiNs += call.endNs - call.beginNs;
+        if (keepCalls) outermost.push_back({call.beginNs, call.endNs, call.function});
+      }
     }
   });
-  std::sort(outermost.begin(), outermost.end(), [](const Call& a, const Call& b) { return a.begin < b.begin; });
+  auto byBegin = [](const Call& a, const Call& b) { return a.begin < b.begin; };
+  if (!std::is_sorted(outermost.begin(), outermost.end(), byBegin))
+    std::sort(outermost.begin(), outermost.end(), byBegin);
 
   std::map<uint32_t, std::vector<const DeviceOp*>> byDevice;
   std::set<std::string> reasons;
+  std::string_view lastReason;
   std::set<uint64_t> halExecutables;
   for (const DeviceOp& op : lc.work.ops) {
     // A dispatch's run on a CPU driver is the host's device work.
@@ -95,7 +111,11 @@ ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
     auto& list = byDevice[op.device];
     list.push_back(&op);
     if (op.timed) span(op.startNs, op.endNs);
-    else if (!op.note.empty()) reasons.insert(op.note);
+    else if (!op.note.empty() && op.note.data() != lastReason.data()) {
+      // Notes are interned: a run of one reason is inserted once.
+      reasons.emplace(op.note);
+      lastReason = op.note;
+    }
   }
   p.untimedReasons.assign(reasons.begin(), reasons.end());
   p.halUnrecordedWaits = halUnrecordedWaits(lc.work);
@@ -128,7 +148,7 @@ ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
       for (size_t i = 1; i < timed.size(); ++i) {
         const DeviceOp* op = timed[i];
         if (op->startNs > coverEnd) {
-          gaps.push_back({coverEnd, op->startNs, lastEnding->name, op->name, {}});
+          gaps.push_back({coverEnd, op->startNs, std::string(lastEnding->name), std::string(op->name), {}});
           d.busyNs += op->durationNs();
         } else if (op->endNs > coverEnd) {
           d.busyNs += op->endNs - coverEnd;

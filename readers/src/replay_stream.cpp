@@ -101,6 +101,8 @@ ReplayStream loadReplayStream(const Capture& capture) {
       std::shared_ptr<capnp::MallocMessageBuilder> owned = typedRecords(decoded.root<schema::Replay>().getRecords());
       auto records = owned->getRoot<schema::Replay>().asReader().getRecords();
       stream.storage.push_back(std::move(owned));  // before any record points into it
+      if (size_t need = stream.records.size() + records.size(); need > stream.records.capacity())
+        stream.records.reserve(std::max(need, 2 * stream.records.capacity()));
       for (unsigned i = 0; i < records.size(); ++i) {
         try {
           checkReplayRecordShape(records[i]);

@@ -15,9 +15,9 @@ class Work {
     DeviceOp op;
     op.recordedBy = schema::Api::IREE_HAL;
     op.kind = operation == "dispatch" ? schema::DeviceOpKind::KERNEL : schema::DeviceOpKind::OTHER;
-    op.operation = operation;
+    op.operation = w.intern(operation);
     op.list = buffer;
-    op.name = name;
+    op.name = w.intern(name);
     op.appendNs = op.submitNs = ns;
     op.appendIndex = w.ops.size();
     w.ops.push_back(op);
@@ -26,7 +26,7 @@ class Work {
   size_t device(const std::string& name, int64_t submitNs) {
     DeviceOp op;
     op.recordedBy = schema::Api::HSA;
-    op.name = name;
+    op.name = w.intern(name);
     op.submitNs = submitNs;
     w.ops.push_back(op);
     return w.ops.size() - 1;

@@ -23,6 +23,7 @@ class ProfileCaptureBuilder {
   std::string mode = "api,kernels";  // FileInfo's mode ("" as older files leave it)
   std::string executable = "/usr/bin/app";
   std::string deviceName = "test GPU";
+  size_t opsPerChunk = 0;  // device operations a chunk holds; 0: all in one
 
   // An outermost call of `function` on the one thread; calls must not overlap.
   void call(const std::string& function, int64_t beginNs, int64_t endNs) {
@@ -148,11 +149,13 @@ class ProfileCaptureBuilder {
       }
       w->writeMessage(schema::ChunkKind::OBJECTS, m);
     }
-    if (!ops_.empty()) {
+    size_t perChunk = opsPerChunk ? opsPerChunk : ops_.size();
+    for (size_t first = 0; first < ops_.size(); first += perChunk) {
+      size_t count = std::min(perChunk, ops_.size() - first);
       capnp::MallocMessageBuilder m;
-      auto list = m.initRoot<schema::DeviceOps>().initOps(static_cast<unsigned>(ops_.size()));
-      for (unsigned i = 0; i < ops_.size(); ++i) {
-        const Op& op = ops_[i];
+      auto list = m.initRoot<schema::DeviceOps>().initOps(static_cast<unsigned>(count));
+      for (unsigned i = 0; i < count; ++i) {
+        const Op& op = ops_[first + i];
         auto o = list[i];
         o.setKind(op.kind);
         o.setDevice(0);

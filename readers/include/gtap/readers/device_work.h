@@ -6,10 +6,14 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gtap/readers/capture.h"
+#include "gtap/readers/op_store.h"
 
 namespace gtap::readers {
 
@@ -47,50 +51,53 @@ struct Object {
   std::vector<std::pair<std::string, std::string>> properties;
 };
 
+// Fields are grouped by size, so the many of a large capture pack tightly.
 struct DeviceOp {
-  schema::DeviceOpKind kind = schema::DeviceOpKind::KERNEL;
-  uint32_t device = ~0u;
   uint64_t queue = 0;
   uint64_t list = 0;
   uint64_t kernel = 0;
-  std::string name;         // kernel name, or "copy", "fill", "barrier"
-  std::string module;       // "module#ID" of the kernel, when known
-  std::array<uint32_t, 3> groupCount{};
-  std::array<uint32_t, 3> groupSize{};
-  std::vector<uint32_t> gridSize;  // HSA dispatches: work-items per dimension (empty otherwise)
   uint64_t bytes = 0;
-  schema::CopyDirection direction = schema::CopyDirection::UNKNOWN;
-  uint32_t thread = ~0u;
   uint64_t appendIndex = ~uint64_t{0};
   int64_t appendNs = 0;
   int64_t submitNs = 0;
   int64_t completedNs = 0;
-  bool timed = false;       // startNs/endNs valid
-  int64_t startNs = 0;
+  int64_t startNs = 0;      // valid when timed
   int64_t endNs = 0;
+  // Names and lists point into the DeviceWork's OpStore (or at literals).
+  std::string_view name;    // kernel name, or "copy", "fill", "barrier"
+  std::string_view module;  // "module#ID" of the kernel, when known
+  std::string_view note;
+  std::span<const uint32_t> gridSize;  // HSA dispatches: work-items per dimension (empty otherwise)
+  std::array<uint32_t, 3> groupCount{};
+  std::array<uint32_t, 3> groupSize{};
+  uint32_t device = ~0u;
+  uint32_t thread = ~0u;
   uint32_t stack = 0;
-  std::string note;
-  // HSA packets: the AQL header, the index in the program's queue, and the
-  // kernarg bytes of a kernel dispatch.
-  uint16_t packetHeader = 0;
-  uint64_t queueIndex = 0;
-  std::vector<uint8_t> arguments;
+  uint32_t deviceDispatches = 0;  // see halDispatch below
+  schema::DeviceOpKind kind = schema::DeviceOpKind::KERNEL;
+  schema::CopyDirection direction = schema::CopyDirection::UNKNOWN;
+  bool timed = false;       // startNs/endNs valid
   // The runtime level that recorded it: IREE_HAL for a dispatch recorded into
   // an IREE command buffer (no device times at that level), else the device
   // runtime's (UNKNOWN in older files).
   schema::Api recordedBy = schema::Api::UNKNOWN;
+  // HSA packets: the AQL header, the index in the program's queue, and the
+  // kernarg bytes of a kernel dispatch.
+  uint16_t packetHeader = 0;
+  uint64_t queueIndex = 0;
+  std::span<const uint8_t> arguments;
   struct Binding {
     uint64_t buffer = 0, offset = 0, length = 0;
     uint32_t slot = 0;
   };
-  std::vector<Binding> bindings;  // IREE HAL: buffers bound or touched
+  std::span<const Binding> bindings;  // IREE HAL: buffers bound or touched
   // IREE HAL operations: the method that issued it ("dispatch",
   // "queue_execute", ...), and the semaphore values waited for and signalled.
-  std::string operation;
+  std::string_view operation;
   struct SemaphoreValue {
     uint64_t semaphore = 0, value = 0;
   };
-  std::vector<SemaphoreValue> waits, signals;
+  std::span<const SemaphoreValue> waits, signals;
   // IREE HAL dispatches joined to the device dispatches they became
   // (joinHalDispatches): on a device-level kernel, the HAL dispatch record
   // and the queue_execute that submitted it (indices into DeviceWork::ops);
@@ -98,7 +105,6 @@ struct DeviceOp {
   static constexpr size_t kNone = ~size_t{0};
   size_t halDispatch = kNone;
   size_t halSubmission = kNone;
-  uint32_t deviceDispatches = 0;
   int64_t durationNs() const { return endNs - startNs; }
 };
 
@@ -133,12 +139,15 @@ struct DeviceWork {
   std::map<uint32_t, Device> devices;
   std::map<uint64_t, Object> objects;
   std::vector<DeviceOp> ops;
+  // What ops' names and lists point into; shared by copies.
+  std::shared_ptr<OpStore> store = std::make_shared<OpStore>();
   std::vector<MemoryOp> memory;
   std::map<uint32_t, HostModule> modules;
   std::map<uint32_t, std::vector<uint64_t>> stacks;
   std::vector<std::string> notes;
   HalJoin halJoin;
 
+  std::string_view intern(std::string_view s) { return store->intern(s); }
   const HostModule* moduleFor(uint64_t address) const;
   std::string queueName(uint64_t queue) const;
 };
@@ -157,5 +166,7 @@ void joinHalDispatches(DeviceWork& work);
 std::string directionName(schema::CopyDirection d);
 std::string memoryKindName(schema::MemoryKind k);
 std::string opKindName(schema::DeviceOpKind k);
+// The same as a view of a literal.
+std::string_view opKindText(schema::DeviceOpKind k);
 
 }  // namespace gtap::readers

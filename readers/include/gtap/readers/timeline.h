@@ -4,10 +4,16 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
 #include <ostream>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+#include "gtap/readers/op_store.h"
 
 namespace gtap::readers {
 
@@ -22,13 +28,21 @@ struct TimelineTrack {
   int32_t sortIndex = 0;    // order among the process's tracks
 };
 
+// A slice's argument, shown in the viewer: a name and its value.
+struct TimelineArg {
+  std::string_view first, second;
+};
+
+// A slice's text points into its Timeline's store (Timeline::text, ::args) or
+// at literals: a timeline of millions of slices holds each distinct string
+// once and makes no heap allocation per slice.
 struct TimelineSlice {
   uint64_t track = 0;       // TimelineTrack::id
   int64_t startNs = 0;      // host clock domain (CLOCK_MONOTONIC ns)
   int64_t endNs = 0;        // >= startNs
-  std::string name;         // function or kernel name
-  std::string category;     // "api", "kernel", "copy", "fill", "barrier", ...
-  std::vector<std::pair<std::string, std::string>> args;  // shown in the viewer
+  std::string_view name;    // function or kernel name
+  std::string_view category;  // "api", "kernel", "copy", "fill", "barrier", ...
+  std::span<const TimelineArg> args;  // shown in the viewer
   uint64_t flowOut = 0;     // non-zero: a flow starts at this slice
   uint64_t flowIn = 0;      // non-zero: the flow with this id ends here
 };
@@ -36,6 +50,17 @@ struct TimelineSlice {
 struct Timeline {
   std::vector<TimelineTrack> tracks;
   std::vector<TimelineSlice> slices;
+  std::shared_ptr<OpStore> store = std::make_shared<OpStore>();
+
+  // `s` kept in the store, once however often it is asked for.
+  std::string_view text(std::string_view s) { return store->intern(s); }
+  // Arguments kept in the store, their text interned.
+  std::span<const TimelineArg> args(std::initializer_list<TimelineArg> list) {
+    auto out = store->allocate<TimelineArg>(list.size());
+    size_t i = 0;
+    for (const TimelineArg& a : list) out[i++] = {text(a.first), text(a.second)};
+    return out;
+  }
 };
 
 // Chrome Trace Event format (JSON object form, "traceEvents"), loadable in
