@@ -130,6 +130,9 @@ struct Profiler::Impl {
   std::vector<std::unique_ptr<Op[]>> slotBlocks;
   core::AllocationTable allocations;
   core::profile::Outbox out;
+  // The writer's side of `out`, swapped with it at each flush.
+  std::mutex writingMu;
+  core::profile::Outbox writing;
   std::atomic<uint64_t> dispatches{0};  // kernel launches handed to the device (replay scopes' numbers)
   uint32_t stackDepth = 32;
 
@@ -190,6 +193,16 @@ Profiler& Profiler::get() {
 Profiler::Profiler() : impl_(std::make_unique<Impl>()) {
   const core::Config& c = core::config();
   impl_->stackDepth = c.stackDepth;
+  if (recordKernels()) {
+    // Room for the device ops of a flush interval, set aside once (address
+    // space; pages are touched as records come): a vector that grew from
+    // empty after every flush moved every record it held and faulted in new
+    // pages on the program's thread, at each synchronisation that crossed a
+    // power of two.
+    constexpr size_t kOpsPerFlush = 1 << 15;
+    impl_->out.ops.reserve(kOpsPerFlush);
+    impl_->writing.ops.reserve(kOpsPerFlush);
+  }
 }
 
 // --- devices and clocks -------------------------------------------------------
@@ -1096,12 +1109,22 @@ __attribute__((constructor(103))) void registerProfiler() {
 }  // namespace
 
 void Profiler::produce(core::ChunkSink& sink, bool) {
-  core::profile::Outbox out;
+  std::lock_guard<std::mutex> writing(impl_->writingMu);
+  core::profile::Outbox& out = impl_->writing;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     std::swap(out, impl_->out);
   }
   core::profile::writeProfileRecords(sink, out);
+  // Emptied, not freed: the next swap hands this memory back to the program's
+  // threads, which then append records without growing (and faulting in) a
+  // fresh vector after every flush.
+  out.devices.clear();
+  out.samples.clear();
+  out.created.clear();
+  out.destroyed.clear();
+  out.ops.clear();
+  out.memory.clear();
 }
 
 }  // namespace gtap::ze

@@ -49,6 +49,7 @@ Counts counted(const std::string& load, uint32_t launches, const std::string& mo
 struct Case {
   std::string load, mode;
 };
+void PrintTo(const Case& c, std::ostream* os) { *os << c.load << " under -m " << c.mode; }
 
 class ZeLaunchOps : public ::testing::TestWithParam<Case> {};
 
