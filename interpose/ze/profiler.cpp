@@ -103,10 +103,23 @@ struct ThreadCache {
   void* context = nullptr;
   uint32_t eventCount = 0;
   ze_event_handle_t events[kCacheEvents];
-  ~ThreadCache();
 };
 
-thread_local ThreadCache t_cache;
+// Only a pointer lives in thread-local storage: libgtap.so may be opened
+// with dlopen (an HSA tool), where static TLS has little room to spare. The
+// cache itself is allocated once per thread and given back when it ends.
+struct ThreadCacheOwner {
+  ThreadCache* cache = nullptr;
+  ~ThreadCacheOwner();
+};
+
+thread_local ThreadCacheOwner t_cacheOwner;
+
+ThreadCache& threadCache() {
+  ThreadCacheOwner& o = t_cacheOwner;
+  if (__builtin_expect(!o.cache, 0)) o.cache = new ThreadCache();
+  return *o.cache;
+}
 
 }  // namespace
 
@@ -169,18 +182,21 @@ struct Profiler::Impl {
 
 namespace {
 
-ThreadCache::~ThreadCache() {
-  if (!slots && !eventCount) return;
+ThreadCacheOwner::~ThreadCacheOwner() {
+  if (!cache) return;
+  ThreadCache& c = *cache;
   Profiler::Impl& impl = *Profiler::get().impl();
-  std::lock_guard<std::mutex> lock(impl.mu);
-  if (slots) {
-    Op* last = slots;
-    while (last->nextInList) last = last->nextInList;
-    impl.giveSlotsLocked(slots, last, slotCount);
-    slots = nullptr;
-    slotCount = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl.mu);
+    if (c.slots) {
+      Op* last = c.slots;
+      while (last->nextInList) last = last->nextInList;
+      impl.giveSlotsLocked(c.slots, last, c.slotCount);
+    }
+    impl.returnCachedEventsLocked(c);
   }
-  impl.returnCachedEventsLocked(*this);
+  delete cache;
+  cache = nullptr;
 }
 
 }  // namespace
@@ -424,7 +440,7 @@ void Profiler::eventDestroyed(ze_event_handle_t event) { objectDestroyed(event);
 // --- op slots and gtap's timestamp events -------------------------------------------
 
 Op* Profiler::Impl::takeSlot() {
-  ThreadCache& c = t_cache;
+  ThreadCache& c = threadCache();
   if (__builtin_expect(!c.slots, 0)) {
     std::lock_guard<std::mutex> lock(mu);
     if (!freeSlots) {
@@ -459,7 +475,7 @@ void Profiler::Impl::giveSlotsLocked(Op* first, Op* last, uint32_t) {
 void Profiler::Impl::giveSlot(Op* op) {
   // Cleared for its next use; a stack vector keeps no memory once moved from.
   *op = Op{};
-  ThreadCache& c = t_cache;
+  ThreadCache& c = threadCache();
   op->nextInList = c.slots;
   c.slots = op;
   if (++c.slotCount < 4 * kSlotBlock) return;
@@ -490,7 +506,7 @@ void Profiler::Impl::returnCachedEventsLocked(ThreadCache& c) {
 
 ze_event_handle_t Profiler::Impl::takeEvent(void* context) {
   if (!context) return nullptr;
-  ThreadCache& c = t_cache;
+  ThreadCache& c = threadCache();
   if (__builtin_expect(c.context == context && c.eventCount, 1)) return c.events[--c.eventCount];
   for (;;) {
     {
@@ -544,7 +560,7 @@ ze_event_handle_t Profiler::Impl::takeEvent(void* context) {
 
 void Profiler::Impl::giveEvent(void* context, ze_event_handle_t event) {
   if (!event) return;
-  ThreadCache& c = t_cache;
+  ThreadCache& c = threadCache();
   if (c.context == context && c.eventCount < kCacheEvents) {
     c.events[c.eventCount++] = event;
     return;
@@ -632,10 +648,11 @@ void Profiler::contextDestroying(ze_context_handle_t context) {
     if (it == impl_->eventSets.end()) return;
     set = std::move(it->second);
     impl_->eventSets.erase(it);
-    if (t_cache.context == context) {
-      t_cache.eventCount = 0;
-      t_cache.context = nullptr;
-      t_cache.eventSet = 0;
+    ThreadCache& c = threadCache();
+    if (c.context == context) {
+      c.eventCount = 0;
+      c.context = nullptr;
+      c.eventSet = 0;
     }
   }
   for (ze_event_handle_t e : set->all) GTAP_ZE_REAL(zeEventDestroy)(e);
