@@ -1,11 +1,14 @@
 #include "profiler.h"
 
+#include <sched.h>
+
 #include <algorithm>
 
 #include "allocations.h"
 #include "clock.h"
 #include "chunk_producer.h"
 #include "functions.h"
+#include "handle_index.h"
 #include "real.h"
 #include "session.h"
 #include "profile_records.h"
@@ -13,11 +16,24 @@
 
 namespace gtap::ze {
 
+// The program's threads append device work without a lock or an allocation:
+// lists, kernels and events are found through lock-free indexes, op slots and
+// gtap's timestamp events come from per-thread caches refilled in blocks, and
+// submitted work goes onto a lock-free stack. Reading device times happens
+// when the program synchronises, for everything submitted so far at once: one
+// lock per synchronisation, and never a runtime call with gtap's lock held.
+
 namespace {
 
 constexpr uint32_t kEventsPerPool = 128;
+constexpr uint32_t kSlotBlock = 256;      // op slots moved between a thread's cache and the shared pool at once
+constexpr uint32_t kCacheEvents = 512;    // gtap events a thread keeps for its context
+constexpr uint32_t kEventBlock = 128;     // events taken from the shared pool at once
 constexpr int64_t kClockSampleIntervalNs = 50'000'000;
 constexpr uint32_t kNoDevice = ~0u;
+constexpr uint32_t kMaxDevices = 256;
+
+enum ReadState : uint8_t { kNotReady = 0, kTimed, kUntimed };
 
 struct DeviceInfo {
   uint32_t id = 0;
@@ -27,7 +43,7 @@ struct DeviceInfo {
   std::array<uint8_t, ZE_MAX_DEVICE_UUID_SIZE> uuid{};
   uint64_t frequency = 0;
   uint8_t kernelBits = 0, globalBits = 0;
-  int64_t lastSampleNs = 0;
+  std::atomic<int64_t> lastSampleNs{0};
 };
 
 struct ObjectInfo {
@@ -35,30 +51,28 @@ struct ObjectInfo {
   schema::ObjectKind kind = schema::ObjectKind::UNKNOWN;
   uint32_t device = kNoDevice;
   void* context = nullptr;
-  std::array<uint32_t, 3> groupSize{1, 1, 1};
+  std::atomic<uint32_t> groupSize[3] = {1, 1, 1};  // kernels: set by zeKernelSetGroupSize
   bool immediate = false;
-  bool timestamps = false;  // event pools: created with kernel timestamps
-  bool wanted = true;       // kernels: the name passes GTAP_KERNEL_FILTER
-  uint64_t launches = 0;    // regular lists: kernel launches appended since the last reset
-  bool counterBased = false;  // event pools: counter-based events (re-armed by each call that signals them)
-  std::string name;
-  std::vector<std::shared_ptr<Op>> ops;  // regular lists: appended operations
+  bool timestamps = false;    // event pools and the program's events: kernel timestamps
+  bool counterBased = false;  // event pools and the program's events: re-armed by each call that signals them
+  bool programEvent = false;
+  bool wanted = true;         // kernels: the name passes GTAP_KERNEL_FILTER
+  std::atomic<uint64_t> launches{0};  // regular lists: kernel launches appended since the last reset
+  // Regular lists: the appended ops, touched by the thread appending and by
+  // executions and resets, which the program orders after the appends.
+  Op* head = nullptr;
+  Op* tail = nullptr;
+  // Regular lists and the program's events: executions submitted, not yet read.
+  std::atomic<uint32_t> pendingOps{0};
 };
 
-struct Instance {
-  std::shared_ptr<Op> op;
-  uint64_t queue = 0;
-  uint64_t submitTicks = 0;
-  uint32_t submitThread = ~0u;
-  bool immediate = false;
+// gtap's timestamp events and host slots for one context.
+struct EventSet {
+  uint64_t id = 0;
   void* context = nullptr;
-};
-
-struct GtapEvents {
   std::vector<ze_event_pool_handle_t> pools;
   std::vector<ze_event_handle_t> all;
-  std::vector<ze_event_handle_t> free;   // reset, ready for any list
-  std::vector<ze_event_handle_t> dirty;  // maybe signaled: reset when an immediate list takes one
+  std::vector<ze_event_handle_t> free;  // reset, ready for any use
   // Host memory for copied timestamps: slabs of slots, never reused (an
   // operation keeps its slot for the life of its list).
   std::vector<void*> slabs;
@@ -80,37 +94,112 @@ uint32_t threadIdOf(const core::CallScope& scope) {
   return scope.thread() ? scope.thread()->id : core::currentThreadId();
 }
 
+// What a thread keeps for itself: free op slots and free events of the
+// context it used last. Given back when the thread ends.
+struct ThreadCache {
+  Op* slots = nullptr;
+  uint32_t slotCount = 0;
+  uint64_t eventSet = 0;  // EventSet::id of the events held
+  void* context = nullptr;
+  uint32_t eventCount = 0;
+  ze_event_handle_t events[kCacheEvents];
+};
+
+// Only a pointer lives in thread-local storage: libgtap.so may be opened
+// with dlopen (an HSA tool), where static TLS has little room to spare. The
+// cache itself is allocated once per thread and given back when it ends.
+struct ThreadCacheOwner {
+  ThreadCache* cache = nullptr;
+  ~ThreadCacheOwner();
+};
+
+thread_local ThreadCacheOwner t_cacheOwner;
+
+ThreadCache& threadCache() {
+  ThreadCacheOwner& o = t_cacheOwner;
+  if (__builtin_expect(!o.cache, 0)) o.cache = new ThreadCache();
+  return *o.cache;
+}
+
 }  // namespace
 
 struct Profiler::Impl {
   std::mutex mu;
-  std::unordered_map<void*, ObjectInfo> objects;
-  std::unordered_map<ze_event_handle_t, ze_event_pool_handle_t> programEvents;
-  std::unordered_map<void*, GtapEvents> gtapEvents;  // by context
-  std::unordered_map<ze_event_handle_t, void*> gtapEventContext;
-  std::vector<DeviceInfo> devices;
+  // Owned here under `mu`; read by the program's threads through `index`.
+  std::unordered_map<void*, std::unique_ptr<ObjectInfo>> objects;
+  HandleIndex<ObjectInfo> index;
+  std::unordered_map<void*, std::unique_ptr<EventSet>> eventSets;  // by context
+  uint64_t nextEventSetId = 1;
+  // Read without the lock up to `deviceCount`: entries are never moved.
+  std::unique_ptr<DeviceInfo> devices[kMaxDevices];
   std::unordered_map<ze_device_handle_t, uint32_t> deviceIds;
-  std::vector<Instance> pending;
+  std::atomic<uint32_t> deviceCount{0};
+  // Submitted executions not yet read, pushed without a lock; the reader takes
+  // them all at once.
+  std::atomic<Op*> submitted{nullptr};
+  std::vector<Op*> waiting;  // taken, not finished yet (under `mu`)
+  std::atomic<size_t> waitingCount{0};
+  Op* freeSlots = nullptr;   // under `mu`
+  std::vector<std::unique_ptr<Op[]>> slotBlocks;
   core::AllocationTable allocations;
   core::profile::Outbox out;
-  uint64_t dispatches = 0;  // kernel launches handed to the device (replay scopes' numbers)
+  // The writer's side of `out`, swapped with it at each flush.
+  std::mutex writingMu;
+  core::profile::Outbox writing;
+  std::atomic<uint64_t> dispatches{0};  // kernel launches handed to the device (replay scopes' numbers)
   uint32_t stackDepth = 32;
 
-  uint32_t deviceIdLocked(ze_device_handle_t device);
-  void sampleClockLocked(DeviceInfo& d);
-  // `regularList`: the event goes into a regular list, whose executions reset
-  // it first (executing()); any other use gets a reset event.
-  ze_event_handle_t acquireEventLocked(void* context, bool regularList = false);
-  // `reset`: reset it now; else it is kept apart until a use that needs it reset.
-  void releaseEventLocked(ze_event_handle_t event, bool reset = true);
-  ze_kernel_timestamp_result_t* acquireSlotLocked(void* context);
-  void appendTimestampCopyLocked(ze_command_list_handle_t list, void* context, Op& op, ze_event_handle_t event,
-                                 bool wait);
-  void emitLocked(const Instance& inst, bool timed, uint64_t start, uint64_t end, std::string note);
-  // Reads `inst` if its event has signalled; returns whether it was read.
-  bool tryReadLocked(const Instance& inst);
-  void finishInstanceLocked(const Instance& inst);
+  ObjectInfo* find(const void* handle) const { return index.find(handle); }
+  uint32_t deviceId(ze_device_handle_t device);
+  uint32_t deviceIdLocked(ze_device_handle_t device) const;
+  void sampleClock(DeviceInfo& d);
+
+  Op* takeSlot();
+  void giveSlot(Op* op);
+  void giveSlotsLocked(Op* first, Op* last, uint32_t count);
+  // A reset event of gtap's for `context`; null when none could be made.
+  ze_event_handle_t takeEvent(void* context);
+  // `event` must be reset (or never signaled).
+  void giveEvent(void* context, ze_event_handle_t event);
+  void returnCachedEventsLocked(ThreadCache& c);
+  ze_kernel_timestamp_result_t* takeTimestampSlot(void* context);
+  void appendTimestampCopy(ze_command_list_handle_t list, void* context, Op& op, ze_event_handle_t event, bool wait);
+
+  void push(Op* first, Op* last);
+  // Reads what `batch` holds; a finished op's readState says how.
+  void read(Op& op);
+  void emitLocked(const Op& op);
+  // After the record is out: the op stops being pending; an immediate list's
+  // slot and gtap events go back.
+  void finish(Op* op);
+  // Ops in `waiting` that `match`, taken out (the caller finishes them).
+  template <typename Match>
+  void takeWaiting(std::vector<Op*>& taken, Match&& match);
+  // A regular list's executions still pending after a resolve: recorded
+  // untimed with `note`, and waited for if another thread is reading them.
+  void reclaim(void* list, ObjectInfo& l, const char* note);
 };
+
+namespace {
+
+ThreadCacheOwner::~ThreadCacheOwner() {
+  if (!cache) return;
+  ThreadCache& c = *cache;
+  Profiler::Impl& impl = *Profiler::get().impl();
+  {
+    std::lock_guard<std::mutex> lock(impl.mu);
+    if (c.slots) {
+      Op* last = c.slots;
+      while (last->nextInList) last = last->nextInList;
+      impl.giveSlotsLocked(c.slots, last, c.slotCount);
+    }
+    impl.returnCachedEventsLocked(c);
+  }
+  delete cache;
+  cache = nullptr;
+}
+
+}  // namespace
 
 Profiler& Profiler::get() {
   static Profiler* p = new Profiler();  // lives until the process ends
@@ -120,45 +209,71 @@ Profiler& Profiler::get() {
 Profiler::Profiler() : impl_(std::make_unique<Impl>()) {
   const core::Config& c = core::config();
   impl_->stackDepth = c.stackDepth;
+  if (recordKernels()) {
+    // Room for the device ops of a flush interval, set aside once (address
+    // space; pages are touched as records come): a vector that grew from
+    // empty after every flush moved every record it held and faulted in new
+    // pages on the program's thread, at each synchronisation that crossed a
+    // power of two.
+    constexpr size_t kOpsPerFlush = 1 << 15;
+    impl_->out.ops.reserve(kOpsPerFlush);
+    impl_->writing.ops.reserve(kOpsPerFlush);
+  }
 }
-
 
 // --- devices and clocks -------------------------------------------------------
 
-uint32_t Profiler::Impl::deviceIdLocked(ze_device_handle_t device) {
-  if (!device) return kNoDevice;
+uint32_t Profiler::Impl::deviceIdLocked(ze_device_handle_t device) const {
   auto it = deviceIds.find(device);
-  if (it != deviceIds.end()) return it->second;
-  DeviceInfo d;
-  d.id = static_cast<uint32_t>(devices.size());
-  d.handle = device;
+  return it == deviceIds.end() ? kNoDevice : it->second;
+}
+
+uint32_t Profiler::Impl::deviceId(ze_device_handle_t device) {
+  if (!device) return kNoDevice;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (uint32_t id = deviceIdLocked(device); id != kNoDevice) return id;
+  }
+  // Asked without the lock; two threads may both ask, the first one in wins.
+  auto d = std::make_unique<DeviceInfo>();
+  d->handle = device;
   ze_device_properties_t props{};
   props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2;
   if (GTAP_ZE_REAL(zeDeviceGetProperties)(device, &props) == ZE_RESULT_SUCCESS) {
-    d.name = props.name;
-    d.vendorId = props.vendorId;
-    d.deviceId = props.deviceId;
-    std::copy(std::begin(props.uuid.id), std::end(props.uuid.id), d.uuid.begin());
-    d.frequency = props.timerResolution;  // ticks per second with the 1.2 structure
-    d.kernelBits = static_cast<uint8_t>(props.kernelTimestampValidBits);
-    d.globalBits = static_cast<uint8_t>(props.timestampValidBits);
+    d->name = props.name;
+    d->vendorId = props.vendorId;
+    d->deviceId = props.deviceId;
+    std::copy(std::begin(props.uuid.id), std::end(props.uuid.id), d->uuid.begin());
+    d->frequency = props.timerResolution;  // ticks per second with the 1.2 structure
+    d->kernelBits = static_cast<uint8_t>(props.kernelTimestampValidBits);
+    d->globalBits = static_cast<uint8_t>(props.timestampValidBits);
   }
-  deviceIds[device] = d.id;
-  sampleClockLocked(d);
-  devices.push_back(d);
-  core::profile::DeviceRecord r;
-  r.id = d.id;
-  r.api = schema::Api::LEVEL_ZERO;
-  r.handle = reinterpret_cast<uint64_t>(d.handle);
-  r.name = d.name;
-  r.vendorId = d.vendorId;
-  r.deviceId = d.deviceId;
-  r.uuid.assign(d.uuid.begin(), d.uuid.end());
-  r.frequency = d.frequency;
-  r.kernelBits = d.kernelBits;
-  r.globalBits = d.globalBits;
-  out.devices.push_back(std::move(r));
-  return d.id;
+  DeviceInfo* added = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (uint32_t id = deviceIdLocked(device); id != kNoDevice) return id;
+    uint32_t n = deviceCount.load(std::memory_order_relaxed);
+    if (n == kMaxDevices) return kNoDevice;
+    d->id = n;
+    deviceIds[device] = d->id;
+    core::profile::DeviceRecord r;
+    r.id = d->id;
+    r.api = schema::Api::LEVEL_ZERO;
+    r.handle = reinterpret_cast<uint64_t>(d->handle);
+    r.name = d->name;
+    r.vendorId = d->vendorId;
+    r.deviceId = d->deviceId;
+    r.uuid.assign(d->uuid.begin(), d->uuid.end());
+    r.frequency = d->frequency;
+    r.kernelBits = d->kernelBits;
+    r.globalBits = d->globalBits;
+    out.devices.push_back(std::move(r));
+    added = d.get();
+    devices[n] = std::move(d);
+    deviceCount.store(n + 1, std::memory_order_release);
+  }
+  sampleClock(*added);
+  return added->id;
 }
 
 // Brackets the device's clock read with two host clock reads: the midpoint
@@ -166,7 +281,7 @@ uint32_t Profiler::Impl::deviceIdLocked(ze_device_handle_t device) {
 // uses for its host timestamp.
 // The tightest of a few brackets is kept: a reading the thread was preempted
 // in would put the device clock off by up to the preemption.
-void Profiler::Impl::sampleClockLocked(DeviceInfo& d) {
+void Profiler::Impl::sampleClock(DeviceInfo& d) {
   int64_t bestWidth = INT64_MAX, bestNs = 0;
   uint64_t bestTicks = 0;
   for (int attempt = 0; attempt < 3; ++attempt) {
@@ -180,14 +295,14 @@ void Profiler::Impl::sampleClockLocked(DeviceInfo& d) {
       bestTicks = deviceTs;
     }
   }
-  d.lastSampleNs = bestNs;
+  d.lastSampleNs.store(bestNs, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mu);
   out.samples.push_back({d.id, bestNs, bestTicks});
 }
 
 void Profiler::devicesSeen(ze_driver_handle_t, uint32_t count, ze_device_handle_t* devices) {
   if (!devices) return;
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  for (uint32_t i = 0; i < count; ++i) impl_->deviceIdLocked(devices[i]);
+  for (uint32_t i = 0; i < count; ++i) impl_->deviceId(devices[i]);
 }
 
 // --- objects --------------------------------------------------------------------
@@ -197,26 +312,28 @@ uint64_t Profiler::objectCreated(uint8_t kind, void* handle, void* parentHandle,
                                  ObjectExtras extras) {
   uint32_t thread = threadIdOf(scope);
   uint64_t ticks = core::nowTicks();
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  ObjectInfo o;
-  o.id = core::profile::nextObjectId();
-  o.kind = static_cast<schema::ObjectKind>(kind);
-  o.device = impl_->deviceIdLocked(device);
-  o.name = extras.name;
+  uint32_t dev = impl_->deviceId(device);
+  auto o = std::make_unique<ObjectInfo>();
+  o->id = core::profile::nextObjectId();
+  o->kind = static_cast<schema::ObjectKind>(kind);
+  o->device = dev;
   // Matched once, not at each launch.
-  if (o.kind == schema::ObjectKind::KERNEL) o.wanted = core::kernelNameWanted(o.name);
+  if (o->kind == schema::ObjectKind::KERNEL) o->wanted = core::kernelNameWanted(extras.name);
+  std::lock_guard<std::mutex> lock(impl_->mu);
   uint64_t parent = 0;
   if (auto it = impl_->objects.find(parentHandle); parentHandle && it != impl_->objects.end()) {
-    parent = it->second.id;
-    o.context = it->second.kind == schema::ObjectKind::CONTEXT ? parentHandle : it->second.context;
-    if (o.device == kNoDevice) o.device = it->second.device;  // a kernel runs where its module was built
+    const ObjectInfo& p = *it->second;
+    parent = p.id;
+    o->context = p.kind == schema::ObjectKind::CONTEXT ? parentHandle : p.context;
+    if (o->device == kNoDevice) o->device = p.device;  // a kernel runs where its module was built
   }
-  if (o.kind == schema::ObjectKind::CONTEXT) o.context = handle;
+  if (o->kind == schema::ObjectKind::CONTEXT) o->context = handle;
+  if (o->kind == schema::ObjectKind::IMMEDIATE_COMMAND_LIST) o->immediate = true;
   core::profile::ObjectRecord r;
-  r.id = o.id;
-  r.kind = o.kind;
+  r.id = o->id;
+  r.kind = o->kind;
   r.handle = reinterpret_cast<uint64_t>(handle);
-  r.device = o.device;
+  r.device = o->device;
   r.parent = parent;
   r.name = std::move(extras.name);
   r.ticks = ticks;
@@ -229,16 +346,22 @@ uint64_t Profiler::objectCreated(uint8_t kind, void* handle, void* parentHandle,
   r.index = index;
   r.properties = std::move(extras.properties);
   impl_->out.created.push_back(std::move(r));
-  uint64_t id = o.id;
+  uint64_t id = o->id;
+  impl_->index.put(handle, o.get());
+  // A handle the runtime gives again replaces the old one's state, which no
+  // reader can still be using (the program destroyed it first).
   impl_->objects[handle] = std::move(o);
   return id;
 }
 
 void Profiler::objectDestroyed(void* handle) {
+  std::unique_ptr<ObjectInfo> gone;
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->objects.find(handle);
   if (it == impl_->objects.end()) return;
-  impl_->out.destroyed.emplace_back(it->second.id, core::nowTicks());
+  if (!it->second->programEvent) impl_->out.destroyed.emplace_back(it->second->id, core::nowTicks());
+  impl_->index.erase(handle);
+  gone = std::move(it->second);
   impl_->objects.erase(it);
 }
 
@@ -273,8 +396,11 @@ void Profiler::kernelCreated(ze_kernel_handle_t kernel, ze_module_handle_t modul
 }
 
 void Profiler::kernelGroupSize(ze_kernel_handle_t kernel, uint32_t x, uint32_t y, uint32_t z) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  if (auto it = impl_->objects.find(kernel); it != impl_->objects.end()) it->second.groupSize = {x, y, z};
+  if (ObjectInfo* k = impl_->find(kernel)) {
+    k->groupSize[0].store(x, std::memory_order_relaxed);
+    k->groupSize[1].store(y, std::memory_order_relaxed);
+    k->groupSize[2].store(z, std::memory_order_relaxed);
+  }
 }
 
 void Profiler::listCreated(ze_command_list_handle_t list, ze_context_handle_t context, ze_device_handle_t device,
@@ -283,41 +409,128 @@ void Profiler::listCreated(ze_command_list_handle_t list, ze_context_handle_t co
   auto kind = immediate ? schema::ObjectKind::IMMEDIATE_COMMAND_LIST : schema::ObjectKind::COMMAND_LIST;
   objectCreated(static_cast<uint8_t>(kind), list, context, device, flags, ordinal, index, scope);
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->objects[list].immediate = immediate;
-  impl_->objects[list].context = context;
+  if (auto it = impl_->objects.find(list); it != impl_->objects.end()) it->second->context = context;
 }
 
 void Profiler::eventPoolCreated(ze_event_pool_handle_t pool, bool timestamps, bool counterBased) {
+  auto o = std::make_unique<ObjectInfo>();
+  o->id = core::profile::nextObjectId();
+  o->kind = schema::ObjectKind::EVENT_POOL;
+  o->timestamps = timestamps;
+  o->counterBased = counterBased;
   std::lock_guard<std::mutex> lock(impl_->mu);
-  ObjectInfo& o = impl_->objects[pool];
-  o.id = core::profile::nextObjectId();
-  o.kind = schema::ObjectKind::EVENT_POOL;
-  o.timestamps = timestamps;
-  o.counterBased = counterBased;
+  impl_->index.put(pool, o.get());
+  impl_->objects[pool] = std::move(o);
 }
 
 void Profiler::eventCreated(ze_event_handle_t event, ze_event_pool_handle_t pool) {
+  auto o = std::make_unique<ObjectInfo>();
+  o->programEvent = true;
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->programEvents[event] = pool;
-}
-
-void Profiler::eventDestroyed(ze_event_handle_t event) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->programEvents.erase(event);
-}
-
-// --- gtap's own timestamp events -------------------------------------------------
-
-ze_event_handle_t Profiler::Impl::acquireEventLocked(void* context, bool regularList) {
-  if (!context) return nullptr;
-  GtapEvents& set = gtapEvents[context];
-  if (!set.dirty.empty() && (regularList || set.free.empty())) {
-    ze_event_handle_t e = set.dirty.back();
-    set.dirty.pop_back();
-    if (!regularList) GTAP_ZE_REAL(zeEventHostReset)(e);
-    return e;
+  if (auto p = impl_->objects.find(pool); p != impl_->objects.end()) {
+    o->timestamps = p->second->timestamps;
+    o->counterBased = p->second->counterBased;
   }
-  if (set.free.empty()) {
+  impl_->index.put(event, o.get());
+  impl_->objects[event] = std::move(o);
+}
+
+void Profiler::eventDestroyed(ze_event_handle_t event) { objectDestroyed(event); }
+
+// --- op slots and gtap's timestamp events -------------------------------------------
+
+Op* Profiler::Impl::takeSlot() {
+  ThreadCache& c = threadCache();
+  if (__builtin_expect(!c.slots, 0)) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!freeSlots) {
+      // Sized once per block; slots are reused, never freed.
+      slotBlocks.push_back(std::make_unique<Op[]>(kSlotBlock));
+      Op* block = slotBlocks.back().get();
+      for (uint32_t i = 0; i + 1 < kSlotBlock; ++i) block[i].nextInList = &block[i + 1];
+      block[kSlotBlock - 1].nextInList = freeSlots;
+      freeSlots = block;
+    }
+    uint32_t n = 0;
+    Op* first = freeSlots;
+    Op* last = first;
+    while (++n < kSlotBlock && last->nextInList) last = last->nextInList;
+    freeSlots = last->nextInList;
+    last->nextInList = nullptr;
+    c.slots = first;
+    c.slotCount = n;
+  }
+  Op* op = c.slots;
+  c.slots = op->nextInList;
+  --c.slotCount;
+  op->nextInList = nullptr;
+  return op;
+}
+
+void Profiler::Impl::giveSlotsLocked(Op* first, Op* last, uint32_t) {
+  last->nextInList = freeSlots;
+  freeSlots = first;
+}
+
+void Profiler::Impl::giveSlot(Op* op) {
+  // Cleared for its next use; a stack vector keeps no memory once moved from.
+  *op = Op{};
+  ThreadCache& c = threadCache();
+  op->nextInList = c.slots;
+  c.slots = op;
+  if (++c.slotCount < 4 * kSlotBlock) return;
+  // Too many here: half goes back for other threads.
+  Op* last = c.slots;
+  for (uint32_t i = 1; i < 2 * kSlotBlock; ++i) last = last->nextInList;
+  Op* rest = last->nextInList;
+  std::lock_guard<std::mutex> lock(mu);
+  Op* first = rest;
+  Op* end = first;
+  while (end->nextInList) end = end->nextInList;
+  last->nextInList = nullptr;
+  giveSlotsLocked(first, end, c.slotCount - 2 * kSlotBlock);
+  c.slotCount = 2 * kSlotBlock;
+}
+
+void Profiler::Impl::returnCachedEventsLocked(ThreadCache& c) {
+  if (c.eventCount) {
+    auto it = eventSets.find(c.context);
+    // Only to the set they came from: a destroyed context's were destroyed with it.
+    if (it != eventSets.end() && it->second->id == c.eventSet)
+      it->second->free.insert(it->second->free.end(), c.events, c.events + c.eventCount);
+  }
+  c.eventCount = 0;
+  c.eventSet = 0;
+  c.context = nullptr;
+}
+
+ze_event_handle_t Profiler::Impl::takeEvent(void* context) {
+  if (!context) return nullptr;
+  ThreadCache& c = threadCache();
+  if (__builtin_expect(c.context == context && c.eventCount, 1)) return c.events[--c.eventCount];
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (c.context != context) returnCachedEventsLocked(c);
+      auto it = eventSets.find(context);
+      if (it == eventSets.end()) {
+        auto set = std::make_unique<EventSet>();
+        set->id = nextEventSetId++;
+        set->context = context;
+        it = eventSets.emplace(context, std::move(set)).first;
+      }
+      EventSet& set = *it->second;
+      if (!set.free.empty()) {
+        c.context = context;
+        c.eventSet = set.id;
+        uint32_t n = static_cast<uint32_t>(std::min<size_t>(kEventBlock, set.free.size()));
+        std::copy(set.free.end() - n, set.free.end(), c.events);
+        set.free.resize(set.free.size() - n);
+        c.eventCount = n;
+        return c.events[--c.eventCount];
+      }
+    }
+    // None free: a pool more, made without the lock.
     ze_event_pool_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr,
                               ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP,
                               kEventsPerPool};
@@ -325,145 +538,126 @@ ze_event_handle_t Profiler::Impl::acquireEventLocked(void* context, bool regular
     if (GTAP_ZE_REAL(zeEventPoolCreate)(static_cast<ze_context_handle_t>(context), &desc, 0, nullptr, &pool) !=
         ZE_RESULT_SUCCESS)
       return nullptr;
-    set.pools.push_back(pool);
+    std::vector<ze_event_handle_t> made;
+    made.reserve(kEventsPerPool);
     for (uint32_t i = 0; i < kEventsPerPool; ++i) {
       ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, i, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
       ze_event_handle_t e = nullptr;
-      if (GTAP_ZE_REAL(zeEventCreate)(pool, &ed, &e) == ZE_RESULT_SUCCESS) {
-        set.all.push_back(e);
-        set.free.push_back(e);
-        gtapEventContext[e] = context;
+      if (GTAP_ZE_REAL(zeEventCreate)(pool, &ed, &e) == ZE_RESULT_SUCCESS) made.push_back(e);
+    }
+    if (made.empty()) {
+      GTAP_ZE_REAL(zeEventPoolDestroy)(pool);
+      return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = eventSets.find(context);
+    if (it == eventSets.end()) return nullptr;  // the context is being destroyed
+    it->second->pools.push_back(pool);
+    it->second->all.insert(it->second->all.end(), made.begin(), made.end());
+    it->second->free.insert(it->second->free.end(), made.begin(), made.end());
+  }
+}
+
+void Profiler::Impl::giveEvent(void* context, ze_event_handle_t event) {
+  if (!event) return;
+  ThreadCache& c = threadCache();
+  if (c.context == context && c.eventCount < kCacheEvents) {
+    c.events[c.eventCount++] = event;
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = eventSets.find(context);
+  if (it == eventSets.end()) return;
+  EventSet& set = *it->second;
+  if (c.context == context && c.eventSet == set.id) {
+    // The cache is full: half of it goes back with this one.
+    set.free.insert(set.free.end(), c.events + kCacheEvents / 2, c.events + kCacheEvents);
+    c.eventCount = kCacheEvents / 2;
+  }
+  set.free.push_back(event);
+}
+
+ze_kernel_timestamp_result_t* Profiler::Impl::takeTimestampSlot(void* context) {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = eventSets.find(context);
+      if (it == eventSets.end()) return nullptr;
+      EventSet& set = *it->second;
+      if (set.slotsLeft) {
+        --set.slotsLeft;
+        return set.nextSlot++;
       }
     }
-    if (set.free.empty()) return nullptr;
-  }
-  ze_event_handle_t e = set.free.back();
-  set.free.pop_back();
-  return e;
-}
-
-void Profiler::Impl::releaseEventLocked(ze_event_handle_t event, bool reset) {
-  auto it = gtapEventContext.find(event);
-  if (it == gtapEventContext.end()) return;
-  GtapEvents& set = gtapEvents[it->second];
-  if (reset) {
-    GTAP_ZE_REAL(zeEventHostReset)(event);
-    set.free.push_back(event);
-  } else {
-    set.dirty.push_back(event);
-  }
-}
-
-ze_kernel_timestamp_result_t* Profiler::Impl::acquireSlotLocked(void* context) {
-  GtapEvents& set = gtapEvents[context];
-  if (!set.slotsLeft) {
     constexpr size_t kSlots = 256;
     ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
     void* slab = nullptr;
     if (GTAP_ZE_REAL(zeMemAllocHost)(static_cast<ze_context_handle_t>(context), &desc,
                                      kSlots * sizeof(ze_kernel_timestamp_result_t), 64, &slab) != ZE_RESULT_SUCCESS)
       return nullptr;
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = eventSets.find(context);
+    if (it == eventSets.end()) {
+      GTAP_ZE_REAL(zeMemFree)(static_cast<ze_context_handle_t>(context), slab);
+      return nullptr;
+    }
+    EventSet& set = *it->second;
     set.slabs.push_back(slab);
-    set.nextSlot = static_cast<ze_kernel_timestamp_result_t*>(slab);
-    set.slotsLeft = kSlots;
+    if (!set.slotsLeft) {
+      set.nextSlot = static_cast<ze_kernel_timestamp_result_t*>(slab);
+      set.slotsLeft = kSlots;
+    }
   }
-  --set.slotsLeft;
-  return set.nextSlot++;
 }
 
 // Appends to `list` a copy of `event`'s timestamps into gtap's memory, for
 // `op`, which the event times; with `wait`, the copy first waits for the event
-// (the op ran on another list).
-void Profiler::Impl::appendTimestampCopyLocked(ze_command_list_handle_t list, void* context, Op& op,
-                                               ze_event_handle_t event, bool wait) {
-  ze_kernel_timestamp_result_t* slot = acquireSlotLocked(context);
-  ze_event_handle_t done = acquireEventLocked(context);
-  if (!slot || !done) {
-    if (done) releaseEventLocked(done);
-    return;
-  }
+// (the op ran on another list). The caller owns `op` meanwhile.
+void Profiler::Impl::appendTimestampCopy(ze_command_list_handle_t list, void* context, Op& op,
+                                         ze_event_handle_t event, bool wait) {
+  ze_kernel_timestamp_result_t* slot = takeTimestampSlot(context);
+  ze_event_handle_t done = slot ? takeEvent(context) : nullptr;
+  if (!slot || !done) return;
   ze_event_handle_t events[] = {event};
   if (GTAP_ZE_REAL(zeCommandListAppendQueryKernelTimestamps)(list, 1, events, slot, nullptr, done, wait ? 1 : 0,
                                                              wait ? events : nullptr) != ZE_RESULT_SUCCESS) {
-    releaseEventLocked(done);
+    giveEvent(context, done);
     return;
   }
   op.captured = slot;
   op.capturedDone = done;
 }
 
-void Profiler::deviceResetAppending(ze_command_list_handle_t list, ze_event_handle_t event) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto l = impl_->objects.find(list);
-  if (l == impl_->objects.end() || !event) return;
-  // Operations of this list timed by the program's event, not yet covered.
-  std::vector<std::shared_ptr<Op>> ops;
-  if (l->second.immediate) {
-    for (auto& inst : impl_->pending)
-      if (inst.op->list == l->second.id && !inst.op->ownEvent && inst.op->event == event && !inst.op->captured)
-        ops.push_back(inst.op);
-  } else {
-    for (auto& op : l->second.ops)
-      if (!op->ownEvent && op->event == event && !op->captured) ops.push_back(op);
-  }
-  for (auto& op : ops) impl_->appendTimestampCopyLocked(list, l->second.context, *op, event, false);
-}
-
-void Profiler::programEventSignalling(ze_command_list_handle_t list, ze_event_handle_t event) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto e = impl_->programEvents.find(event);
-  if (e == impl_->programEvents.end()) return;
-  auto pool = impl_->objects.find(e->second);
-  if (pool == impl_->objects.end() || !pool->second.counterBased) return;
-  auto l = impl_->objects.find(list);
-  if (l == impl_->objects.end()) return;
-  // This call re-arms the event: its timestamps will be this call's. The
-  // calls it timed before are read now if they have finished, else their
-  // timestamps are copied on the device before this call can end (the list
-  // is in order; a call on another list is waited for).
-  auto& pending = impl_->pending;
-  for (size_t i = 0; i < pending.size();) {
-    Instance& inst = pending[i];
-    if (!inst.immediate || inst.op->ownEvent || inst.op->event != event || inst.op->captured) {
-      ++i;
-      continue;
-    }
-    if (impl_->tryReadLocked(inst)) {
-      impl_->finishInstanceLocked(inst);
-      pending.erase(pending.begin() + static_cast<ptrdiff_t>(i));
-      continue;
-    }
-    impl_->appendTimestampCopyLocked(list, l->second.context, *inst.op, event, inst.op->list != l->second.id);
-    ++i;
-  }
-  // A regular list's earlier calls timed by the event run before this one.
-  if (!l->second.immediate)
-    for (auto& op : l->second.ops)
-      if (!op->ownEvent && op->event == event && !op->captured)
-        impl_->appendTimestampCopyLocked(list, l->second.context, *op, event, false);
-}
-
 void Profiler::contextDestroying(ze_context_handle_t context) {
   resolve();
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto& pending = impl_->pending;
-  for (auto it = pending.begin(); it != pending.end();) {
-    if (it->context == context) {
-      impl_->emitLocked(*it, false, 0, 0, "its context was destroyed before gtap saw it complete");
-      it = pending.erase(it);
-    } else {
-      ++it;
+  std::vector<Op*> gone;
+  impl_->takeWaiting(gone, [&](const Op& op) { return op.context == context; });
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    for (Op* op : gone) {
+      op->readState = kUntimed;
+      op->readNote = "its context was destroyed before gtap saw it complete";
+      impl_->emitLocked(*op);
     }
   }
-  auto set = impl_->gtapEvents.find(context);
-  if (set == impl_->gtapEvents.end()) return;
-  for (ze_event_handle_t e : set->second.all) {
-    GTAP_ZE_REAL(zeEventDestroy)(e);
-    impl_->gtapEventContext.erase(e);
+  for (Op* op : gone) impl_->finish(op);
+  std::unique_ptr<EventSet> set;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    auto it = impl_->eventSets.find(context);
+    if (it == impl_->eventSets.end()) return;
+    set = std::move(it->second);
+    impl_->eventSets.erase(it);
+    ThreadCache& c = threadCache();
+    if (c.context == context) {
+      c.eventCount = 0;
+      c.context = nullptr;
+      c.eventSet = 0;
+    }
   }
-  for (ze_event_pool_handle_t p : set->second.pools) GTAP_ZE_REAL(zeEventPoolDestroy)(p);
-  for (void* slab : set->second.slabs) GTAP_ZE_REAL(zeMemFree)(context, slab);
-  impl_->gtapEvents.erase(set);
+  for (ze_event_handle_t e : set->all) GTAP_ZE_REAL(zeEventDestroy)(e);
+  for (ze_event_pool_handle_t p : set->pools) GTAP_ZE_REAL(zeEventPoolDestroy)(p);
+  for (void* slab : set->slabs) GTAP_ZE_REAL(zeMemFree)(context, slab);
 }
 
 // --- device work -----------------------------------------------------------------
@@ -472,101 +666,115 @@ bool Profiler::shouldTimeKernel(ze_kernel_handle_t kernel) {
   const core::Config& c = core::config();
   if (!recordKernels() || c.dispatchRange) return false;
   if (c.kernelFilter.empty()) return true;
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto it = impl_->objects.find(kernel);
-  return it != impl_->objects.end() && it->second.wanted;
+  ObjectInfo* k = impl_->find(kernel);
+  return k && k->wanted;
 }
 
 bool Profiler::launchStarting(ze_command_list_handle_t list, ze_kernel_handle_t kernel, Op& op) {
   if (!recordKernels()) return false;
   const core::Config& c = core::config();
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto l = impl_->objects.find(list);
-  if (l == impl_->objects.end()) return false;  // a list gtap did not see made: nothing is timed
+  ObjectInfo* l = impl_->find(list);
+  if (!l) return false;  // a list gtap did not see made: nothing is timed
   bool wanted = true;
   if (!c.kernelFilter.empty()) {
-    auto k = impl_->objects.find(kernel);
-    wanted = k != impl_->objects.end() && k->second.wanted;
+    ObjectInfo* k = impl_->find(kernel);
+    wanted = k && k->wanted;
   }
   // As replay numbers them: an immediate list's launch when it is appended
   // (refused or not), a regular list's at each execution of the list.
-  if (l->second.immediate) {
-    op.dispatch = impl_->dispatches++;
+  if (l->immediate) {
+    op.dispatch = impl_->dispatches.fetch_add(1, std::memory_order_relaxed);
     return wanted && core::dispatchNumberWanted(op.dispatch);
   }
-  op.listLaunch = l->second.launches++;
+  op.listLaunch = l->launches.fetch_add(1, std::memory_order_relaxed);
   return wanted;
 }
 
 void Profiler::launchFailed(ze_command_list_handle_t list, const Op& op) {
   if (op.listLaunch == kNoDispatch) return;
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto l = impl_->objects.find(list);
-  if (l != impl_->objects.end() && l->second.launches) --l->second.launches;
+  if (ObjectInfo* l = impl_->find(list); l && l->launches.load(std::memory_order_relaxed))
+    l->launches.fetch_sub(1, std::memory_order_relaxed);
 }
 
 ze_event_handle_t Profiler::eventForAppend(ze_command_list_handle_t list, ze_event_handle_t programEvent,
                                            bool& signalAfter, bool& known) {
   signalAfter = false;
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto l = impl_->objects.find(list);
-  known = l != impl_->objects.end();
+  ObjectInfo* l = impl_->find(list);
+  known = l != nullptr;
   if (!known) return programEvent;
   if (programEvent) {
-    auto e = impl_->programEvents.find(programEvent);
-    if (e != impl_->programEvents.end()) {
-      auto p = impl_->objects.find(e->second);
-      if (p != impl_->objects.end() && p->second.timestamps) return programEvent;
-    }
+    ObjectInfo* e = impl_->find(programEvent);
+    if (e && e->timestamps) return programEvent;
   }
-  ze_event_handle_t ours = impl_->acquireEventLocked(l->second.context, !l->second.immediate);
+  ze_event_handle_t ours = impl_->takeEvent(l->context);
   if (!ours) return programEvent;
   signalAfter = programEvent != nullptr;
   return ours;
 }
 
+void Profiler::Impl::push(Op* first, Op* last) {
+  Op* head = submitted.load(std::memory_order_relaxed);
+  do {
+    last->nextPending = head;
+  } while (!submitted.compare_exchange_weak(head, first, std::memory_order_release, std::memory_order_relaxed));
+}
+
 void Profiler::appended(ze_command_list_handle_t list, Op op, ze_event_handle_t event, bool ownEvent,
                         const core::CallScope& scope) {
-  op.event = event;
-  op.ownEvent = ownEvent;
-  op.thread = threadIdOf(scope);
-  op.appendIndex = scope.beginIndex();
-  if (recordStacks()) op.stack = captureStack();
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto l = impl_->objects.find(list);
-  if (l == impl_->objects.end()) return;
-  op.list = l->second.id;
-  op.device = l->second.device;
-  if (op.kind == OpKind::kernel) {
-    if (auto k = impl_->objects.find(reinterpret_cast<void*>(op.kernel)); k != impl_->objects.end()) {
-      op.groupSize = k->second.groupSize;
-      op.kernel = k->second.id;
+  ObjectInfo* l = impl_->find(list);
+  if (!l) {
+    if (ownEvent) impl_->giveEvent(nullptr, event);
+    return;
+  }
+  Op* slot = impl_->takeSlot();
+  *slot = std::move(op);
+  slot->event = event;
+  slot->ownEvent = ownEvent;
+  slot->thread = threadIdOf(scope);
+  slot->appendIndex = scope.beginIndex();
+  if (recordStacks()) slot->stack = captureStack();
+  slot->list = l->id;
+  slot->device = l->device;
+  slot->listHandle = list;
+  slot->context = l->context;
+  slot->immediate = l->immediate;
+  if (slot->kind == OpKind::kernel) {
+    if (ObjectInfo* k = impl_->find(reinterpret_cast<void*>(slot->kernel))) {
+      for (int i = 0; i < 3; ++i) slot->groupSize[i] = k->groupSize[i].load(std::memory_order_relaxed);
+      slot->kernel = k->id;
     } else {
-      op.kernel = 0;
+      slot->kernel = 0;
     }
   }
-  auto shared = std::make_shared<Op>(std::move(op));
-  if (l->second.immediate) {
-    shared->pending = true;
-    impl_->pending.push_back({shared, shared->list, shared->appendTicks, shared->thread, true, l->second.context});
+  if (l->immediate) {
+    slot->pending = true;
+    slot->queue = slot->list;
+    slot->submitTicks = slot->appendTicks;
+    slot->submitThread = slot->thread;
+    if (!ownEvent)
+      if (ObjectInfo* e = impl_->find(event)) e->pendingOps.fetch_add(1, std::memory_order_relaxed);
+    impl_->push(slot, slot);
   } else {
-    l->second.ops.push_back(std::move(shared));
+    if (l->tail)
+      l->tail->nextInList = slot;
+    else
+      l->head = slot;
+    l->tail = slot;
   }
 }
 
-void Profiler::appendFailed(ze_command_list_handle_t, ze_event_handle_t event, bool ownEvent) {
+void Profiler::appendFailed(ze_command_list_handle_t list, ze_event_handle_t event, bool ownEvent) {
   if (!ownEvent) return;
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->releaseEventLocked(event);
+  ObjectInfo* l = impl_->find(list);
+  impl_->giveEvent(l ? l->context : nullptr, event);  // never signaled: still reset
 }
 
-void Profiler::Impl::emitLocked(const Instance& inst, bool timed, uint64_t start, uint64_t end, std::string note) {
-  const Op& op = *inst.op;
+void Profiler::Impl::emitLocked(const Op& op) {
   core::profile::OpRecord r;
   r.recordedBy = schema::Api::LEVEL_ZERO;
   r.kind = opKind(op.kind);
   r.device = op.device;
-  r.queue = inst.queue;
+  r.queue = op.queue;
   r.list = op.list;
   r.kernel = op.kernel;
   r.groupCount = op.groupCount;
@@ -576,65 +784,141 @@ void Profiler::Impl::emitLocked(const Instance& inst, bool timed, uint64_t start
   r.thread = op.thread;
   r.appendIndex = op.appendIndex;
   r.appendTicks = op.appendTicks;
-  r.submitTicks = inst.submitTicks;
-  r.submitThread = inst.submitThread;
-  r.timed = timed;
-  r.start = start;
-  r.end = end;
+  r.submitTicks = op.submitTicks;
+  r.submitThread = op.submitThread;
+  r.timed = op.readState == kTimed;
+  r.start = op.readStart;
+  r.end = op.readEnd;
   r.completedNs = core::monotonicNs();
-  r.note = std::move(note);
+  r.fixedNote = op.readNote;
   if (recordStacks()) r.stack = op.stack;
   out.ops.push_back(std::move(r));
 }
 
-bool Profiler::Impl::tryReadLocked(const Instance& inst) {
-  if (inst.op->capturedDone) {
+void Profiler::Impl::read(Op& op) {
+  op.readState = kNotReady;
+  op.readNote = nullptr;
+  if (op.capturedDone) {
     // The program's event was reset on the device: its copy is read instead.
-    if (GTAP_ZE_REAL(zeEventQueryStatus)(inst.op->capturedDone) != ZE_RESULT_SUCCESS) return false;
-    emitLocked(inst, true, inst.op->captured->global.kernelStart, inst.op->captured->global.kernelEnd, {});
-    return true;
+    if (GTAP_ZE_REAL(zeEventQueryStatus)(op.capturedDone) != ZE_RESULT_SUCCESS) return;
+    op.readState = kTimed;
+    op.readStart = op.captured->global.kernelStart;
+    op.readEnd = op.captured->global.kernelEnd;
+    return;
   }
-  ze_event_handle_t e = inst.op->event;
-  if (!e) return false;
+  ze_event_handle_t e = op.event;
+  if (!e) return;
   // One call while the work runs: the timestamp query answers NOT_READY for
   // an event not yet signaled. Only another answer needs the status asked.
   ze_kernel_timestamp_result_t ts{};
-  ze_result_t read = GTAP_ZE_REAL(zeEventQueryKernelTimestamp)(e, &ts);
-  if (read == ZE_RESULT_NOT_READY) return false;
-  if (read == ZE_RESULT_SUCCESS) {
-    emitLocked(inst, true, ts.global.kernelStart, ts.global.kernelEnd, {});
+  ze_result_t r = GTAP_ZE_REAL(zeEventQueryKernelTimestamp)(e, &ts);
+  if (r == ZE_RESULT_NOT_READY) return;
+  if (r == ZE_RESULT_SUCCESS) {
+    op.readState = kTimed;
+    op.readStart = ts.global.kernelStart;
+    op.readEnd = ts.global.kernelEnd;
   } else {
-    if (GTAP_ZE_REAL(zeEventQueryStatus)(e) != ZE_RESULT_SUCCESS) return false;
-    emitLocked(inst, false, 0, 0, "the driver gave no kernel timestamp for its event");
+    if (GTAP_ZE_REAL(zeEventQueryStatus)(e) != ZE_RESULT_SUCCESS) return;
+    op.readState = kUntimed;
+    op.readNote = "the driver gave no kernel timestamp for its event";
   }
-  if (inst.op->device != kNoDevice && inst.op->device < devices.size()) {
-    DeviceInfo& d = devices[inst.op->device];
-    if (core::monotonicNs() - d.lastSampleNs > kClockSampleIntervalNs) sampleClockLocked(d);
-  }
-  return true;
 }
 
-void Profiler::Impl::finishInstanceLocked(const Instance& inst) {
-  inst.op->pending = false;
-  // A single-use gtap event (immediate list) goes back to the free list; a
-  // regular list's keeps its place in the list until the next execution.
-  if (inst.immediate && inst.op->ownEvent) releaseEventLocked(inst.op->event);
-  if (inst.immediate && inst.op->capturedDone) releaseEventLocked(inst.op->capturedDone);
+void Profiler::Impl::finish(Op* op) {
+  void* list = op->listHandle;
+  bool immediate = op->immediate;
+  ze_event_handle_t programEvent = op->ownEvent ? nullptr : op->event;
+  if (op->readState == kNotReady) {
+    op->dirty = true;  // recorded untimed: its events may still signal
+  } else {
+    // gtap's events are reset once read, so the next use finds them ready.
+    if (op->ownEvent) GTAP_ZE_REAL(zeEventHostReset)(op->event);
+    if (op->capturedDone) GTAP_ZE_REAL(zeEventHostReset)(op->capturedDone);
+    op->dirty = false;
+  }
+  op->pending = false;
+  if (immediate) {
+    // A single-use gtap event goes back with the slot; a regular list's
+    // keep their place in the list until it is reset.
+    if (!op->dirty) {
+      if (op->ownEvent) giveEvent(op->context, op->event);
+      if (op->capturedDone) giveEvent(op->context, op->capturedDone);
+    }
+    giveSlot(op);
+  } else if (ObjectInfo* l = find(list)) {
+    l->pendingOps.fetch_sub(1, std::memory_order_release);
+  }
+  if (programEvent)
+    if (ObjectInfo* e = find(programEvent)) e->pendingOps.fetch_sub(1, std::memory_order_release);
+}
+
+template <typename Match>
+void Profiler::Impl::takeWaiting(std::vector<Op*>& taken, Match&& match) {
+  if (!waitingCount.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(mu);
+  auto keep = std::stable_partition(waiting.begin(), waiting.end(), [&](Op* op) { return !match(*op); });
+  taken.insert(taken.end(), keep, waiting.end());
+  waiting.erase(keep, waiting.end());
+  waitingCount.store(waiting.size(), std::memory_order_release);
 }
 
 void Profiler::resolve() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto& pending = impl_->pending;
-  size_t kept = 0;
-  for (size_t i = 0; i < pending.size(); ++i) {
-    if (impl_->tryReadLocked(pending[i])) {
-      impl_->finishInstanceLocked(pending[i]);
-    } else {
-      if (kept != i) pending[kept] = std::move(pending[i]);
-      ++kept;
+  // Kept per thread: its capacity stays, so a resolve allocates nothing once warm.
+  static thread_local std::vector<Op*> batch;
+  batch.clear();
+  if (impl_->waitingCount.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    batch.swap(impl_->waiting);
+    impl_->waitingCount.store(0, std::memory_order_release);
+  }
+  size_t older = batch.size();
+  for (Op* op = impl_->submitted.exchange(nullptr, std::memory_order_acquire); op; op = op->nextPending)
+    batch.push_back(op);
+  std::reverse(batch.begin() + static_cast<ptrdiff_t>(older), batch.end());  // submission order
+  if (batch.empty()) return;
+  // The ops taken are this thread's alone now: read without a lock.
+  bool anyDone = false;
+  for (Op* op : batch) {
+    impl_->read(*op);
+    anyDone |= op->readState != kNotReady;
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    for (Op* op : batch)
+      if (op->readState == kNotReady)
+        impl_->waiting.push_back(op);
+      else
+        impl_->emitLocked(*op);
+    impl_->waitingCount.store(impl_->waiting.size(), std::memory_order_release);
+  }
+  for (Op* op : batch)
+    if (op->readState != kNotReady) impl_->finish(op);
+  batch.clear();
+  if (!anyDone) return;
+  // Device clocks are sampled again every so often while times are read.
+  int64_t now = core::monotonicNs();
+  uint32_t n = impl_->deviceCount.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n; ++i) {
+    DeviceInfo* d = impl_->devices[i].get();
+    if (now - d->lastSampleNs.load(std::memory_order_relaxed) > kClockSampleIntervalNs) impl_->sampleClock(*d);
+  }
+}
+
+void Profiler::Impl::reclaim(void* list, ObjectInfo& l, const char* note) {
+  std::vector<Op*> gone;
+  takeWaiting(gone, [&](const Op& op) { return op.listHandle == list; });
+  if (!gone.empty()) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (Op* op : gone) {
+      op->readState = kUntimed;
+      op->readNote = note;
+      emitLocked(*op);
+      op->readState = kNotReady;  // finish() keeps its events apart until reset
     }
   }
-  pending.resize(kept);
+  for (Op* op : gone) finish(op);
+  // Another thread may be reading the rest right now: it finishes soon.
+  while (l.pendingOps.load(std::memory_order_acquire)) sched_yield();
 }
 
 void Profiler::executing(ze_command_queue_handle_t queue, uint32_t count, ze_command_list_handle_t* lists,
@@ -642,73 +926,156 @@ void Profiler::executing(ze_command_queue_handle_t queue, uint32_t count, ze_com
   if (!lists) return;
   uint64_t ticks = core::nowTicks();
   uint32_t thread = threadIdOf(scope);
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  uint64_t queueId = 0;
-  if (auto q = impl_->objects.find(queue); q != impl_->objects.end()) queueId = q->second.id;
+  ObjectInfo* q = impl_->find(queue);
+  uint64_t queueId = q ? q->id : 0;
   for (uint32_t i = 0; i < count; ++i) {
-    auto l = impl_->objects.find(lists[i]);
-    if (l == impl_->objects.end()) continue;
+    ObjectInfo* l = impl_->find(lists[i]);
+    if (!l) continue;
+    if (l->pendingOps.load(std::memory_order_acquire)) {
+      // The previous execution: read now, before this one resets or
+      // re-signals its events.
+      resolve();
+      if (l->pendingOps.load(std::memory_order_acquire))
+        impl_->reclaim(lists[i], *l, "its list was executed again before gtap saw it complete");
+    }
     // This execution hands the list's launches to the device: they take the
     // next dispatch numbers, in list order.
-    uint64_t firstDispatch = impl_->dispatches;
-    impl_->dispatches += l->second.launches;
-    for (auto& op : l->second.ops) {
-      if (op->pending) {
-        // The previous execution: read it now, before this one resets or
-        // re-signals its event.
-        auto prev = std::find_if(impl_->pending.begin(), impl_->pending.end(),
-                                 [&](const Instance& in) { return in.op == op; });
-        if (prev != impl_->pending.end()) {
-          if (!impl_->tryReadLocked(*prev))
-            impl_->emitLocked(*prev, false, 0, 0, "its list was executed again before gtap saw it complete");
-          impl_->pending.erase(prev);
-        }
-        op->pending = false;
+    uint64_t firstDispatch = impl_->dispatches.fetch_add(l->launches.load(std::memory_order_relaxed),
+                                                         std::memory_order_relaxed);
+    Op* first = nullptr;
+    Op* last = nullptr;
+    uint32_t pending = 0;
+    for (Op* op = l->head; op; op = op->nextInList) {
+      if (op->dirty) {
+        if (op->ownEvent) GTAP_ZE_REAL(zeEventHostReset)(op->event);
+        if (op->capturedDone) GTAP_ZE_REAL(zeEventHostReset)(op->capturedDone);
+        op->dirty = false;
       }
-      if (op->ownEvent) GTAP_ZE_REAL(zeEventHostReset)(op->event);
-      if (op->capturedDone) GTAP_ZE_REAL(zeEventHostReset)(op->capturedDone);
-      if (op->listLaunch != kNoDispatch && !core::dispatchNumberWanted(firstDispatch + op->listLaunch))
-        continue;  // outside GTAP_DISPATCH_RANGE this time: its event signals unread
+      if (op->listLaunch != kNoDispatch && !core::dispatchNumberWanted(firstDispatch + op->listLaunch)) {
+        op->dirty = true;  // outside GTAP_DISPATCH_RANGE this time: its event signals unread
+        continue;
+      }
       op->pending = true;
-      impl_->pending.push_back({op, queueId, ticks, thread, false, l->second.context});
+      op->queue = queueId;
+      op->submitTicks = ticks;
+      op->submitThread = thread;
+      if (!op->ownEvent)
+        if (ObjectInfo* e = impl_->find(op->event)) e->pendingOps.fetch_add(1, std::memory_order_relaxed);
+      op->nextPending = nullptr;
+      if (last)
+        last->nextPending = op;
+      else
+        first = op;
+      last = op;
+      ++pending;
     }
+    if (!first) continue;
+    // Pushed in list order, read in submission order (resolve reverses the stack).
+    Op* reversed = nullptr;
+    for (Op* op = first; op;) {
+      Op* next = op->nextPending;
+      op->nextPending = reversed;
+      reversed = op;
+      op = next;
+    }
+    l->pendingOps.fetch_add(pending, std::memory_order_relaxed);
+    impl_->push(reversed, first);
   }
 }
 
 void Profiler::listReset(ze_command_list_handle_t list) {
-  resolve();
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto l = impl_->objects.find(list);
-  if (l == impl_->objects.end()) return;
-  for (auto& op : l->second.ops) {
-    auto it = std::find_if(impl_->pending.begin(), impl_->pending.end(),
-                           [&](const Instance& in) { return in.op == op; });
-    if (it != impl_->pending.end()) {
-      impl_->emitLocked(*it, false, 0, 0, "its list was reset or destroyed before gtap saw it complete");
-      impl_->pending.erase(it);
-    }
-    // Not reset here: a regular list resets its events before each execution,
-    // and an immediate list's use resets one when it takes it.
-    if (op->ownEvent) impl_->releaseEventLocked(op->event, false);
-    if (op->capturedDone) impl_->releaseEventLocked(op->capturedDone, false);
+  ObjectInfo* l = impl_->find(list);
+  if (!l) return;
+  if (l->pendingOps.load(std::memory_order_acquire)) {
+    resolve();
+    if (l->pendingOps.load(std::memory_order_acquire))
+      impl_->reclaim(list, *l, "its list was reset or destroyed before gtap saw it complete");
   }
-  l->second.ops.clear();
-  l->second.launches = 0;
+  for (Op* op = l->head; op;) {
+    Op* next = op->nextInList;
+    if (op->dirty) {
+      if (op->ownEvent) GTAP_ZE_REAL(zeEventHostReset)(op->event);
+      if (op->capturedDone) GTAP_ZE_REAL(zeEventHostReset)(op->capturedDone);
+    }
+    if (op->ownEvent) impl_->giveEvent(op->context, op->event);
+    if (op->capturedDone) impl_->giveEvent(op->context, op->capturedDone);
+    impl_->giveSlot(op);
+    op = next;
+  }
+  l->head = l->tail = nullptr;
+  l->launches.store(0, std::memory_order_relaxed);
 }
 
 void Profiler::programEventEnding(ze_event_handle_t event) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto& pending = impl_->pending;
-  for (auto it = pending.begin(); it != pending.end();) {
-    if (!it->op->ownEvent && it->op->event == event && !it->op->capturedDone) {
-      if (!impl_->tryReadLocked(*it))
-        impl_->emitLocked(*it, false, 0, 0, "the program reset or destroyed its event before gtap saw it complete");
-      it->op->pending = false;
-      it = pending.erase(it);
-    } else {
-      ++it;
+  ObjectInfo* e = impl_->find(event);
+  if (!e || !e->pendingOps.load(std::memory_order_acquire)) return;
+  resolve();
+  std::vector<Op*> ops;
+  impl_->takeWaiting(ops, [&](const Op& op) { return !op.ownEvent && op.event == event && !op.capturedDone; });
+  for (Op* op : ops) {
+    impl_->read(*op);
+    if (op->readState == kNotReady) {
+      op->readState = kUntimed;
+      op->readNote = "the program reset or destroyed its event before gtap saw it complete";
     }
   }
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    for (Op* op : ops) impl_->emitLocked(*op);
+  }
+  for (Op* op : ops) impl_->finish(op);
+}
+
+void Profiler::deviceResetAppending(ze_command_list_handle_t list, ze_event_handle_t event) {
+  ObjectInfo* l = impl_->find(list);
+  if (!l || !event) return;
+  // Operations of this list timed by the program's event, not yet covered.
+  if (l->immediate) {
+    ObjectInfo* e = impl_->find(event);
+    if (!e || !e->pendingOps.load(std::memory_order_acquire)) return;
+    resolve();
+    std::vector<Op*> ops;
+    uint64_t id = l->id;
+    impl_->takeWaiting(ops, [&](const Op& op) {
+      return op.list == id && !op.ownEvent && op.event == event && !op.captured;
+    });
+    for (Op* op : ops) impl_->appendTimestampCopy(list, l->context, *op, event, false);
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->waiting.insert(impl_->waiting.end(), ops.begin(), ops.end());
+    impl_->waitingCount.store(impl_->waiting.size(), std::memory_order_release);
+    return;
+  }
+  for (Op* op = l->head; op; op = op->nextInList)
+    if (!op->ownEvent && op->event == event && !op->captured)
+      impl_->appendTimestampCopy(list, l->context, *op, event, false);
+}
+
+void Profiler::programEventSignalling(ze_command_list_handle_t list, ze_event_handle_t event) {
+  ObjectInfo* e = impl_->find(event);
+  if (!e || !e->counterBased) return;
+  ObjectInfo* l = impl_->find(list);
+  if (!l) return;
+  // This call re-arms the event: its timestamps will be this call's. The
+  // calls it timed before are read now if they have finished, else their
+  // timestamps are copied on the device before this call can end (the list
+  // is in order; a call on another list is waited for).
+  if (e->pendingOps.load(std::memory_order_acquire)) {
+    resolve();
+    std::vector<Op*> ops;
+    impl_->takeWaiting(ops, [&](const Op& op) {
+      return op.immediate && !op.ownEvent && op.event == event && !op.captured;
+    });
+    for (Op* op : ops)
+      if (op->readState == kNotReady) impl_->appendTimestampCopy(list, l->context, *op, event, op->list != l->id);
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->waiting.insert(impl_->waiting.end(), ops.begin(), ops.end());
+    impl_->waitingCount.store(impl_->waiting.size(), std::memory_order_release);
+  }
+  // A regular list's earlier calls timed by the event run before this one.
+  if (!l->immediate)
+    for (Op* op = l->head; op; op = op->nextInList)
+      if (!op->ownEvent && op->event == event && !op->captured)
+        impl_->appendTimestampCopy(list, l->context, *op, event, false);
 }
 
 // --- memory --------------------------------------------------------------------------
@@ -718,9 +1085,9 @@ void Profiler::allocated(uint8_t kind, void* address, size_t size, size_t alignm
   std::vector<uint64_t> stack;
   if (recordStacks() && recordMemory()) stack = captureStack();
   uint32_t thread = threadIdOf(scope);
+  uint32_t dev = impl_->deviceId(device);
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto k = static_cast<schema::MemoryKind>(kind);
-  uint32_t dev = impl_->deviceIdLocked(device);
   impl_->allocations.allocated(address, {size, k, dev}, alignment, thread, std::move(stack), impl_->out.memory);
 }
 
@@ -759,12 +1126,22 @@ __attribute__((constructor(103))) void registerProfiler() {
 }  // namespace
 
 void Profiler::produce(core::ChunkSink& sink, bool) {
-  core::profile::Outbox out;
+  std::lock_guard<std::mutex> writing(impl_->writingMu);
+  core::profile::Outbox& out = impl_->writing;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     std::swap(out, impl_->out);
   }
   core::profile::writeProfileRecords(sink, out);
+  // Emptied, not freed: the next swap hands this memory back to the program's
+  // threads, which then append records without growing (and faulting in) a
+  // fresh vector after every flush.
+  out.devices.clear();
+  out.samples.clear();
+  out.created.clear();
+  out.destroyed.clear();
+  out.ops.clear();
+  out.memory.clear();
 }
 
 }  // namespace gtap::ze

@@ -28,7 +28,8 @@ enum class Direction : uint8_t { unknown, hostToDevice, deviceToHost, deviceToDe
 constexpr uint64_t kNoDispatch = ~uint64_t{0};
 
 // One appended device operation. Executed once on an immediate list, once per
-// execution of a regular list.
+// execution of a regular list. Ops live in pooled slots (no allocation per
+// launch): the fields after `capturedDone` are the slot's bookkeeping.
 struct Op {
   OpKind kind = OpKind::kernel;
   uint64_t kernel = 0;  // gtap id
@@ -54,6 +55,22 @@ struct Op {
   // `capturedDone` (gtap's event) says when the copy has happened.
   ze_kernel_timestamp_result_t* captured = nullptr;
   ze_event_handle_t capturedDone = nullptr;
+
+  Op* nextInList = nullptr;   // regular lists: the op appended after this one
+  Op* nextPending = nullptr;  // submitted, not yet read
+  void* listHandle = nullptr;
+  void* context = nullptr;
+  bool immediate = false;
+  // gtap's event (or capturedDone) may be signaled: reset before its next use.
+  bool dirty = false;
+  // The execution being read: where and when it was submitted.
+  uint64_t queue = 0;
+  uint64_t submitTicks = 0;
+  uint32_t submitThread = ~0u;
+  // What reading it found (set by the thread reading it).
+  uint8_t readState = 0;
+  uint64_t readStart = 0, readEnd = 0;
+  const char* readNote = nullptr;
 };
 
 class Profiler {
@@ -135,6 +152,7 @@ class Profiler {
   void produce(core::ChunkSink& sink, bool final);
 
   struct Impl;
+  Impl* impl() { return impl_.get(); }
 
  private:
   Profiler();

@@ -68,6 +68,8 @@ Arms armLocked(const Command& c);
 // `targets` (one per event, see Arms::waits) or null: wait for signaled.
 void waitAll(const std::vector<std::shared_ptr<Event>>& events, const std::vector<uint64_t>* targets,
              const bool* abandon);
+// Whether waitAll would return at once (called without sync::mutex()).
+bool ready(const std::vector<std::shared_ptr<Event>>& events, const std::vector<uint64_t>* targets);
 // Copies the event's kernel timestamp; false if it has none yet.
 bool readTimestamp(Event& e, ze_kernel_timestamp_result_t* out);
 // As the device reads them: the timestamps last written, also while a

@@ -29,7 +29,9 @@ enum class Kind : uint32_t {
   BuildLog,
 };
 
-struct Object {
+// Handles are looked up without a lock (registry.cpp): a lookup turns the
+// object found back into an owner through its weak self-reference.
+struct Object : std::enable_shared_from_this<Object> {
   explicit Object(Kind k) : kind(k) {}
   virtual ~Object() = default;
   Object(const Object&) = delete;

@@ -4,14 +4,53 @@
 
 #include <pthread.h>
 
+#include <cstdlib>
+#include <cstring>
+
 namespace sim {
 
-Engine::Engine() : thread_([this] { run(); }) {}
+namespace {
+bool inlineMode() {
+  static const bool on = [] {
+    const char* v = std::getenv("GTAP_SIM_INLINE");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+}  // namespace
+
+Engine::Engine() : inline_(inlineMode()) {
+  if (!inline_) thread_ = std::thread([this] { run(); });
+}
+
+void Engine::startWorkerLocked() {
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+}
+
+void Engine::finishLocked(Batch& batch) {
+  if (batch.fence) batch.fence->signaled = true;
+  ++completed_;
+  sync::notifyAll();
+}
+
+bool Engine::runInline(Batch& batch) {
+  for (; batch.stream < batch.streams.size(); ++batch.stream, batch.command = 0) {
+    const CommandStream& stream = *batch.streams[batch.stream];
+    for (; batch.command < stream.size(); ++batch.command) {
+      const Command& c = stream[batch.command];
+      const Arms& arms = batch.arms[batch.stream][batch.command];
+      if (!events::ready(c.waits, &arms.waits)) return false;
+      execute(c, arms, &stopping_);
+    }
+  }
+  batch.streams.clear();  // drop kernels and modules before reporting completion
+  return true;
+}
 
 Engine::~Engine() { shutdown(); }
 
 uint64_t Engine::submit(Streams streams, std::shared_ptr<Fence> fence) {
-  std::lock_guard lock(sync::mutex());
+  std::unique_lock lock(sync::mutex());
   // Counter-based events are armed in submission order: a command waits for
   // the arm its wait event had when it was submitted, not a later one.
   std::vector<std::vector<Arms>> arms;
@@ -21,8 +60,25 @@ uint64_t Engine::submit(Streams streams, std::shared_ptr<Fence> fence) {
     perCommand.reserve(stream->size());
     for (const Command& c : *stream) perCommand.push_back(events::armLocked(c));
   }
-  pending_.push_back(Batch{std::move(streams), std::move(fence), std::move(arms)});
   uint64_t seq = ++submitted_;
+  Batch batch{std::move(streams), std::move(fence), std::move(arms)};
+  if (inline_ && pending_.empty() && !running_ && !stopping_) {
+    running_ = true;
+    lock.unlock();
+    bool done = runInline(batch);
+    lock.lock();
+    running_ = false;
+    if (done) {
+      finishLocked(batch);
+    } else {
+      pending_.push_front(std::move(batch));
+      startWorkerLocked();
+    }
+    sync::notifyAll();
+    return seq;
+  }
+  pending_.push_back(std::move(batch));
+  if (inline_) startWorkerLocked();
   sync::notifyAll();
   return seq;
 }
@@ -51,20 +107,20 @@ void Engine::run() {
   pthread_setname_np(pthread_self(), "gtap-sim-ze");
   std::unique_lock lock(sync::mutex());
   for (;;) {
-    sync::cv().wait(lock, [&] { return stopping_ || !pending_.empty(); });
+    // Inline work runs first: what is queued comes after it.
+    sync::cv().wait(lock, [&] { return (stopping_ && !running_) || (!pending_.empty() && !running_); });
     if (pending_.empty()) return;  // stopping, and everything queued has run
     Batch batch = std::move(pending_.front());
     pending_.pop_front();
     lock.unlock();
-    for (size_t s = 0; s < batch.streams.size(); ++s) {
-      const CommandStream& stream = *batch.streams[s];
-      for (size_t i = 0; i < stream.size(); ++i) execute(stream[i], batch.arms[s][i], &stopping_);
+    for (; batch.stream < batch.streams.size(); ++batch.stream, batch.command = 0) {
+      const CommandStream& stream = *batch.streams[batch.stream];
+      for (; batch.command < stream.size(); ++batch.command)
+        execute(stream[batch.command], batch.arms[batch.stream][batch.command], &stopping_);
     }
     batch.streams.clear();  // drop kernels and modules before reporting completion
     lock.lock();
-    if (batch.fence) batch.fence->signaled = true;
-    ++completed_;
-    sync::notifyAll();
+    finishLocked(batch);
   }
 }
 

@@ -1,5 +1,11 @@
 // A worker thread that runs submitted command streams in order: the
 // "hardware" behind a command queue or an immediate command list.
+//
+// With GTAP_SIM_INLINE set (not "0"), work runs on the thread that submits
+// it, before submit returns, while nothing is queued ahead of it and each
+// command's wait events are already signaled; from the first command that
+// would have to wait, the rest goes to the worker thread, started then.
+// Events, fences and timestamps behave the same either way.
 #pragma once
 
 #include "commands.h"
@@ -15,7 +21,7 @@ class Engine {
  public:
   using Streams = std::vector<std::shared_ptr<const CommandStream>>;
 
-  Engine();  // starts the thread; throws std::system_error if it cannot
+  Engine();  // starts the thread (inline: when first needed); throws std::system_error if it cannot
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -35,14 +41,21 @@ class Engine {
     Streams streams;
     std::shared_ptr<Fence> fence;
     std::vector<std::vector<Arms>> arms;  // per stream, per command
+    size_t stream = 0, command = 0;       // where to carry on
   };
   void run();
+  // Runs `batch` from where it stands until a command would wait; true when it finished.
+  bool runInline(Batch& batch);
+  void finishLocked(Batch& batch);
+  void startWorkerLocked();
 
   // Guarded by sync::mutex().
   std::deque<Batch> pending_;
   uint64_t submitted_ = 0;
   uint64_t completed_ = 0;
   bool stopping_ = false;
+  bool running_ = false;  // a submitting thread is running work inline
+  const bool inline_;
   std::thread thread_;
 };
 

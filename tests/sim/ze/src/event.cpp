@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 namespace sim {
 
@@ -21,6 +22,54 @@ struct EventWaiter {
   ~EventWaiter() { --event.waiters; }
   Event& event;
 };
+
+// A writer of the event's memory makes the sequence count odd; two writers
+// at once (a program resetting an event the device is signalling, which the
+// specification forbids) take turns.
+void beginWrite(Event& e) {
+  uint64_t s = e.memorySeq.load(std::memory_order_relaxed);
+  for (;;) {
+    if (!(s & 1) && e.memorySeq.compare_exchange_weak(s, s + 1, std::memory_order_acquire)) break;
+    if (s & 1) {
+      std::this_thread::yield();
+      s = e.memorySeq.load(std::memory_order_relaxed);
+    }
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+}
+
+void endWrite(Event& e) { e.memorySeq.fetch_add(1, std::memory_order_release); }
+
+void writeTimestamp(Event& e, const ze_kernel_timestamp_result_t& t) {
+  e.timestamp[0].store(t.global.kernelStart, std::memory_order_relaxed);
+  e.timestamp[1].store(t.global.kernelEnd, std::memory_order_relaxed);
+  e.timestamp[2].store(t.context.kernelStart, std::memory_order_relaxed);
+  e.timestamp[3].store(t.context.kernelEnd, std::memory_order_relaxed);
+}
+
+// What the event's memory holds, read as the host reads it: without a lock.
+// False when `needSignaled` and it is not signaled, or it has no timestamp.
+bool readMemory(Event& e, bool needSignaled, ze_kernel_timestamp_result_t* out) {
+  for (;;) {
+    uint64_t before = e.memorySeq.load(std::memory_order_acquire);
+    if (before & 1) {
+      std::this_thread::yield();
+      continue;
+    }
+    bool sig = e.signaled.load(std::memory_order_relaxed);
+    bool has = e.hasTimestamp.load(std::memory_order_relaxed);
+    ze_kernel_timestamp_result_t t{};
+    t.global.kernelStart = e.timestamp[0].load(std::memory_order_relaxed);
+    t.global.kernelEnd = e.timestamp[1].load(std::memory_order_relaxed);
+    t.context.kernelStart = e.timestamp[2].load(std::memory_order_relaxed);
+    t.context.kernelEnd = e.timestamp[3].load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (e.memorySeq.load(std::memory_order_relaxed) != before) continue;
+    if ((needSignaled && !sig) || !has) return false;
+    *out = t;
+    return true;
+  }
+}
 }  // namespace
 
 void signal(Event& e, uint64_t startTicks, uint64_t endTicks, uint64_t arm) {
@@ -30,11 +79,11 @@ void signal(Event& e, uint64_t startTicks, uint64_t endTicks, uint64_t arm) {
   // know); only an earlier arm finishing after a later one (on another list)
   // leaves the later one's in place.
   bool write = arm == 0 || arm >= e.lastWrittenArm;
+  beginWrite(e);
   if (write && e.pool->timestamps()) {
     ze_kernel_timestamp_data_t data{clock::kernelTicks(startTicks), clock::kernelTicks(endTicks)};
     // One context per device here, so the context counter equals the global one.
-    e.timestamp.global = data;
-    e.timestamp.context = data;
+    writeTimestamp(e, ze_kernel_timestamp_result_t{data, data});
     e.hasTimestamp = true;
   }
   if (arm != 0) {
@@ -45,14 +94,17 @@ void signal(Event& e, uint64_t startTicks, uint64_t endTicks, uint64_t arm) {
   } else {
     e.signaled = true;
   }
+  endWrite(e);
   if (e.waiters != 0) sync::notifyAll();
 }
 
 void reset(Event& e) {
-  std::lock_guard lock(sync::mutex());
+  // A memory write, as on hardware: nobody waits for an event to be reset.
+  beginWrite(e);
   e.signaled = false;
   e.hasTimestamp = false;
-  e.timestamp = {};
+  writeTimestamp(e, {});
+  endWrite(e);
 }
 
 Arms armLocked(const Command& c) {
@@ -70,38 +122,37 @@ Arms armLocked(const Command& c) {
   return arms;
 }
 
+namespace {
+bool allDone(const std::vector<std::shared_ptr<Event>>& list, const std::vector<uint64_t>* targets) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Event& e = *list[i];
+    uint64_t target = targets != nullptr && i < targets->size() ? (*targets)[i] : 0;
+    bool done = target != 0 ? std::find(e.outstanding.begin(), e.outstanding.end(), target) == e.outstanding.end()
+                            : e.signaled.load();
+    if (!done) return false;
+  }
+  return true;
+}
+}  // namespace
+
 void waitAll(const std::vector<std::shared_ptr<Event>>& list, const std::vector<uint64_t>* targets,
              const bool* abandon) {
   if (list.empty()) return;
   std::unique_lock lock(sync::mutex());
   for (const auto& e : list) ++e->waiters;
-  sync::cv().wait(lock, [&] {
-    if (abandon != nullptr && *abandon) return true;
-    for (size_t i = 0; i < list.size(); ++i) {
-      const Event& e = *list[i];
-      uint64_t target = targets != nullptr && i < targets->size() ? (*targets)[i] : 0;
-      bool done = target != 0 ? std::find(e.outstanding.begin(), e.outstanding.end(), target) == e.outstanding.end()
-                              : e.signaled;
-      if (!done) return false;
-    }
-    return true;
-  });
+  sync::cv().wait(lock, [&] { return (abandon != nullptr && *abandon) || allDone(list, targets); });
   for (const auto& e : list) --e->waiters;
 }
 
-bool readTimestamp(Event& e, ze_kernel_timestamp_result_t* out) {
+bool ready(const std::vector<std::shared_ptr<Event>>& list, const std::vector<uint64_t>* targets) {
+  if (list.empty()) return true;
   std::lock_guard lock(sync::mutex());
-  if (!e.signaled || !e.hasTimestamp) return false;
-  *out = e.timestamp;
-  return true;
+  return allDone(list, targets);
 }
 
-bool deviceTimestamp(Event& e, ze_kernel_timestamp_result_t* out) {
-  std::lock_guard lock(sync::mutex());
-  if (!e.hasTimestamp) return false;
-  *out = e.timestamp;
-  return true;
-}
+bool readTimestamp(Event& e, ze_kernel_timestamp_result_t* out) { return readMemory(e, true, out); }
+
+bool deviceTimestamp(Event& e, ze_kernel_timestamp_result_t* out) { return readMemory(e, false, out); }
 
 }  // namespace events
 
@@ -183,13 +234,13 @@ ze_result_t zeEventHostSynchronize(ze_event_handle_t hEvent, uint64_t timeout) {
   SIM_LOOKUP(event, Event, hEvent);
   std::unique_lock lock(sync::mutex());
   events::EventWaiter waiting(*event);
-  return sync::waitFor(lock, timeout, [&] { return event->signaled; });
+  return sync::waitFor(lock, timeout, [&] { return event->signaled.load(); });
 }
 
 ze_result_t zeEventQueryStatus(ze_event_handle_t hEvent) {
   SIM_LOOKUP(event, Event, hEvent);
-  std::lock_guard lock(sync::mutex());
-  return event->signaled ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+  // A read of the event's memory.
+  return event->signaled.load(std::memory_order_acquire) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
 }
 
 ze_result_t zeEventHostReset(ze_event_handle_t hEvent) {

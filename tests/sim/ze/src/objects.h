@@ -74,10 +74,15 @@ struct Event : Object {
   Event(std::shared_ptr<EventPool> p, uint32_t i) : Object(kKind), pool(std::move(p)), index(i) {}
   const std::shared_ptr<EventPool> pool;
   const uint32_t index;
+  // The event's memory. On hardware the host reads and resets an event by
+  // reading and writing its memory, without a lock: here the host reads
+  // through a sequence count (odd while a write is under way), and the
+  // device's signal (under sync::mutex()) and the host's reset are the writers.
+  std::atomic<uint64_t> memorySeq{0};
+  std::atomic<bool> signaled{false};
+  std::atomic<bool> hasTimestamp{false};
+  std::atomic<uint64_t> timestamp[4]{};  // global start, end; context start, end
   // Guarded by sync::mutex().
-  bool signaled = false;
-  bool hasTimestamp = false;
-  ze_kernel_timestamp_result_t timestamp{};
   uint32_t waiters = 0;  // threads waiting for this event: a signal wakes them only if any
   // Counter-based events: every submitted command that signals the event arms
   // it anew (`armed` counts the arms); `outstanding` holds the arms whose
