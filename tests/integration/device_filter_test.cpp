@@ -68,7 +68,7 @@ std::vector<std::string> dispatches(const std::string& file, const std::string& 
   });
   std::vector<std::string> out;
   for (const auto* op : ops)
-    out.push_back(op->name + "@" + std::to_string(op->recordedBy == schema::Api::HSA ? op->queueIndex : op->appendIndex));
+    out.push_back(std::string(op->name) + "@" + std::to_string(op->recordedBy == schema::Api::HSA ? op->queueIndex : op->appendIndex));
   return out;
 }
 

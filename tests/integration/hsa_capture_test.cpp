@@ -98,7 +98,7 @@ TEST_P(CapturedHsaWorkload, MatchesWhatTheWorkloadDid) {
   for (const auto& op : work.ops) {
     if (op.kind == schema::DeviceOpKind::KERNEL) {
       ASSERT_EQ(op.gridSize.size(), 3u);
-      seen[op.name + " grid " + std::to_string(op.gridSize[0]) + "," + std::to_string(op.gridSize[1]) + "," +
+      seen[std::string(op.name) + " grid " + std::to_string(op.gridSize[0]) + "," + std::to_string(op.gridSize[1]) + "," +
            std::to_string(op.gridSize[2]) + " wg " + std::to_string(op.groupSize[0]) + "," +
            std::to_string(op.groupSize[1]) + "," + std::to_string(op.groupSize[2])]++;
       // The kernarg bytes the packet pointed at, as long as the kernel declares.

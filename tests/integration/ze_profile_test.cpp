@@ -239,7 +239,7 @@ TEST(ZeProfile, KernelFilterKeepsOnlyMatchingKernels) {
   auto work = readers::loadDeviceWork(capture);
   std::set<std::string> kernels;
   for (const auto& op : work.ops)
-    if (op.kind == schema::DeviceOpKind::KERNEL) kernels.insert(op.name);
+    if (op.kind == schema::DeviceOpKind::KERNEL) kernels.insert(std::string(op.name));
   EXPECT_EQ(kernels, std::set<std::string>{"scale"});
 }
 
@@ -379,7 +379,7 @@ TEST(ZeProfile, SqliteExportAnswersQueries) {
   // Kernels by name, through the strings table.
   Counts kernels;
   for (const auto& op : work.ops)
-    if (op.kind == schema::DeviceOpKind::KERNEL) ++kernels[op.name];
+    if (op.kind == schema::DeviceOpKind::KERNEL) ++kernels[std::string(op.name)];
   EXPECT_EQ(queryCounts(raw, "SELECT s.string, COUNT(*) FROM device_ops d JOIN strings s ON s.id = d.name_id "
                              "WHERE d.kind = 'kernel' GROUP BY s.string"),
             kernels);
