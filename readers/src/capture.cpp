@@ -222,22 +222,13 @@ uint64_t Capture::forEachCallBatch(const std::function<void(std::span<const ApiC
       if (callEvents) {
         // One event per call, in the order the calls began; a begin alone is
         // a call that never returned.
-        batch.resize(n);
-        ApiCall* out = batch.data();
+        batch.reserve(n);
         uint64_t index = firstIndex;
         problem = format::decodeCallEvents(
             encoded.begin(), encoded.size(), n, ev.getBaseHostNs(), [&](const format::ApiEvent& e) {
-              ApiCall& call = *out++;
-              call.thread = thread;
-              call.function = e.function;
-              call.beginNs = e.timeNs;
-              call.endNs = e.endNs;
-              call.result = e.result;
-              call.finished = e.kind == format::ApiEventKind::call;
-              call.depth = e.depth;
-              call.beginIndex = index++;
+              batch.push_back({thread, e.function, e.timeNs, e.endNs, e.result, e.kind == format::ApiEventKind::call,
+                               e.depth, index++});
             });
-        batch.resize(static_cast<size_t>(out - batch.data()));
       } else {
         // A call is two events of at least 2 and 3 encoded bytes: the
         // declared count alone must not size the batch.
