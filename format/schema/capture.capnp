@@ -85,21 +85,43 @@ struct Definitions {
 enum EventKind {
   callBegin @0;  # written before the real call: a call that never returns still shows
   callEnd @1;    # value holds the call's result code
+  call @2;       # (1.3) a whole call: begin, duration, result
 }
 
-# A run of one thread's events in the order the thread produced them. Calls
-# are begin/end pairs matched per thread (innermost open begin first), so calls
-# cut by a crash stay visible as begins. The events are a byte stream, each:
+# A run of one thread's events in the order the thread produced them. The
+# events are a byte stream in one of two layouts
+# (format/include/gtap/format/api_events.h encodes and decodes both):
+#
+# callEvents false (formats 1.0-1.2): calls are begin/end pairs matched per
+# thread (innermost open begin first), so calls cut by a crash stay visible
+# as begins. Each event:
 #   varint (function << 1 | kind)       kind: 0 callBegin, 1 callEnd
 #   varint time delta in ns from the previous event of the thread (>= 0)
 #   callEnd only: zigzag varint result code
-# (format/include/gtap/format/api_events.h encodes and decodes it.)
+#
+# callEvents true (1.3 on): one event per call, in the order the calls began;
+# a call that had not returned when the file was closed (the program crashed
+# or exited inside it) is a begin alone. The bytes are four columns, so the
+# compressor meets long runs rather than one short match per call:
+#   varint size of column 1, varint size of column 2, varint size of column 3
+#   column 1, per event: varint (function << 3 | flags)
+#                        flags: 1 returned, 2 result follows, 4 depth follows
+#   column 2, per event: varint begin time delta in ns from the previous
+#                        event's begin (>= 0)
+#   column 3, per returned event: varint duration in ns
+#   column 4 (the rest), per event with them, in order: varint depth (calls
+#                        of the thread open around it), zigzag varint result
+# (a call without them has depth 0 and result 0).
+#
+# Either way an event's per-thread index (firstIndex + its position) is what
+# device work and allocations name as their call (callIndex).
 struct ApiEvents {
   thread @0 :UInt32;
   firstIndex @1 :UInt64;    # per-thread index of the first event here
   baseHostNs @2 :Int64;     # time the first delta starts from
   count @3 :UInt32;         # events in `encoded`
   encoded @4 :Data;
+  callEvents @5 :Bool;      # (1.3) the one-event-per-call layout
 }
 
 # Content-addressed bytes, stored once per file. Large contents are split into

@@ -1,8 +1,13 @@
-// What a wrapper does around the real call: a begin record before it, an end
-// record with the result after it, and the front end's guard bit set in
-// between so the runtime's own nested calls are neither recorded nor treated
-// as the program's (e.g. the Level Zero loader calling its own exported table
-// getters while it initialises).
+// What a wrapper does around the real call: it reserves the call's record
+// before it (begin ticks), fills the record with the end ticks and the result
+// after it, and sets the front end's guard bit in between so the runtime's own
+// nested calls are neither recorded nor treated as the program's (e.g. the
+// Level Zero loader calling its own exported table getters while it
+// initialises).
+//
+// Everything here is inline: the common case (a thread already registered
+// with the running session) is a few loads and compares, two time-stamp reads
+// and a handful of stores, with no call out of line.
 #pragma once
 
 #include "clock.h"
@@ -13,22 +18,25 @@ namespace gtap::core {
 
 class CallScope {
  public:
-  CallScope(uint8_t guardBit, uint16_t function)
+  __attribute__((always_inline)) CallScope(uint8_t guardBit, uint16_t function)
       : saved_(t_guard), guard_(guardBit), function_(function) {
-    thread_ = (saved_ & (guardBit | kGuardGtap)) ? nullptr : enterCall(guardBit);
-    if (thread_) {
-      beginIndex_ = g_recordApi ? thread_->produced : ~uint64_t{0};
-      if (g_recordApi) thread_->append({nowTicks(), 0, function, RecordKind::callBegin, 0});
+    if (__builtin_expect(!(saved_ & (guardBit | kGuardGtap)), 1)) {
+      thread_ = enterUnguarded();
+      if (thread_ && g_recordApi) {
+        beginIndex_ = thread_->produced.load(std::memory_order_relaxed);
+        record_ = thread_->openCall(function, nowTicks());
+        if (!record_) beginIndex_ = ~uint64_t{0};
+      }
     }
     t_guard = static_cast<uint8_t>(saved_ | guardBit);
   }
-  void end(int32_t result) {
+  __attribute__((always_inline)) void end(int32_t result) {
     t_guard = saved_;
-    if (thread_ && g_recordApi) thread_->append({nowTicks(), result, function_, RecordKind::callEnd, 0});
+    if (record_) thread_->closeCall(record_, nowTicks(), result);
   }
   // The calling thread's state when this call is the program's and a session
-  // records; its id and the index of this call's begin record link other
-  // records (device work, allocations) to the call.
+  // records; its id and the index of this call's record link other records
+  // (device work, allocations) to the call.
   ThreadState* thread() const { return thread_; }
   uint64_t beginIndex() const { return beginIndex_; }
   uint16_t function() const { return function_; }
@@ -40,7 +48,8 @@ class CallScope {
   }
 
  private:
-  ThreadState* thread_;
+  ThreadState* thread_ = nullptr;
+  Record* record_ = nullptr;
   uint64_t beginIndex_ = ~uint64_t{0};
   uint8_t saved_;
   uint8_t guard_;

@@ -9,6 +9,8 @@ namespace gtap::core {
 
 bool g_ticksAreTsc = false;
 
+uint64_t monotonicTicks() { return static_cast<uint64_t>(monotonicNs()); }
+
 namespace {
 // The TSC is a valid clock across cores and power states only when the CPU says
 // so; otherwise fall back to clock_gettime.
@@ -93,10 +95,14 @@ void TickConverter::sample() {
   anchorTicks_ = t;
 }
 
+TickConverter::Fast TickConverter::fast() const {
+  if (!g_ticksAreTsc) return {0, 0, uint64_t{1} << 48};
+  return {anchorTicks_, anchorNs_, static_cast<uint64_t>(nsPerTick_ * 281474976710656.0 + 0.5)};
+}
+
 int64_t TickConverter::toNs(uint64_t ticks) const {
   if (!g_ticksAreTsc) return static_cast<int64_t>(ticks);
-  int64_t dt = static_cast<int64_t>(ticks - anchorTicks_);
-  return anchorNs_ + static_cast<int64_t>(static_cast<double>(dt) * nsPerTick_);
+  return fast().toNs(ticks);
 }
 
 }  // namespace gtap::core

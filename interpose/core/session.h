@@ -34,13 +34,19 @@ extern std::atomic<uint32_t> g_generation;
 // The slow path of enterCall: starts the session or registers the thread.
 ThreadState* enterSlow();
 
-// Returns the calling thread's state when this call is to be recorded.
-inline ThreadState* enterCall(uint8_t guardBit) {
-  if (t_guard & (guardBit | kGuardGtap)) return nullptr;
+// The calling thread's state when its call is to be recorded, for a caller
+// that has checked the guard bits itself.
+inline ThreadState* enterUnguarded() {
   ThreadState* t = t_state;
   if (__builtin_expect(t != nullptr && t->generation == g_generation.load(std::memory_order_relaxed), 1))
     return t;
   return enterSlow();
+}
+
+// Returns the calling thread's state when this call is to be recorded.
+inline ThreadState* enterCall(uint8_t guardBit) {
+  if (t_guard & (guardBit | kGuardGtap)) return nullptr;
+  return enterUnguarded();
 }
 
 const Config& config();

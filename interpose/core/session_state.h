@@ -64,10 +64,10 @@ struct Session {
 
   // Writer thread only.
   TickConverter ticks;
-  std::vector<bool> functionDefined = std::vector<bool>(65536, false);
+  std::vector<uint8_t> functionDefined = std::vector<uint8_t>(65536, 0);
+  std::vector<uint16_t> newFunctions;
   std::vector<std::pair<const Record*, const Record*>> spans;
   std::vector<Block*> toRelease;
-  std::vector<uint8_t> eventBytes;
   uint64_t eventsWritten = 0;
   uint64_t eventsDropped = 0;
   uint32_t threadsSeen = 0;
@@ -93,13 +93,14 @@ struct Session {
 
  private:
   void writeFileInfo();
-  size_t collectSpans(ThreadState* t);
+  size_t collectSpans(ThreadState* t, uint64_t upTo, bool take);
   void releaseConsumed();
   bool fullyDrained(ThreadState* t);
   void encode(ThreadState* t, const std::vector<std::pair<const Record*, const Record*>>& published, size_t total);
+  void encodeThread(ThreadState* t, bool withOpenCalls);
   void defineThread(ThreadState* t, schema::Definitions::Builder defs, int64_t firstNs);
   void stopRecordingAfterError();
-  void drain();
+  void drain(bool final);
   void suspendForExec(uint32_t asked);
 };
 

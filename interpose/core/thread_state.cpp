@@ -21,6 +21,8 @@ bool ThreadState::nextBlock() {
     return false;
   }
   if (current) {
+    // Linked before any record of it is published (the writer walks into it
+    // only up to a count it read after this store).
     current->next.store(b, std::memory_order_release);
   } else {
     head = b;
@@ -29,6 +31,11 @@ bool ThreadState::nextBlock() {
   cursor = b->records;
   limit = b->records + kBlockRecords;
   return true;
+}
+
+Record* ThreadState::openCallInNewBlock(uint16_t function, uint64_t ticks) {
+  if (!nextBlock()) return nullptr;
+  return openCall(function, ticks);
 }
 
 BlockPool::BlockPool(uint64_t budgetBytes, void (*kickWriter)())
@@ -41,7 +48,6 @@ Block* BlockPool::acquire() {
       if (!free_.empty()) {
         Block* b = free_.back();
         free_.pop_back();
-        b->committed.store(0, std::memory_order_relaxed);
         b->next.store(nullptr, std::memory_order_relaxed);
         // Half the budget waiting for the writer: wake it now rather than at
         // its next interval, so producers rarely reach the budget.
@@ -52,7 +58,7 @@ Block* BlockPool::acquire() {
       // can never wait on its own undrained records.
       if (allocated_ + sizeof(Block) <= budget_ || noWait_.load() || spins > 5000) {
         allocated_ += sizeof(Block);
-        return new Block();
+        return new Block;  // records are written before they are read: no zeroing
       }
     }
     if (spins == 0) waits_.fetch_add(1);

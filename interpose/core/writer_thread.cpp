@@ -118,27 +118,35 @@ void Session::writeFileInfo() {
   file->writeMessage(schema::ChunkKind::FILE_INFO, message);
 }
 
-// Gathers every record the thread has published as spans into `spans`; the
-// blocks the thread has moved past wait in `toRelease` until the spans
-// pointing into them are encoded.
-size_t Session::collectSpans(ThreadState* t) {
-  size_t n = 0;
+// Gathers the thread's records from the writer's position up to the count
+// `upTo` as spans into `spans`. With `take`, the position moves on and the
+// blocks passed wait in `toRelease` until the spans pointing into them are
+// encoded; without, the records are only read (calls still open at the final
+// drain, whose records their threads may yet fill).
+size_t Session::collectSpans(ThreadState* t, uint64_t upTo, bool take) {
   Block* b = t->head;
-  while (b) {
-    uint32_t c = b->committed.load(std::memory_order_acquire);
-    Block* next = b->next.load(std::memory_order_acquire);
-    // The producer published its last count before linking the next block.
-    if (next) c = b->committed.load(std::memory_order_acquire);
-    if (c > t->consumed) {
-      spans.emplace_back(b->records + t->consumed, b->records + c);
-      n += c - t->consumed;
-      t->consumed = c;
+  uint32_t at = t->consumed;
+  uint64_t taken = t->taken;
+  size_t n = 0;
+  while (taken < upTo) {
+    if (at == kBlockRecords) {
+      // The producer linked the next block before it published (or reserved)
+      // any record in it, so the count read says it is there.
+      Block* next = b->next.load(std::memory_order_acquire);
+      if (take) toRelease.push_back(b);
+      b = next;
+      at = 0;
     }
-    if (!next) break;
-    toRelease.push_back(b);
-    b = next;
-    t->head = next;
-    t->consumed = 0;
+    uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(kBlockRecords - at, upTo - taken));
+    spans.emplace_back(b->records + at, b->records + at + count);
+    at += count;
+    taken += count;
+    n += count;
+  }
+  if (take) {
+    t->head = b;
+    t->consumed = at;
+    t->taken = taken;
   }
   return n;
 }
@@ -148,54 +156,58 @@ void Session::releaseConsumed() {
   toRelease.clear();
 }
 
-bool Session::fullyDrained(ThreadState* t) {
-  Block* b = t->head;
-  return !b || (!b->next.load(std::memory_order_acquire) &&
-                b->committed.load(std::memory_order_acquire) == t->consumed);
-}
+bool Session::fullyDrained(ThreadState* t) { return t->taken == t->published.load(std::memory_order_acquire); }
 
 // Encodes one thread's newly published records: definitions first when new
-// threads or functions appear, then ApiEvents chunks.
+// threads or functions appear, then ApiEvents chunks of call events (one per
+// record; a record still open is a call that has not returned, written as a
+// begin). Ticks become ns by one multiply (TickConverter::Fast).
 void Session::encode(ThreadState* t, const std::vector<std::pair<const Record*, const Record*>>& published, size_t total) {
-  capnp::MallocMessageBuilder defsMessage;
-  auto defs = defsMessage.initRoot<schema::Definitions>();
-  std::vector<uint16_t> newFunctions;
-  for (const auto& [begin, end] : published)
-    for (const Record* r = begin; r != end; ++r)
-      if (!functionDefined[r->function]) {
-        functionDefined[r->function] = true;
-        newFunctions.push_back(r->function);
-      }
-  bool newThread = !t->defined;
-  if (newThread) defineThread(t, defs, std::max(ticks.toNs(published.front().first->ticks), t->lastNs));
-  if (!newFunctions.empty()) {
-    auto list = defs.initFunctions(static_cast<unsigned>(newFunctions.size()));
-    for (size_t i = 0; i < newFunctions.size(); ++i) {
-      const FunctionInfo* info = functionInfo(newFunctions[i]);
-      list[static_cast<unsigned>(i)].setId(newFunctions[i]);
-      list[static_cast<unsigned>(i)].setApi(
-          static_cast<schema::Api>(info ? static_cast<uint16_t>(info->api) : 0));
-      list[static_cast<unsigned>(i)].setName(info ? info->name : "unknown");
-    }
-  }
-  if (newThread || !newFunctions.empty()) file->writeMessage(schema::ChunkKind::DEFINITIONS, defsMessage);
-
+  const TickConverter::Fast conv = ticks.fast();
   auto span = published.begin();
   const Record* r = span->first;
   for (size_t done = 0; done < total;) {
     size_t n = std::min(kEventsPerChunk, total - done);
-    // Encoded into a reused buffer first: sizing the message for the worst
-    // case would have Cap'n Proto zero 30 bytes per event.
-    eventBytes.resize(n * format::ApiEventEncoder::kMaxEventBytes);
+    const bool newThread = !t->defined;
+    if (newThread) t->lastNs = std::max(conv.toNs(r->begin), t->lastNs);
     int64_t base = t->lastNs;
-    format::ApiEventEncoder encoder(eventBytes.data(), base);
+    // Encoded into the encoder's columns first: sizing the message for the
+    // worst case would have Cap'n Proto zero 50 bytes per event.
+    format::CallEventEncoder encoder(n, base);
+    newFunctions.clear();
     int64_t first = 0;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < n; ++i, ++r) {
       if (r == span->second) r = (++span)->first;
-      int64_t ns = std::max(ticks.toNs(r->ticks), encoder.lastNs());
+      if (__builtin_expect(!functionDefined[r->function], 0)) {
+        functionDefined[r->function] = 1;
+        newFunctions.push_back(r->function);
+      }
+      int64_t ns = std::max(conv.toNs(r->begin), encoder.lastNs());
       if (i == 0) first = ns;
-      encoder.add(static_cast<format::ApiEventKind>(r->kind), r->function, ns, r->value);
-      ++r;
+      if (__builtin_expect(r->kind == RecordKind::returned, 1)) {
+        // A TSC that went back (another core, a re-anchor) is a zero duration.
+        int64_t dticks = static_cast<int64_t>(r->end - r->begin);
+        encoder.addCall(r->function, ns, dticks > 0 ? conv.spanNs(static_cast<uint64_t>(dticks)) : 0, r->result,
+                        r->depth);
+      } else {
+        encoder.addBegin(r->function, ns, r->depth);
+      }
+    }
+    if (newThread || !newFunctions.empty()) {
+      capnp::MallocMessageBuilder defsMessage;
+      auto defs = defsMessage.initRoot<schema::Definitions>();
+      if (newThread) defineThread(t, defs, base);
+      if (!newFunctions.empty()) {
+        auto list = defs.initFunctions(static_cast<unsigned>(newFunctions.size()));
+        for (size_t i = 0; i < newFunctions.size(); ++i) {
+          const FunctionInfo* info = functionInfo(newFunctions[i]);
+          list[static_cast<unsigned>(i)].setId(newFunctions[i]);
+          list[static_cast<unsigned>(i)].setApi(
+              static_cast<schema::Api>(info ? static_cast<uint16_t>(info->api) : 0));
+          list[static_cast<unsigned>(i)].setName(info ? info->name : "unknown");
+        }
+      }
+      file->writeMessage(schema::ChunkKind::DEFINITIONS, defsMessage);
     }
     capnp::MallocMessageBuilder message(static_cast<unsigned>(encoder.size() / 8 + 16));
     auto ev = message.initRoot<schema::ApiEvents>();
@@ -203,7 +215,8 @@ void Session::encode(ThreadState* t, const std::vector<std::pair<const Record*, 
     ev.setFirstIndex(t->eventsConsumed);
     ev.setBaseHostNs(base);
     ev.setCount(encoder.count());
-    ev.setEncoded(capnp::Data::Reader(encoder.data(), encoder.size()));
+    ev.setCallEvents(true);
+    encoder.write(ev.initEncoded(static_cast<unsigned>(encoder.size())).begin());
     t->lastNs = encoder.lastNs();
     t->eventsConsumed += n;
     done += n;
@@ -211,6 +224,21 @@ void Session::encode(ThreadState* t, const std::vector<std::pair<const Record*, 
       eventsWritten += n;
     else
       eventsDropped += n;
+  }
+}
+
+// The thread's published records; with `withOpenCalls` also those after
+// them, of calls that have not returned (and calls made inside those): at the
+// final drain, and for a thread that exited inside a call.
+void Session::encodeThread(ThreadState* t, bool withOpenCalls) {
+  spans.clear();
+  size_t total = collectSpans(t, t->published.load(std::memory_order_acquire), true);
+  if (withOpenCalls) total += collectSpans(t, t->produced.load(std::memory_order_acquire), false);
+  if (total) {
+    if (recording.load() && file->ok())
+      encode(t, spans, total);
+    else
+      eventsDropped += total;
   }
 }
 
@@ -233,7 +261,7 @@ void Session::stopRecordingAfterError() {
   g_generation.fetch_add(1);
 }
 
-void Session::drain() {
+void Session::drain(bool final) {
   testThrowPoint(TestSite::writer);
   ticks.sample();
   std::vector<ThreadState*> snapshot;
@@ -246,14 +274,7 @@ void Session::drain() {
     bool exited = t->exited.load(std::memory_order_acquire);
     // Records stay in their blocks until encoded: the spans are encoded
     // before the blocks they point into are recycled below.
-    spans.clear();
-    size_t total = collectSpans(t);
-    if (total) {
-      if (recording.load() && file->ok())
-        encode(t, spans, total);
-      else
-        eventsDropped += total;
-    }
+    encodeThread(t, final || exited);
     releaseConsumed();
     if (!file->ok()) stopRecordingAfterError();
     if (exited && fullyDrained(t)) gone.push_back(t);
@@ -300,7 +321,7 @@ void Session::run() {
     // Read before the drain, as the flush requests: what the exec's thread
     // published before asking is then in this drain.
     uint32_t execAsked = execRequests.load();
-    drain();
+    drain(stop);
     flushesDone.store(requested);
     if (stop) break;
     if (execAsked != execServed.load()) suspendForExec(execAsked);

@@ -91,6 +91,7 @@ uint16_t functionId(const std::string& name) {
 struct ShadowEntry {
   void* returnAddress;
   Slot* slot;
+  core::Record* record;  // the call's record (mode api), filled at its end
   CallContext call;
 };
 constexpr uint32_t kShadowDepth = 128;
@@ -396,11 +397,12 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot
   e.slot = slot;
   e.call = CallContext{};
   e.call.thread = thread;
-  e.call.beginIndex = core::g_recordApi ? thread->produced : ~uint64_t{0};  // no call record to link to otherwise
   e.call.ticks = core::nowTicks();
   e.call.nested = nested;
+  e.record = core::g_recordApi ? thread->openCall(slot->function, e.call.ticks) : nullptr;
+  // No call record to link to without one.
+  e.call.beginIndex = e.record ? thread->produced.load(std::memory_order_relaxed) - 1 : ~uint64_t{0};
   *returnSlot = reinterpret_cast<void*>(&gtap_hal_exit_stub);
-  if (core::g_recordApi) thread->append({e.call.ticks, 0, slot->function, core::RecordKind::callBegin, 0});
   if (slot->decoder != Decoder::none) {
     // gtap's own work: whatever it calls is not the program's.
     uint8_t saved = core::t_guard;
@@ -415,7 +417,7 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot
       core::t_guard = saved;
       core::stopAfterInternalError("an IREE HAL vtable hook");
       // The call goes to the original as if never hooked: it returns straight
-      // to its caller (its begin record stays without an end).
+      // to its caller (its record stays open: a begin without an end).
       *returnSlot = e.returnAddress;
       --shadow->depth;
       return slot->original;
@@ -442,7 +444,7 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_exit(uint64_t re
     }
     core::t_guard = saved;
   }
-  if (core::g_recordApi) e.call.thread->append({core::nowTicks(), value, e.slot->function, core::RecordKind::callEnd, 0});
+  if (e.record) e.call.thread->closeCall(e.record, core::nowTicks(), value);
   return e.returnAddress;
 }
 

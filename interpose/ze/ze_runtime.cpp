@@ -19,6 +19,7 @@ namespace gtap::ze {
 std::atomic<bool> g_resolved{false};
 CodeRange g_runtimeCode[kMaxRuntimeRanges];
 std::atomic<size_t> g_runtimeCodeCount{0};
+std::atomic<uintptr_t> g_runtimeLow{0}, g_runtimeHigh{0};
 
 namespace {
 constexpr const char* kLoaderName = "libze_loader.so.1";
@@ -48,6 +49,10 @@ void scanRuntimeLibraries() {
           for (size_t k = 0; k < n && !known; ++k) known = g_runtimeCode[k].begin == r.begin;
           if (known || n == kMaxRuntimeRanges) continue;
           g_runtimeCode[n] = r;
+          uintptr_t low = g_runtimeLow.load(std::memory_order_relaxed);
+          uintptr_t high = g_runtimeHigh.load(std::memory_order_relaxed);
+          g_runtimeLow.store(n == 0 || r.begin < low ? r.begin : low, std::memory_order_relaxed);
+          g_runtimeHigh.store(n == 0 || r.end > high ? r.end : high, std::memory_order_relaxed);
           g_runtimeCodeCount.store(n + 1, std::memory_order_release);
         }
         return 0;

@@ -45,6 +45,10 @@ struct CodeRange {
 inline constexpr size_t kMaxRuntimeRanges = 32;
 extern CodeRange g_runtimeCode[kMaxRuntimeRanges];
 extern std::atomic<size_t> g_runtimeCodeCount;
+// The span from the lowest range's begin to the highest's end: a program's
+// call (from its executable or its other libraries, mostly outside the span)
+// is told apart with two compares, before any range is looked at.
+extern std::atomic<uintptr_t> g_runtimeLow, g_runtimeHigh;
 bool calledByRuntimeSlow(uintptr_t address);
 
 // True when `returnAddress` (a wrapper's caller) is in the runtime's own code:
@@ -54,8 +58,12 @@ bool calledByRuntimeSlow(uintptr_t address);
 inline bool calledByRuntime(const void* returnAddress, bool rescan) {
   uintptr_t a = reinterpret_cast<uintptr_t>(returnAddress);
   size_t n = g_runtimeCodeCount.load(std::memory_order_acquire);
-  for (size_t i = 0; i < n; ++i)
-    if (a - g_runtimeCode[i].begin < g_runtimeCode[i].end - g_runtimeCode[i].begin) return true;
+  // Set before the count they cover was published.
+  uintptr_t low = g_runtimeLow.load(std::memory_order_relaxed);
+  if (__builtin_expect(a - low < g_runtimeHigh.load(std::memory_order_relaxed) - low, 0)) {
+    for (size_t i = 0; i < n; ++i)
+      if (a - g_runtimeCode[i].begin < g_runtimeCode[i].end - g_runtimeCode[i].begin) return true;
+  }
   return rescan && calledByRuntimeSlow(a);
 }
 

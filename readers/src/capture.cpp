@@ -202,6 +202,7 @@ uint64_t Capture::forEachCallBatch(const std::function<void(std::span<const ApiC
       const uint32_t thread = ev.getThread();
       const uint64_t firstIndex = ev.getFirstIndex();
       auto encoded = ev.getEncoded();
+      const bool callEvents = ev.getCallEvents();
       // Every event takes at least two bytes (two one-byte varints): a count
       // beyond that is damage, refused before it sizes anything.
       if (n > encoded.size() / 2) {
@@ -217,25 +218,38 @@ uint64_t Capture::forEachCallBatch(const std::function<void(std::span<const ApiC
       cur.seen = true;
       cur.nextIndex = firstIndex + n;
       batch.clear();
-      // A call is two events of at least 2 and 3 encoded bytes: the declared
-      // count alone must not size the batch.
-      batch.reserve(std::min<size_t>(n / 2, encoded.size() / 5) + 1);
-      uint32_t index = 0;
-      std::string problem = format::decodeApiEvents(
-          encoded.begin(), encoded.size(), n, ev.getBaseHostNs(), [&](const format::ApiEvent& e) {
-            if (e.kind == format::ApiEventKind::callBegin) {
-              cur.open.push_back({e.function, e.timeNs, firstIndex + index});
-            } else if (cur.open.empty() || cur.open.back().function != e.function) {
-              notes_.push_back(path() + ": " + at(c) + ": event " + std::to_string(index) + ": end of " +
-                               functionName(e.function) + " without its begin");
-            } else {
-              const Open& o = cur.open.back();
-              batch.push_back({thread, o.function, o.beginNs, e.timeNs, e.result, true,
-                               static_cast<uint32_t>(cur.open.size() - 1), o.index});
-              cur.open.pop_back();
-            }
-            ++index;
-          });
+      std::string problem;
+      if (callEvents) {
+        // One event per call, in the order the calls began; a begin alone is
+        // a call that never returned.
+        batch.reserve(n);
+        uint64_t index = firstIndex;
+        problem = format::decodeCallEvents(
+            encoded.begin(), encoded.size(), n, ev.getBaseHostNs(), [&](const format::ApiEvent& e) {
+              batch.push_back({thread, e.function, e.timeNs, e.endNs, e.result, e.kind == format::ApiEventKind::call,
+                               e.depth, index++});
+            });
+      } else {
+        // A call is two events of at least 2 and 3 encoded bytes: the
+        // declared count alone must not size the batch.
+        batch.reserve(std::min<size_t>(n / 2, encoded.size() / 5) + 1);
+        uint32_t index = 0;
+        problem = format::decodeApiEvents(
+            encoded.begin(), encoded.size(), n, ev.getBaseHostNs(), [&](const format::ApiEvent& e) {
+              if (e.kind == format::ApiEventKind::callBegin) {
+                cur.open.push_back({e.function, e.timeNs, firstIndex + index});
+              } else if (cur.open.empty() || cur.open.back().function != e.function) {
+                notes_.push_back(path() + ": " + at(c) + ": event " + std::to_string(index) + ": end of " +
+                                 functionName(e.function) + " without its begin");
+              } else {
+                const Open& o = cur.open.back();
+                batch.push_back({thread, o.function, o.beginNs, e.timeNs, e.result, true,
+                                 static_cast<uint32_t>(cur.open.size() - 1), o.index});
+                cur.open.pop_back();
+              }
+              ++index;
+            });
+      }
       if (!problem.empty()) notes_.push_back(path() + ": " + at(c) + ": apiEvents: " + problem);
       events += n;
       if (!batch.empty()) visit(batch);

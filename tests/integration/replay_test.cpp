@@ -143,6 +143,41 @@ TEST(Replay, CapturesOfFormat11DumpAndReplayAsWritten) {
   }
 }
 
+// api-mode captures gtap wrote in format 1.2 (tests/data/format-1.2: Level
+// Zero calls; HSA calls made inside the runtime's callbacks, nested in the
+// call that runs them; an IREE HAL driver over HSA, whose HAL calls hold HSA
+// calls and whose dispatches link to the calls that made them) read as they
+// did then: gtap api's table, and the API slices and flow starts (a call's
+// link to its device work) of the Chrome export, whose device slices other
+// readers shape.
+TEST(Replay, ApiCapturesOfFormat12ReadAsWritten) {
+  const std::string dir = std::string(GTAP_TEST_SOURCE_DIR) + "/tests/data/format-1.2/";
+  auto text = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  };
+  auto callLines = [](const std::string& json) {
+    std::string kept;
+    std::istringstream in(json);
+    for (std::string line; std::getline(in, line);)
+      if (contains(line, "\"cat\":\"api\"") || contains(line, "\"ph\":\"s\"")) kept += line + "\n";
+    return kept;
+  };
+  for (const std::string name : {"ze_api_counts", "hsa_callbacks", "hal_on_hsa"}) {
+    SCOPED_TRACE(name);
+    std::string capture = dir + name + ".gtap";
+    auto api = gtap({"api", capture});
+    ASSERT_EQ(api.exitCode, 0) << api.err;
+    EXPECT_EQ(api.out, text(dir + name + ".api.txt"));
+    std::string out = freshDirectory("format-1.2-" + name) + "/chrome.json";
+    auto chrome = gtap({"export", "--format", "chrome", "-o", out, capture});
+    ASSERT_EQ(chrome.exitCode, 0) << chrome.err;
+    std::string expected = callLines(text(dir + name + ".chrome.json"));
+    EXPECT_NE(expected, "");
+    EXPECT_EQ(callLines(text(out)), expected);
+  }
+}
+
 TEST(Replay, AMismatchedReadBackIsNamedAndFailsTheExitStatus) {
   std::string dir = freshDirectory("replay-mismatch");
   StreamOptions o;

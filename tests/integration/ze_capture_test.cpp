@@ -273,6 +273,32 @@ TEST(ZeCapture, CrashKeepsEveryCallAndTheSignalStillKills) {
   EXPECT_EQ(capturedCounts(files[0]), printedCounts(r.out, "calls"));
 }
 
+// A call that never returns: the program exits (from another thread) while
+// main waits inside zeEventHostSynchronize. The capture still holds that
+// call, as begun and unfinished, after every call that returned, all counted.
+TEST(ZeCapture, ACallTheProgramExitsInsideShowsAsBegun) {
+  std::string dir = freshDirectory("exit-in-call");
+  auto r = gtapRun(dir, {workload("ze_api_counts"), "exit-in-call"});
+  EXPECT_EQ(r.exitCode, 7) << r.err;
+  auto files = filesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  readers::Capture c(files[0]);
+  EXPECT_TRUE(c.recovery().closedCleanly) << c.recovery().stopReason;
+  EXPECT_TRUE(c.notes().empty()) << c.notes().front();
+  Counts finished, unfinished;
+  readers::ApiCall last;
+  c.forEachCall([&](const readers::ApiCall& call) {
+    (call.finished ? finished : unfinished)[c.functionName(call.function)] += 1;
+    if (call.thread == 0 && call.beginNs >= last.beginNs) last = call;
+  });
+  EXPECT_EQ(unfinished, (Counts{{"zeEventHostSynchronize", 1}}));
+  Counts printed = printedCounts(r.out, "calls");
+  printed.erase("zeEventHostSynchronize");
+  EXPECT_EQ(finished, printed);
+  EXPECT_EQ(c.functionName(last.function), "zeEventHostSynchronize");
+  EXPECT_FALSE(last.finished);
+}
+
 // _exit skips atexit handlers and destructors: gtap still closes the file,
 // and the exit status is the program's.
 TEST(ZeCapture, UnderscoreExitStillClosesTheFile) {

@@ -146,6 +146,47 @@ TEST(Container, EventStreamRoundTripAndDamage) {
             "");
 }
 
+// The 1.3 layout: one event per call (results and depths only when not 0, a
+// begin alone for a call that never returned) round-trips; every cut and a
+// wrong count are reported, never read past.
+TEST(Container, CallEventStreamRoundTripAndDamage) {
+  const int64_t results[] = {0, -1, 0x78000001, INT64_MIN, INT64_MAX, 0};
+  gtap::format::CallEventEncoder enc(12, 1000);
+  int64_t t = 1000;
+  for (int i = 0; i < 12; ++i) {
+    t += i * 1000003;
+    if (i == 11)
+      enc.addBegin(7, t, 2);
+    else
+      enc.addCall(static_cast<uint32_t>(i * 977), t, i * 131, results[i % 6], static_cast<uint32_t>(i % 3));
+  }
+  std::vector<uint8_t> bytes(enc.size());
+  enc.write(bytes.data());
+  std::vector<gtap::format::ApiEvent> back;
+  auto problem = gtap::format::decodeCallEvents(bytes.data(), bytes.size(), enc.count(), 1000,
+                                                [&](const gtap::format::ApiEvent& e) { back.push_back(e); });
+  ASSERT_EQ(problem, "");
+  ASSERT_EQ(back.size(), 12u);
+  t = 1000;
+  for (int i = 0; i < 11; ++i) {
+    t += i * 1000003;
+    EXPECT_EQ(back[i].kind, gtap::format::ApiEventKind::call);
+    EXPECT_EQ(back[i].function, static_cast<uint32_t>(i * 977));
+    EXPECT_EQ(back[i].timeNs, t);
+    EXPECT_EQ(back[i].endNs, t + i * 131);
+    EXPECT_EQ(back[i].result, results[i % 6]);
+    EXPECT_EQ(back[i].depth, static_cast<uint32_t>(i % 3));
+  }
+  EXPECT_EQ(back[11].kind, gtap::format::ApiEventKind::callBegin);
+  EXPECT_EQ(back[11].function, 7u);
+  EXPECT_EQ(back[11].depth, 2u);
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    std::vector<uint8_t> part(bytes.begin(), bytes.begin() + static_cast<long>(cut));
+    EXPECT_NE(gtap::format::decodeCallEvents(part.data(), part.size(), enc.count(), 0, [](const auto&) {}), "");
+  }
+  EXPECT_NE(gtap::format::decodeCallEvents(bytes.data(), bytes.size(), enc.count() - 1, 0, [](const auto&) {}), "");
+}
+
 // Two captures with the same pid (ranks on different hosts) stay two
 // processes in a timeline.
 TEST(Timeline, SamePidStaysTwoProcesses) {

@@ -20,6 +20,9 @@
 //   ze_api_counts late                    (calls from a static destructor after main)
 //   ze_api_counts quick-exit              (calls, then _exit(5): no atexit, no destructors)
 //   ze_api_counts handler                 (its own SIGTERM handler, then raise(SIGTERM))
+//   ze_api_counts exit-in-call            (main waits in zeEventHostSynchronize for an event
+//                                          nothing signals; another thread sees it blocked
+//                                          there, prints the counts and calls exit(7))
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -403,6 +406,43 @@ int main(int argc, char** argv) {
     raise(SIGTERM);
     std::printf("handled %d\n", static_cast<int>(got));
     for (int i = 0; i < 50; ++i) CALL(direct(), driverGetApiVersion, "zeDriverGetApiVersion", d, &v);
+  } else if (mode == "exit-in-call") {
+    CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
+    ze_driver_handle_t d = firstDriver();
+    ze_api_version_t v;
+    for (int i = 0; i < 12; ++i) CALL(direct(), driverGetApiVersion, "zeDriverGetApiVersion", d, &v);
+    ze_context_desc_t cdesc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+    ze_context_handle_t ctx;
+    CALL(direct(), contextCreate, "zeContextCreate", d, &cdesc, &ctx);
+    ze_event_pool_desc_t pdesc{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
+    ze_event_pool_handle_t pool;
+    ++g_counts["zeEventPoolCreate"];
+    if (zeEventPoolCreate(ctx, &pdesc, 0, nullptr, &pool) != ZE_RESULT_SUCCESS) std::exit(10);
+    ze_event_desc_t edesc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, 0, 0};
+    ze_event_handle_t event;
+    ++g_counts["zeEventCreate"];
+    if (zeEventCreate(pool, &edesc, &event) != ZE_RESULT_SUCCESS) std::exit(10);
+    ++g_counts["zeEventHostSynchronize"];
+    pid_t mainTid = gettid();
+    std::thread([mainTid] {
+      // Main is inside the call once the kernel says it sleeps (nothing else
+      // it does after starting this thread blocks).
+      std::string stat = "/proc/self/task/" + std::to_string(mainTid) + "/stat";
+      for (;;) {
+        char buf[512] = {};
+        if (FILE* f = std::fopen(stat.c_str(), "r")) {
+          size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+          std::fclose(f);
+          const char* close = std::strrchr(buf, ')');
+          if (n && close && close[1] == ' ' && close[2] == 'S') break;
+        }
+        usleep(1000);
+      }
+      printCounts();
+      std::exit(7);
+    }).detach();
+    zeEventHostSynchronize(event, UINT64_MAX);
+    return 0;
   } else if (mode == "forever") {
     CALL(direct(), init, "zeInit", ZE_INIT_FLAG_GPU_ONLY);
     ze_driver_handle_t d = firstDriver();
