@@ -175,7 +175,7 @@ void settle(Header* record, bool keep) {
   prefixOf(record)->state.store(keep ? kKept : kDropped, std::memory_order_release);
 }
 
-void drain(std::vector<profile::OpRecord>& out) {
+void drain(std::vector<const Header*>& out, std::vector<void*>& done) {
   for (Buffer* b = g_buffers.load(std::memory_order_acquire); b; b = b->next) {
     if (b->state.load(std::memory_order_acquire) == 2) continue;
     bool exited = b->state.load(std::memory_order_acquire) == 1;
@@ -192,57 +192,35 @@ void drain(std::vector<profile::OpRecord>& out) {
           break;
         }
         b->consumed += prefix->size;
-        if (state == kDropped) continue;
-        auto* h = reinterpret_cast<Header*>(prefix + 1);
-        profile::OpRecord& op = out.emplace_back();
-        op.kind = h->kind;
-        op.device = h->device;
-        op.queue = h->queue;
-        op.list = h->list;
-        op.kernel = h->kernel;
-        op.groupCount = h->groupCount;
-        op.groupSize = h->groupSize;
-        if (h->gridDims) op.gridSize.assign(h->grid.begin(), h->grid.begin() + h->gridDims);
-        op.bytes = h->bytes;
-        op.direction = h->direction;
-        op.thread = h->thread;
-        op.appendIndex = h->appendIndex;
-        op.appendTicks = h->appendTicks;
-        op.submitTicks = h->submitTicks;
-        op.submitThread = h->submitThread;
-        op.timed = h->timed;
-        op.start = h->start;
-        op.end = h->end;
-        op.completedNs = h->completedNs;
-        op.fixedNote = h->fixedNote;
-        if (h->noteBytes) op.note.assign(h->note(), h->noteBytes);
-        op.stack.assign(h->stack(), h->stack() + h->stackCount);
-        op.arguments.assign(h->arguments(), h->arguments() + h->argumentBytes);
-        op.packetHeader = h->packetHeader;
-        op.queueIndex = h->queueIndex;
-        op.recordedBy = h->recordedBy;
-        op.bindings.assign(h->bindings(), h->bindings() + h->bindingCount);
-        op.operation = h->operation;
-        op.waits.assign(h->waits(), h->waits() + h->waitCount);
-        op.signals.assign(h->signals(), h->signals() + h->signalCount);
+        if (state != kDropped) out.push_back(reinterpret_cast<const Header*>(prefix + 1));
       }
       if (waiting || !next) break;
-      Block* done = b->head;
+      done.push_back(b->head);
       b->head = next;
       b->consumed = 0;
-      freeBlock(done);
     }
-    // Read to its end after its thread exited: free for the next new thread.
+    // Read to its end after its thread exited: free for the next new thread
+    // (which appends after what was read: the records stay where they are).
     if (exited && !b->head->next.load() && b->consumed == b->head->committed.load()) b->state.store(2, std::memory_order_release);
   }
+}
+
+void release(std::vector<void*>& done) {
+  for (void* b : done) freeBlock(static_cast<Block*>(b));
+  done.clear();
 }
 
 namespace {
 
 void produceChunks(ChunkSink& sink, bool) {
-  profile::Outbox out;
-  drain(out.ops);
-  if (!out.ops.empty()) profile::writeProfileRecords(sink, out);
+  // Writer thread only; kept across flushes so a flush allocates nothing,
+  // and never destroyed (the last flush may come after static destructors).
+  static auto& records = *new std::vector<const Header*>;
+  static auto& done = *new std::vector<void*>;
+  records.clear();
+  drain(records, done);
+  profile::writeDeviceWork(sink, records);
+  release(done);
 }
 
 // After the front ends' producers (constructor 103): the objects these records

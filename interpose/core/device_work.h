@@ -2,8 +2,8 @@
 // operations), so that recording one on the program's thread takes no lock
 // and allocates nothing: the thread writes a compact record (OpRecord's fixed
 // fields, its variable parts after them) into a block it owns and publishes it
-// with one release store. The writer thread turns them into OpRecords at each
-// flush. A block comes from a pool once per kBlockBytes of records.
+// with one release store. At each flush the writer thread encodes them from
+// where they lie into the file's device-ops chunk. A block comes from a pool once per kBlockBytes of records.
 #pragma once
 
 #include <array>
@@ -67,7 +67,10 @@ void commit(Header* record);
 void commitPending(Header* record);
 void settle(Header* record, bool keep);
 
-// Writer thread: every record published since the last call, as OpRecords.
-void drain(std::vector<profile::OpRecord>& out);
+// Writer thread: every record published since the last call, appended to
+// `out` where it lies, and the blocks read to their end to `done`: the
+// records stay valid until release(done) gives those blocks back.
+void drain(std::vector<const Header*>& out, std::vector<void*>& done);
+void release(std::vector<void*>& done);
 
 }  // namespace gtap::core::devicework

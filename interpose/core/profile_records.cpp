@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <span>
+#include <string_view>
+
+#include "device_work.h"
 
 namespace gtap::core::profile {
 
@@ -84,69 +88,98 @@ void writeObjects(ChunkSink& sink, const Outbox& out) {
   sink.write(schema::ChunkKind::OBJECTS, m);
 }
 
+// A device operation's variable parts, wherever they are kept: an OpRecord's
+// vectors, or the bytes after a device-work record in its thread's buffer.
+struct OpParts {
+  std::span<const uint32_t> grid;
+  std::string_view note;
+  std::span<const uint8_t> arguments;
+  std::span<const OpRecord::Binding> bindings;
+  std::span<const OpRecord::SemaphoreValue> waits, signals;
+};
+
+OpParts partsOf(const OpRecord& r) {
+  return {r.gridSize, r.note, r.arguments, r.bindings, r.waits, r.signals};
+}
+
+OpParts partsOf(const devicework::Header& h) {
+  auto& r = const_cast<devicework::Header&>(h);  // the accessors only compute addresses
+  return {{r.grid.data(), r.gridDims},
+          {r.note(), r.noteBytes},
+          {r.arguments(), r.argumentBytes},
+          {r.bindings(), r.bindingCount},
+          {r.waits(), r.waitCount},
+          {r.signals(), r.signalCount}};
+}
+
+// One segment sized for the ops (about 26 words each, plus kernel arguments
+// and notes): a reader then follows no pointer across segments.
+unsigned segmentWords(size_t words) { return static_cast<unsigned>(std::min<size_t>(words, size_t{1} << 28)); }
+size_t opWords(const OpParts& p) { return 32 + (p.arguments.size() + 7) / 8 + (p.note.size() + 80) / 8 + 2 * p.bindings.size() + 2 * (p.waits.size() + p.signals.size()); }
+
+// OpRecord and devicework::Header share the names of the fixed fields.
+template <class R>
+void setOp(schema::DeviceOp::Builder o, const R& r, const OpParts& p, uint32_t stack, const ChunkSink& sink) {
+  o.setKind(r.kind);
+  o.setDevice(r.device);
+  o.setQueue(r.queue);
+  o.setCommandList(r.list);
+  o.setKernel(r.kernel);
+  auto gc = o.initGroupCount(3);
+  auto gs = o.initGroupSize(3);
+  for (unsigned j = 0; j < 3; ++j) {
+    gc.set(j, r.groupCount[j]);
+    gs.set(j, r.groupSize[j]);
+  }
+  if (!p.grid.empty()) {
+    auto grid = o.initGridSize(static_cast<unsigned>(p.grid.size()));
+    for (unsigned j = 0; j < p.grid.size(); ++j) grid.set(j, p.grid[j]);
+  }
+  o.setBytes(r.bytes);
+  o.setDirection(r.direction);
+  o.setThread(r.thread);
+  o.setAppendIndex(r.appendIndex);
+  o.setAppendNs(sink.toHostNs(r.appendTicks));
+  o.setSubmitNs(sink.toHostNs(r.submitTicks));
+  o.setSubmitThread(r.submitThread);
+  o.setTimed(r.timed);
+  o.setStartTicks(r.start);
+  o.setEndTicks(r.end);
+  o.setStack(stack);
+  o.setCompletedNs(r.completedNs);
+  if (!p.note.empty()) o.setNote(capnp::Text::Reader(p.note.data(), p.note.size()));
+  else if (r.fixedNote) o.setNote(r.fixedNote);
+  if (!p.arguments.empty()) o.setArguments(capnp::Data::Reader(p.arguments.data(), p.arguments.size()));
+  o.setPacketHeader(r.packetHeader);
+  o.setQueueIndex(r.queueIndex);
+  o.setRecordedBy(r.recordedBy);
+  if (!p.bindings.empty()) {
+    auto b = o.initBindings(static_cast<unsigned>(p.bindings.size()));
+    for (unsigned j = 0; j < p.bindings.size(); ++j) {
+      b[j].setBuffer(p.bindings[j].buffer);
+      b[j].setOffset(p.bindings[j].offset);
+      b[j].setLength(p.bindings[j].length);
+      b[j].setSlot(p.bindings[j].slot);
+    }
+  }
+  if (r.operation) o.setOperation(r.operation);
+  auto semaphores = [](auto entries, std::span<const OpRecord::SemaphoreValue> values) {
+    for (unsigned j = 0; j < values.size(); ++j) {
+      entries[j].setSemaphore(values[j].semaphore);
+      entries[j].setValue(values[j].value);
+    }
+  };
+  if (!p.waits.empty()) semaphores(o.initWaits(static_cast<unsigned>(p.waits.size())), p.waits);
+  if (!p.signals.empty()) semaphores(o.initSignals(static_cast<unsigned>(p.signals.size())), p.signals);
+}
+
 void writeOps(ChunkSink& sink, const Outbox& out, const std::vector<uint32_t>& stacks) {
   if (out.ops.empty()) return;
-  // One segment sized for the ops (about 26 words each, plus kernel
-  // arguments): a reader then follows no pointer across segments.
   size_t words = 64;
-  for (const OpRecord& r : out.ops) words += 32 + (r.arguments.size() + 7) / 8 + (r.note.size() + 80) / 8;
-  capnp::MallocMessageBuilder m(static_cast<unsigned>(std::min<size_t>(words, size_t{1} << 28)));
+  for (const OpRecord& r : out.ops) words += opWords(partsOf(r));
+  capnp::MallocMessageBuilder m(segmentWords(words));
   auto list = m.initRoot<schema::DeviceOps>().initOps(static_cast<unsigned>(out.ops.size()));
-  for (unsigned i = 0; i < out.ops.size(); ++i) {
-    const OpRecord& r = out.ops[i];
-    auto o = list[i];
-    o.setKind(r.kind);
-    o.setDevice(r.device);
-    o.setQueue(r.queue);
-    o.setCommandList(r.list);
-    o.setKernel(r.kernel);
-    auto gc = o.initGroupCount(3);
-    auto gs = o.initGroupSize(3);
-    for (unsigned j = 0; j < 3; ++j) {
-      gc.set(j, r.groupCount[j]);
-      gs.set(j, r.groupSize[j]);
-    }
-    if (!r.gridSize.empty()) {
-      auto grid = o.initGridSize(static_cast<unsigned>(r.gridSize.size()));
-      for (unsigned j = 0; j < r.gridSize.size(); ++j) grid.set(j, r.gridSize[j]);
-    }
-    o.setBytes(r.bytes);
-    o.setDirection(r.direction);
-    o.setThread(r.thread);
-    o.setAppendIndex(r.appendIndex);
-    o.setAppendNs(sink.toHostNs(r.appendTicks));
-    o.setSubmitNs(sink.toHostNs(r.submitTicks));
-    o.setSubmitThread(r.submitThread);
-    o.setTimed(r.timed);
-    o.setStartTicks(r.start);
-    o.setEndTicks(r.end);
-    o.setStack(stacks[i]);
-    o.setCompletedNs(r.completedNs);
-    if (!r.note.empty()) o.setNote(r.note);
-    else if (r.fixedNote) o.setNote(r.fixedNote);
-    if (!r.arguments.empty()) o.setArguments(capnp::Data::Reader(r.arguments.data(), r.arguments.size()));
-    o.setPacketHeader(r.packetHeader);
-    o.setQueueIndex(r.queueIndex);
-    o.setRecordedBy(r.recordedBy);
-    if (!r.bindings.empty()) {
-      auto b = o.initBindings(static_cast<unsigned>(r.bindings.size()));
-      for (unsigned j = 0; j < r.bindings.size(); ++j) {
-        b[j].setBuffer(r.bindings[j].buffer);
-        b[j].setOffset(r.bindings[j].offset);
-        b[j].setLength(r.bindings[j].length);
-        b[j].setSlot(r.bindings[j].slot);
-      }
-    }
-    if (r.operation) o.setOperation(r.operation);
-    auto semaphores = [](auto entries, const std::vector<OpRecord::SemaphoreValue>& values) {
-      for (unsigned j = 0; j < values.size(); ++j) {
-        entries[j].setSemaphore(values[j].semaphore);
-        entries[j].setValue(values[j].value);
-      }
-    };
-    if (!r.waits.empty()) semaphores(o.initWaits(static_cast<unsigned>(r.waits.size())), r.waits);
-    if (!r.signals.empty()) semaphores(o.initSignals(static_cast<unsigned>(r.signals.size())), r.signals);
-  }
+  for (unsigned i = 0; i < out.ops.size(); ++i) setOp(list[i], out.ops[i], partsOf(out.ops[i]), stacks[i], sink);
   sink.write(schema::ChunkKind::DEVICE_OPS, m);
 }
 
@@ -182,6 +215,30 @@ void writeProfileRecords(ChunkSink& sink, const Outbox& out) {
   sink.writeNewStacks();
   writeOps(sink, out, opStacks);
   writeMemory(sink, out, memStacks);
+}
+
+void writeDeviceWork(ChunkSink& sink, const std::vector<const devicework::Header*>& records) {
+  if (records.empty()) return;
+  // Stack ids first (a stack is rare: the `stacks` mode), through one reused vector.
+  // Writer thread only; never destroyed (the last flush may come after static destructors).
+  static auto& stacks = *new std::vector<uint32_t>;
+  static auto& frames = *new std::vector<uint64_t>;
+  stacks.assign(records.size(), 0);
+  bool anyStack = false;
+  size_t words = 64;
+  for (size_t i = 0; i < records.size(); ++i) {
+    auto& h = const_cast<devicework::Header&>(*records[i]);
+    words += opWords(partsOf(h));
+    if (!h.stackCount) continue;
+    frames.assign(h.stack(), h.stack() + h.stackCount);
+    stacks[i] = sink.internStack(frames);
+    anyStack = true;
+  }
+  if (anyStack) sink.writeNewStacks();
+  capnp::MallocMessageBuilder m(segmentWords(words));
+  auto list = m.initRoot<schema::DeviceOps>().initOps(static_cast<unsigned>(records.size()));
+  for (unsigned i = 0; i < records.size(); ++i) setOp(list[i], *records[i], partsOf(*records[i]), stacks[i], sink);
+  sink.write(schema::ChunkKind::DEVICE_OPS, m);
 }
 
 }  // namespace gtap::core::profile

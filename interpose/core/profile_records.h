@@ -13,6 +13,10 @@
 #include "chunk_producer.h"
 #include "gtap/format/schema/capture.capnp.h"
 
+namespace gtap::core::devicework {
+struct Header;
+}
+
 namespace gtap::core::profile {
 
 inline constexpr uint32_t kNoDevice = ~0u;
@@ -109,5 +113,9 @@ uint64_t nextObjectId();
 // Writes the records as devices, objects, stacks, device-ops and memory-ops
 // chunks (only those with something in them), stacks before their users.
 void writeProfileRecords(ChunkSink& sink, const Outbox& out);
+// Device-work records where they lie in the threads' buffers (device_work.h),
+// as one device-ops chunk (and the stacks they name before it), with no
+// OpRecord made on the way.
+void writeDeviceWork(ChunkSink& sink, const std::vector<const devicework::Header*>& records);
 
 }  // namespace gtap::core::profile
