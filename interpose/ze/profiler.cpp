@@ -615,9 +615,15 @@ ze_kernel_timestamp_result_t* Profiler::Impl::takeTimestampSlot(void* context) {
 // (the op ran on another list). The caller owns `op` meanwhile.
 void Profiler::Impl::appendTimestampCopy(ze_command_list_handle_t list, void* context, Op& op,
                                          ze_event_handle_t event, bool wait) {
-  ze_kernel_timestamp_result_t* slot = takeTimestampSlot(context);
-  ze_event_handle_t done = slot ? takeEvent(context) : nullptr;
-  if (!slot || !done) return;
+  // The event first: taking one makes the context's set of gtap's events and
+  // slots, which a program that times every call with its own events has not
+  // needed before.
+  ze_event_handle_t done = takeEvent(context);
+  ze_kernel_timestamp_result_t* slot = done ? takeTimestampSlot(context) : nullptr;
+  if (!slot) {
+    if (done) giveEvent(context, done);
+    return;
+  }
   ze_event_handle_t events[] = {event};
   if (GTAP_ZE_REAL(zeCommandListAppendQueryKernelTimestamps)(list, 1, events, slot, nullptr, done, wait ? 1 : 0,
                                                              wait ? events : nullptr) != ZE_RESULT_SUCCESS) {
