@@ -99,7 +99,13 @@ uint32_t threadIdOf(const core::CallScope& scope) {
 struct ThreadCache {
   Op* slots = nullptr;
   uint32_t slotCount = 0;
+  // Set once the thread's thread-local destructors ran (a program's own
+  // thread-local or atexit destructors may still call Level Zero, and gtap's
+  // exit work finishes pending ops on the exiting thread): nothing is kept
+  // here any more, every slot and event goes to and from the shared pools.
+  bool direct = false;
   uint64_t eventSet = 0;  // EventSet::id of the events held
+  uint64_t epoch = 0;     // Impl::contextEpoch when the events were taken
   void* context = nullptr;
   uint32_t eventCount = 0;
   ze_event_handle_t events[kCacheEvents];
@@ -108,17 +114,33 @@ struct ThreadCache {
 // Only a pointer lives in thread-local storage: libgtap.so may be opened
 // with dlopen (an HSA tool), where static TLS has little room to spare. The
 // cache itself is allocated once per thread and given back when it ends.
+// The pointer and the flag are trivially destructible, so they stay readable
+// after the owner's destructor ran.
 struct ThreadCacheOwner {
-  ThreadCache* cache = nullptr;
   ~ThreadCacheOwner();
 };
 
+thread_local ThreadCache* t_cache = nullptr;
+thread_local bool t_cacheClosed = false;
 thread_local ThreadCacheOwner t_cacheOwner;
 
+[[gnu::noinline]] ThreadCache& openThreadCache() {
+  ThreadCache* c = new ThreadCache();
+  if (t_cacheClosed) {
+    // Past this thread's destructors: a cache that holds nothing, kept (not
+    // freed) for the few calls left before the thread is gone.
+    c->direct = true;
+  } else {
+    (void)&t_cacheOwner;  // its destructor gives the cache back
+  }
+  t_cache = c;
+  return *c;
+}
+
 ThreadCache& threadCache() {
-  ThreadCacheOwner& o = t_cacheOwner;
-  if (__builtin_expect(!o.cache, 0)) o.cache = new ThreadCache();
-  return *o.cache;
+  ThreadCache* c = t_cache;
+  if (__builtin_expect(!c, 0)) return openThreadCache();
+  return *c;
 }
 
 }  // namespace
@@ -126,7 +148,26 @@ ThreadCache& threadCache() {
 struct Profiler::Impl {
   std::mutex mu;
   // Owned here under `mu`; read by the program's threads through `index`.
-  std::unordered_map<void*, std::unique_ptr<ObjectInfo>> objects;
+  // ObjectInfos are never given back to the heap: a thread may still hold
+  // one it found without the lock. A destroyed object's goes to `spare` for
+  // the next object once no submitted work counts on it (else it stays apart
+  // for good), so memory follows the objects alive, not all ever made.
+  std::unordered_map<void*, ObjectInfo*> objects;
+  std::vector<std::unique_ptr<ObjectInfo>> infoStore;
+  std::vector<ObjectInfo*> spare;
+  ObjectInfo* newInfoLocked() {
+    if (!spare.empty()) {
+      ObjectInfo* o = spare.back();
+      spare.pop_back();
+      o->~ObjectInfo();
+      return new (o) ObjectInfo();
+    }
+    infoStore.push_back(std::make_unique<ObjectInfo>());
+    return infoStore.back().get();
+  }
+  void retireLocked(ObjectInfo* o) {
+    if (!o->pendingOps.load(std::memory_order_acquire)) spare.push_back(o);
+  }
   HandleIndex<ObjectInfo> index;
   std::unordered_map<void*, std::unique_ptr<EventSet>> eventSets;  // by context
   uint64_t nextEventSetId = 1;
@@ -134,11 +175,17 @@ struct Profiler::Impl {
   std::unique_ptr<DeviceInfo> devices[kMaxDevices];
   std::unordered_map<ze_device_handle_t, uint32_t> deviceIds;
   std::atomic<uint32_t> deviceCount{0};
+  // Bumped when a context is destroyed: a thread's cached events are used
+  // only if none was since they were taken (a new context may come at the
+  // address of a destroyed one, whose events are gone).
+  std::atomic<uint64_t> contextEpoch{0};
   // Submitted executions not yet read, pushed without a lock; the reader takes
   // them all at once.
   std::atomic<Op*> submitted{nullptr};
   std::vector<Op*> waiting;  // taken, not finished yet (under `mu`)
   std::atomic<size_t> waitingCount{0};
+  // Threads inside resolve(), holding ops no other thread can see.
+  std::atomic<uint32_t> resolving{0};
   Op* freeSlots = nullptr;   // under `mu`
   std::vector<std::unique_ptr<Op[]>> slotBlocks;
   core::AllocationTable allocations;
@@ -183,7 +230,9 @@ struct Profiler::Impl {
 namespace {
 
 ThreadCacheOwner::~ThreadCacheOwner() {
-  if (!cache) return;
+  ThreadCache* cache = t_cache;
+  t_cacheClosed = true;
+  if (!cache || cache->direct) return;
   ThreadCache& c = *cache;
   Profiler::Impl& impl = *Profiler::get().impl();
   {
@@ -195,8 +244,8 @@ ThreadCacheOwner::~ThreadCacheOwner() {
     }
     impl.returnCachedEventsLocked(c);
   }
+  t_cache = nullptr;
   delete cache;
-  cache = nullptr;
 }
 
 }  // namespace
@@ -313,13 +362,14 @@ uint64_t Profiler::objectCreated(uint8_t kind, void* handle, void* parentHandle,
   uint32_t thread = threadIdOf(scope);
   uint64_t ticks = core::nowTicks();
   uint32_t dev = impl_->deviceId(device);
-  auto o = std::make_unique<ObjectInfo>();
+  // Matched once, not at each launch.
+  bool wanted = kind == static_cast<uint8_t>(schema::ObjectKind::KERNEL) ? core::kernelNameWanted(extras.name) : true;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  ObjectInfo* o = impl_->newInfoLocked();
   o->id = core::profile::nextObjectId();
   o->kind = static_cast<schema::ObjectKind>(kind);
   o->device = dev;
-  // Matched once, not at each launch.
-  if (o->kind == schema::ObjectKind::KERNEL) o->wanted = core::kernelNameWanted(extras.name);
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  o->wanted = wanted;
   uint64_t parent = 0;
   if (auto it = impl_->objects.find(parentHandle); parentHandle && it != impl_->objects.end()) {
     const ObjectInfo& p = *it->second;
@@ -347,21 +397,26 @@ uint64_t Profiler::objectCreated(uint8_t kind, void* handle, void* parentHandle,
   r.properties = std::move(extras.properties);
   impl_->out.created.push_back(std::move(r));
   uint64_t id = o->id;
-  impl_->index.put(handle, o.get());
-  // A handle the runtime gives again replaces the old one's state, which no
-  // reader can still be using (the program destroyed it first).
-  impl_->objects[handle] = std::move(o);
+  impl_->index.put(handle, o);
+  // A handle the runtime gives again replaces the old one's state (its
+  // destruction was not seen, or is being recorded on another thread now).
+  ObjectInfo*& at = impl_->objects[handle];
+  if (at) impl_->retireLocked(at);
+  at = o;
   return id;
 }
 
-void Profiler::objectDestroyed(void* handle) {
-  std::unique_ptr<ObjectInfo> gone;
+const void* Profiler::objectToken(void* handle) const { return impl_->find(handle); }
+
+void Profiler::objectDestroyed(void* handle, const void* token) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->objects.find(handle);
-  if (it == impl_->objects.end()) return;
+  // Only the object the program destroyed: another thread may have been
+  // given the same handle for a new one since the runtime freed it.
+  if (it == impl_->objects.end() || it->second != token) return;
   if (!it->second->programEvent) impl_->out.destroyed.emplace_back(it->second->id, core::nowTicks());
   impl_->index.erase(handle);
-  gone = std::move(it->second);
+  impl_->retireLocked(it->second);
   impl_->objects.erase(it);
 }
 
@@ -413,29 +468,33 @@ void Profiler::listCreated(ze_command_list_handle_t list, ze_context_handle_t co
 }
 
 void Profiler::eventPoolCreated(ze_event_pool_handle_t pool, bool timestamps, bool counterBased) {
-  auto o = std::make_unique<ObjectInfo>();
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  ObjectInfo* o = impl_->newInfoLocked();
   o->id = core::profile::nextObjectId();
   o->kind = schema::ObjectKind::EVENT_POOL;
   o->timestamps = timestamps;
   o->counterBased = counterBased;
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->index.put(pool, o.get());
-  impl_->objects[pool] = std::move(o);
+  impl_->index.put(pool, o);
+  ObjectInfo*& at = impl_->objects[pool];
+  if (at) impl_->retireLocked(at);
+  at = o;
 }
 
 void Profiler::eventCreated(ze_event_handle_t event, ze_event_pool_handle_t pool) {
-  auto o = std::make_unique<ObjectInfo>();
-  o->programEvent = true;
   std::lock_guard<std::mutex> lock(impl_->mu);
+  ObjectInfo* o = impl_->newInfoLocked();
+  o->programEvent = true;
   if (auto p = impl_->objects.find(pool); p != impl_->objects.end()) {
     o->timestamps = p->second->timestamps;
     o->counterBased = p->second->counterBased;
   }
-  impl_->index.put(event, o.get());
-  impl_->objects[event] = std::move(o);
+  impl_->index.put(event, o);
+  ObjectInfo*& at = impl_->objects[event];
+  if (at) impl_->retireLocked(at);
+  at = o;
 }
 
-void Profiler::eventDestroyed(ze_event_handle_t event) { objectDestroyed(event); }
+void Profiler::eventDestroyed(ze_event_handle_t event, const void* token) { objectDestroyed(event, token); }
 
 // --- op slots and gtap's timestamp events -------------------------------------------
 
@@ -443,6 +502,12 @@ Op* Profiler::Impl::takeSlot() {
   ThreadCache& c = threadCache();
   if (__builtin_expect(!c.slots, 0)) {
     std::lock_guard<std::mutex> lock(mu);
+    if (__builtin_expect(c.direct, 0) && freeSlots) {
+      Op* op = freeSlots;
+      freeSlots = op->nextInList;
+      op->nextInList = nullptr;
+      return op;
+    }
     if (!freeSlots) {
       // Sized once per block; slots are reused, never freed.
       slotBlocks.push_back(std::make_unique<Op[]>(kSlotBlock));
@@ -459,6 +524,18 @@ Op* Profiler::Impl::takeSlot() {
     last->nextInList = nullptr;
     c.slots = first;
     c.slotCount = n;
+    if (__builtin_expect(c.direct, 0)) {
+      // Only one is taken; the rest stay shared.
+      Op* op = first;
+      c.slots = nullptr;
+      c.slotCount = 0;
+      if (op->nextInList) {
+        last->nextInList = freeSlots;
+        freeSlots = op->nextInList;
+      }
+      op->nextInList = nullptr;
+      return op;
+    }
   }
   Op* op = c.slots;
   c.slots = op->nextInList;
@@ -476,6 +553,11 @@ void Profiler::Impl::giveSlot(Op* op) {
   // Cleared for its next use; a stack vector keeps no memory once moved from.
   *op = Op{};
   ThreadCache& c = threadCache();
+  if (__builtin_expect(c.direct, 0)) {
+    std::lock_guard<std::mutex> lock(mu);
+    giveSlotsLocked(op, op, 1);
+    return;
+  }
   op->nextInList = c.slots;
   c.slots = op;
   if (++c.slotCount < 4 * kSlotBlock) return;
@@ -507,11 +589,14 @@ void Profiler::Impl::returnCachedEventsLocked(ThreadCache& c) {
 ze_event_handle_t Profiler::Impl::takeEvent(void* context) {
   if (!context) return nullptr;
   ThreadCache& c = threadCache();
-  if (__builtin_expect(c.context == context && c.eventCount, 1)) return c.events[--c.eventCount];
+  if (__builtin_expect(c.context == context && c.eventCount &&
+                           c.epoch == contextEpoch.load(std::memory_order_acquire), 1))
+    return c.events[--c.eventCount];
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (c.context != context) returnCachedEventsLocked(c);
+      if (c.context != context || c.epoch != contextEpoch.load(std::memory_order_relaxed))
+        returnCachedEventsLocked(c);
       auto it = eventSets.find(context);
       if (it == eventSets.end()) {
         auto set = std::make_unique<EventSet>();
@@ -520,8 +605,14 @@ ze_event_handle_t Profiler::Impl::takeEvent(void* context) {
         it = eventSets.emplace(context, std::move(set)).first;
       }
       EventSet& set = *it->second;
+      if (!set.free.empty() && __builtin_expect(c.direct, 0)) {
+        ze_event_handle_t e = set.free.back();
+        set.free.pop_back();
+        return e;
+      }
       if (!set.free.empty()) {
         c.context = context;
+        c.epoch = contextEpoch.load(std::memory_order_relaxed);
         c.eventSet = set.id;
         uint32_t n = static_cast<uint32_t>(std::min<size_t>(kEventBlock, set.free.size()));
         std::copy(set.free.end() - n, set.free.end(), c.events);
@@ -561,7 +652,8 @@ ze_event_handle_t Profiler::Impl::takeEvent(void* context) {
 void Profiler::Impl::giveEvent(void* context, ze_event_handle_t event) {
   if (!event) return;
   ThreadCache& c = threadCache();
-  if (c.context == context && c.eventCount < kCacheEvents) {
+  if (c.context == context && c.eventCount < kCacheEvents &&
+      c.epoch == contextEpoch.load(std::memory_order_acquire)) {
     c.events[c.eventCount++] = event;
     return;
   }
@@ -570,9 +662,16 @@ void Profiler::Impl::giveEvent(void* context, ze_event_handle_t event) {
   if (it == eventSets.end()) return;
   EventSet& set = *it->second;
   if (c.context == context && c.eventSet == set.id) {
-    // The cache is full: half of it goes back with this one.
-    set.free.insert(set.free.end(), c.events + kCacheEvents / 2, c.events + kCacheEvents);
-    c.eventCount = kCacheEvents / 2;
+    // The set the cache came from is alive: its events still are.
+    c.epoch = contextEpoch.load(std::memory_order_relaxed);
+    if (c.eventCount == kCacheEvents) {
+      // The cache is full: half of it goes back with this one.
+      set.free.insert(set.free.end(), c.events + kCacheEvents / 2, c.events + kCacheEvents);
+      c.eventCount = kCacheEvents / 2;
+    } else {
+      c.events[c.eventCount++] = event;
+      return;
+    }
   }
   set.free.push_back(event);
 }
@@ -637,16 +736,25 @@ void Profiler::Impl::appendTimestampCopy(ze_command_list_handle_t list, void* co
 void Profiler::contextDestroying(ze_context_handle_t context) {
   resolve();
   std::vector<Op*> gone;
-  impl_->takeWaiting(gone, [&](const Op& op) { return op.context == context; });
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    for (Op* op : gone) {
-      op->readState = kUntimed;
-      op->readNote = "its context was destroyed before gtap saw it complete";
-      impl_->emitLocked(*op);
+  // Another thread (the writer's periodic read) may hold ops of this context
+  // and be reading gtap's events in it: those come back to `waiting` or are
+  // finished before the events are destroyed.
+  for (;;) {
+    bool quiet = impl_->resolving.load(std::memory_order_acquire) == 0;
+    impl_->takeWaiting(gone, [&](const Op& op) { return op.context == context; });
+    {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      for (Op* op : gone) {
+        op->readState = kUntimed;
+        op->readNote = "its context was destroyed before gtap saw it complete";
+        impl_->emitLocked(*op);
+      }
     }
+    for (Op* op : gone) impl_->finish(op);
+    gone.clear();
+    if (quiet) break;
+    sched_yield();
   }
-  for (Op* op : gone) impl_->finish(op);
   std::unique_ptr<EventSet> set;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -654,6 +762,7 @@ void Profiler::contextDestroying(ze_context_handle_t context) {
     if (it == impl_->eventSets.end()) return;
     set = std::move(it->second);
     impl_->eventSets.erase(it);
+    impl_->contextEpoch.fetch_add(1, std::memory_order_release);
     ThreadCache& c = threadCache();
     if (c.context == context) {
       c.eventCount = 0;
@@ -758,7 +867,10 @@ void Profiler::appended(ze_command_list_handle_t list, Op op, ze_event_handle_t 
     slot->submitTicks = slot->appendTicks;
     slot->submitThread = slot->thread;
     if (!ownEvent)
-      if (ObjectInfo* e = impl_->find(event)) e->pendingOps.fetch_add(1, std::memory_order_relaxed);
+      if (ObjectInfo* e = impl_->find(event)) {
+        e->pendingOps.fetch_add(1, std::memory_order_relaxed);
+        slot->eventInfo = e;
+      }
     impl_->push(slot, slot);
   } else {
     if (l->tail)
@@ -831,9 +943,11 @@ void Profiler::Impl::read(Op& op) {
 }
 
 void Profiler::Impl::finish(Op* op) {
-  void* list = op->listHandle;
+  // Read before the counts go down: the op may be reused at once after.
+  auto* listInfo = static_cast<ObjectInfo*>(op->listInfo);
+  auto* eventInfo = op->ownEvent ? nullptr : static_cast<ObjectInfo*>(op->eventInfo);
+  op->eventInfo = nullptr;
   bool immediate = op->immediate;
-  ze_event_handle_t programEvent = op->ownEvent ? nullptr : op->event;
   if (op->readState == kNotReady) {
     op->dirty = true;  // recorded untimed: its events may still signal
   } else {
@@ -851,11 +965,10 @@ void Profiler::Impl::finish(Op* op) {
       if (op->capturedDone) giveEvent(op->context, op->capturedDone);
     }
     giveSlot(op);
-  } else if (ObjectInfo* l = find(list)) {
-    l->pendingOps.fetch_sub(1, std::memory_order_release);
+  } else if (listInfo) {
+    listInfo->pendingOps.fetch_sub(1, std::memory_order_release);
   }
-  if (programEvent)
-    if (ObjectInfo* e = find(programEvent)) e->pendingOps.fetch_sub(1, std::memory_order_release);
+  if (eventInfo) eventInfo->pendingOps.fetch_sub(1, std::memory_order_release);
 }
 
 template <typename Match>
@@ -872,6 +985,11 @@ void Profiler::resolve() {
   // Kept per thread: its capacity stays, so a resolve allocates nothing once warm.
   static thread_local std::vector<Op*> batch;
   batch.clear();
+  struct Resolving {
+    std::atomic<uint32_t>& n;
+    explicit Resolving(std::atomic<uint32_t>& c) : n(c) { n.fetch_add(1, std::memory_order_acq_rel); }
+    ~Resolving() { n.fetch_sub(1, std::memory_order_acq_rel); }
+  } resolving(impl_->resolving);
   if (impl_->waitingCount.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(impl_->mu);
     batch.swap(impl_->waiting);
@@ -888,17 +1006,21 @@ void Profiler::resolve() {
     impl_->read(*op);
     anyDone |= op->readState != kNotReady;
   }
+  // The finished ones stay in `batch`, chosen under the lock: once an op is
+  // back in `waiting`, another thread may take, read and finish it.
+  size_t done = 0;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     for (Op* op : batch)
-      if (op->readState == kNotReady)
+      if (op->readState == kNotReady) {
         impl_->waiting.push_back(op);
-      else
+      } else {
         impl_->emitLocked(*op);
+        batch[done++] = op;
+      }
     impl_->waitingCount.store(impl_->waiting.size(), std::memory_order_release);
   }
-  for (Op* op : batch)
-    if (op->readState != kNotReady) impl_->finish(op);
+  for (size_t i = 0; i < done; ++i) impl_->finish(batch[i]);
   batch.clear();
   if (!anyDone) return;
   // Device clocks are sampled again every so often while times are read.
@@ -912,19 +1034,27 @@ void Profiler::resolve() {
 
 void Profiler::Impl::reclaim(void* list, ObjectInfo& l, const char* note) {
   std::vector<Op*> gone;
-  takeWaiting(gone, [&](const Op& op) { return op.listHandle == list; });
-  if (!gone.empty()) {
-    std::lock_guard<std::mutex> lock(mu);
-    for (Op* op : gone) {
-      op->readState = kUntimed;
-      op->readNote = note;
-      emitLocked(*op);
-      op->readState = kNotReady;  // finish() keeps its events apart until reset
+  for (;;) {
+    takeWaiting(gone, [&](const Op& op) { return op.listHandle == list; });
+    if (!gone.empty()) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        for (Op* op : gone) {
+          op->readState = kUntimed;
+          op->readNote = note;
+          emitLocked(*op);
+          op->readState = kNotReady;  // finish() keeps its events apart until reset
+        }
+      }
+      for (Op* op : gone) finish(op);
+      gone.clear();
     }
+    if (!l.pendingOps.load(std::memory_order_acquire)) return;
+    // Another thread took the rest to read them: it finishes those that
+    // completed and puts the others back in `waiting`, where the next turn
+    // takes them.
+    sched_yield();
   }
-  for (Op* op : gone) finish(op);
-  // Another thread may be reading the rest right now: it finishes soon.
-  while (l.pendingOps.load(std::memory_order_acquire)) sched_yield();
 }
 
 void Profiler::executing(ze_command_queue_handle_t queue, uint32_t count, ze_command_list_handle_t* lists,
@@ -965,8 +1095,12 @@ void Profiler::executing(ze_command_queue_handle_t queue, uint32_t count, ze_com
       op->queue = queueId;
       op->submitTicks = ticks;
       op->submitThread = thread;
+      op->listInfo = l;
       if (!op->ownEvent)
-        if (ObjectInfo* e = impl_->find(op->event)) e->pendingOps.fetch_add(1, std::memory_order_relaxed);
+        if (ObjectInfo* e = impl_->find(op->event)) {
+          e->pendingOps.fetch_add(1, std::memory_order_relaxed);
+          op->eventInfo = e;
+        }
       op->nextPending = nullptr;
       if (last)
         last->nextPending = op;

@@ -60,6 +60,11 @@ struct Op {
   Op* nextPending = nullptr;  // submitted, not yet read
   void* listHandle = nullptr;
   void* context = nullptr;
+  // The profiler's state of the regular list executing it and of the
+  // program's event timing it, whose counts of submitted ops it is in (set
+  // at submission; opaque here).
+  void* listInfo = nullptr;
+  void* eventInfo = nullptr;
   bool immediate = false;
   // gtap's event (or capturedDone) may be signaled: reset before its next use.
   bool dirty = false;
@@ -92,7 +97,10 @@ class Profiler {
   uint64_t objectCreated(uint8_t kind, void* handle, void* parentHandle, ze_device_handle_t device,
                          uint32_t flags, uint32_t ordinal, uint32_t index, const core::CallScope& scope,
                          ObjectExtras extras = {});
-  void objectDestroyed(void* handle);
+  // What the hooks take before the real destroy and give to objectDestroyed
+  // after it, so that only the object destroyed is forgotten.
+  const void* objectToken(void* handle) const;
+  void objectDestroyed(void* handle, const void* token);
   void moduleCreated(ze_module_handle_t module, ze_context_handle_t context, ze_device_handle_t device,
                      const ze_module_desc_t* desc, const core::CallScope& scope);
   void kernelCreated(ze_kernel_handle_t kernel, ze_module_handle_t module, const char* name,
@@ -103,7 +111,7 @@ class Profiler {
   void listReset(ze_command_list_handle_t list);  // also before destroy
   void eventPoolCreated(ze_event_pool_handle_t pool, bool timestamps, bool counterBased = false);
   void eventCreated(ze_event_handle_t event, ze_event_pool_handle_t pool);
-  void eventDestroyed(ze_event_handle_t event);
+  void eventDestroyed(ze_event_handle_t event, const void* token);
   void contextDestroying(ze_context_handle_t context);
 
   // --- device work ---

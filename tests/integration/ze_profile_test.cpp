@@ -129,7 +129,7 @@ TEST_P(ProfiledWorkload, MatchesWhatTheWorkloadDid) {
 
 INSTANTIATE_TEST_SUITE_P(Workloads, ProfiledWorkload,
                          ::testing::Values("ze_vector_add", "ze_pipeline", "ze_multithread", "ze_immediate",
-                                           "ze_own_timestamps", "ze_host_sync", "ze_counter_events"));
+                                           "ze_own_timestamps", "ze_host_sync", "ze_counter_events", "ze_scopes"));
 
 // Current SYCL runtimes and compute-benchmarks wait for an asynchronous
 // immediate list with zeCommandListHostSynchronize: the work appended before
@@ -336,6 +336,34 @@ TEST(ZeProfile, ExportsLoad) {
 std::string fileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Threads that create, execute and destroy their lists at the same time: the
+// runtime gives a freed list's handle to another thread at once, and ops of
+// one list may be read by whichever thread resolves first. Each run must end
+// (a lost or doubly counted op once left a destroy waiting for ever) with the
+// program's results and every launch timed.
+TEST(ZeProfile, ThreadsCreatingAndDestroyingListsTogether) {
+  auto plain = runProcess({workload("ze_multithread"), "8", "4", "256"}, {{"ZE_ENABLE_ALT_DRIVERS", simDriver()}});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  for (int round = 0; round < 12; ++round) {
+    std::string dir = freshDirectory("profile-churn-" + std::to_string(round));
+    auto run = runProcess({"timeout", "-s", "KILL", "60", gtapBinary(), "run", "--sim", "-q", "-m", "api,kernels",
+                           "-o", dir + "/cap.gtap", "--", workload("ze_multithread"), "8", "4", "256"});
+    ASSERT_EQ(run.exitCode, 0) << "round " << round << ": " << run.err;
+    EXPECT_EQ(linesWith(run.out, "checksum"), linesWith(plain.out, "checksum"));
+    readers::Capture capture(dir + "/cap.gtap");
+    ASSERT_TRUE(capture.recovery().closedCleanly);
+    auto work = readers::loadDeviceWork(capture);
+    EXPECT_TRUE(work.notes.empty()) << "round " << round;
+    uint64_t kernels = 0;
+    for (const auto& op : work.ops)
+      if (op.kind == schema::DeviceOpKind::KERNEL) {
+        ++kernels;
+        EXPECT_TRUE(op.timed) << op.note;
+      }
+    EXPECT_EQ(kernels, 8u * 4u) << "round " << round;
+  }
 }
 
 // The SQLite export holds every call and device operation the readers see,

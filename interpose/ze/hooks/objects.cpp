@@ -37,9 +37,10 @@ GTAP_ZE_HOOK(zeContextCreateEx, ze_driver_handle_t driver, const ze_context_desc
 GTAP_ZE_HOOK(zeContextDestroy, ze_context_handle_t context) {
   // gtap's own events live in the context: they go first.
   if (profiling(scope)) profiler().contextDestroying(context);
+  const void* token = profiling(scope) ? profiler().objectToken(context) : nullptr;
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().objectDestroyed(context);
+  if (r == ZE_RESULT_SUCCESS && token) profiler().objectDestroyed(context, token);
   if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::CONTEXT_DESTROY, context);
   return r;
 }
@@ -54,9 +55,10 @@ GTAP_ZE_HOOK(zeModuleCreate, ze_context_handle_t context, ze_device_handle_t dev
 }
 
 GTAP_ZE_HOOK(zeModuleDestroy, ze_module_handle_t module) {
+  const void* token = profiling(scope) ? profiler().objectToken(module) : nullptr;
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(module);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().objectDestroyed(module);
+  if (r == ZE_RESULT_SUCCESS && token) profiler().objectDestroyed(module, token);
   if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::MODULE_DESTROY, module);
   return r;
 }
@@ -71,9 +73,10 @@ GTAP_ZE_HOOK(zeKernelCreate, ze_module_handle_t module, const ze_kernel_desc_t* 
 }
 
 GTAP_ZE_HOOK(zeKernelDestroy, ze_kernel_handle_t kernel) {
+  const void* token = profiling(scope) ? profiler().objectToken(kernel) : nullptr;
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(kernel);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().objectDestroyed(kernel);
+  if (r == ZE_RESULT_SUCCESS && token) profiler().objectDestroyed(kernel, token);
   if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::KERNEL_DESTROY, kernel);
   return r;
 }
@@ -99,9 +102,10 @@ GTAP_ZE_HOOK(zeCommandQueueCreate, ze_context_handle_t context, ze_device_handle
 
 GTAP_ZE_HOOK(zeCommandQueueDestroy, ze_command_queue_handle_t queue) {
   if (profiling(scope)) profiler().resolve();
+  const void* token = profiling(scope) ? profiler().objectToken(queue) : nullptr;
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(queue);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().objectDestroyed(queue);
+  if (r == ZE_RESULT_SUCCESS && token) profiler().objectDestroyed(queue, token);
   if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::QUEUE_DESTROY, queue);
   return r;
 }
@@ -130,9 +134,10 @@ GTAP_ZE_HOOK(zeCommandListCreateImmediate, ze_context_handle_t context, ze_devic
 
 GTAP_ZE_HOOK(zeCommandListDestroy, ze_command_list_handle_t list) {
   if (profiling(scope)) profiler().listReset(list);
+  const void* token = profiling(scope) ? profiler().objectToken(list) : nullptr;
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(list);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().objectDestroyed(list);
+  if (r == ZE_RESULT_SUCCESS && token) profiler().objectDestroyed(list, token);
   if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::LIST_DESTROY, list);
   return r;
 }
@@ -192,9 +197,10 @@ GTAP_ZE_HOOK(zeEventPoolCreate, ze_context_handle_t context, const ze_event_pool
 
 GTAP_ZE_HOOK(zeEventPoolDestroy, ze_event_pool_handle_t pool) {
   if (profiling(scope)) profiler().resolve();
+  const void* token = profiling(scope) ? profiler().objectToken(pool) : nullptr;
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(pool);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().objectDestroyed(pool);
+  if (r == ZE_RESULT_SUCCESS && token) profiler().objectDestroyed(pool, token);
   if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::EVENT_POOL_DESTROY, pool);
   return r;
 }
@@ -209,9 +215,10 @@ GTAP_ZE_HOOK(zeEventCreate, ze_event_pool_handle_t pool, const ze_event_desc_t* 
 
 GTAP_ZE_HOOK(zeEventDestroy, ze_event_handle_t event) {
   if (profiling(scope)) profiler().programEventEnding(event);
+  const void* token = profiling(scope) ? profiler().objectToken(event) : nullptr;
   uint64_t rs = replaySeq(scope);
   ze_result_t r = real(event);
-  if (r == ZE_RESULT_SUCCESS && profiling(scope)) profiler().eventDestroyed(event);
+  if (r == ZE_RESULT_SUCCESS && token) profiler().eventDestroyed(event, token);
   if (r == ZE_RESULT_SUCCESS && rs) replayRecorder().destroyed(rs, scope, ReplayRecorder::Op::EVENT_DESTROY, event);
   return r;
 }
