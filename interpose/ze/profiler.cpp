@@ -1151,19 +1151,27 @@ void Profiler::programEventEnding(ze_event_handle_t event) {
   if (!e || !e->pendingOps.load(std::memory_order_acquire)) return;
   resolve();
   std::vector<Op*> ops;
-  impl_->takeWaiting(ops, [&](const Op& op) { return !op.ownEvent && op.event == event && !op.capturedDone; });
-  for (Op* op : ops) {
-    impl_->read(*op);
-    if (op->readState == kNotReady) {
-      op->readState = kUntimed;
-      op->readNote = "the program reset or destroyed its event before gtap saw it complete";
+  // Ops another thread is reading come back to `waiting` or are finished
+  // before the program's call changes the event.
+  for (;;) {
+    bool quiet = impl_->resolving.load(std::memory_order_acquire) == 0;
+    impl_->takeWaiting(ops, [&](const Op& op) { return !op.ownEvent && op.event == event && !op.capturedDone; });
+    for (Op* op : ops) {
+      impl_->read(*op);
+      if (op->readState == kNotReady) {
+        op->readState = kUntimed;
+        op->readNote = "the program reset or destroyed its event before gtap saw it complete";
+      }
     }
+    {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      for (Op* op : ops) impl_->emitLocked(*op);
+    }
+    for (Op* op : ops) impl_->finish(op);
+    ops.clear();
+    if (quiet) return;
+    sched_yield();
   }
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    for (Op* op : ops) impl_->emitLocked(*op);
-  }
-  for (Op* op : ops) impl_->finish(op);
 }
 
 void Profiler::deviceResetAppending(ze_command_list_handle_t list, ze_event_handle_t event) {
