@@ -750,7 +750,8 @@ static result_t* g_thread0; /* whose loops print their op_counts */
 static void* work(void* out) {
   result_t* r = out;
   op_counts counted;
-  static const char label[] = "iree_hal_fake";  /* keeps a HAL name in the read-only data */
+  /* Keeps a HAL name in the read-only data; as long as the update reads. */
+  static const char label[32] = "iree_hal_fake";
   uint8_t* memory = calloc(1, 1 << 16);
   command_buffer_t* cb = create(iree_hal_fake_command_buffer_vtable);
   CALL(cb, 1, begin_fn)(cb);
