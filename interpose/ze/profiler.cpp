@@ -550,8 +550,11 @@ void Profiler::Impl::giveSlotsLocked(Op* first, Op* last, uint32_t) {
 }
 
 void Profiler::Impl::giveSlot(Op* op) {
-  // Cleared for its next use; a stack vector keeps no memory once moved from.
+  // Cleared for its next use; the stack's room stays for the next capture.
+  std::vector<uint64_t> frames = std::move(op->stack);
+  frames.clear();
   *op = Op{};
+  op->stack = std::move(frames);
   ThreadCache& c = threadCache();
   if (__builtin_expect(c.direct, 0)) {
     std::lock_guard<std::mutex> lock(mu);
@@ -842,12 +845,18 @@ void Profiler::appended(ze_command_list_handle_t list, Op op, ze_event_handle_t 
     return;
   }
   Op* slot = impl_->takeSlot();
+  std::vector<uint64_t> frames = std::move(slot->stack);  // the slot's room, kept
   *slot = std::move(op);
   slot->event = event;
   slot->ownEvent = ownEvent;
   slot->thread = threadIdOf(scope);
   slot->appendIndex = scope.beginIndex();
-  if (recordStacks()) slot->stack = captureStack();
+  if (recordStacks()) {
+    // Into the room the slot kept: no allocation once the slot has been used.
+    frames.resize(impl_->stackDepth);
+    frames.resize(core::captureStackInto(frames.data(), impl_->stackDepth));
+    slot->stack = std::move(frames);
+  }
   slot->list = l->id;
   slot->device = l->device;
   slot->listHandle = list;
