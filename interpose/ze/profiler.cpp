@@ -3,11 +3,13 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "allocations.h"
 #include "clock.h"
 #include "chunk_producer.h"
 #include "functions.h"
+#include "device_work.h"
 #include "handle_index.h"
 #include "real.h"
 #include "session.h"
@@ -258,16 +260,6 @@ Profiler& Profiler::get() {
 Profiler::Profiler() : impl_(std::make_unique<Impl>()) {
   const core::Config& c = core::config();
   impl_->stackDepth = c.stackDepth;
-  if (recordKernels()) {
-    // Room for the device ops of a flush interval, set aside once (address
-    // space; pages are touched as records come): a vector that grew from
-    // empty after every flush moved every record it held and faulted in new
-    // pages on the program's thread, at each synchronisation that crossed a
-    // power of two.
-    constexpr size_t kOpsPerFlush = 1 << 15;
-    impl_->out.ops.reserve(kOpsPerFlush);
-    impl_->writing.ops.reserve(kOpsPerFlush);
-  }
 }
 
 // --- devices and clocks -------------------------------------------------------
@@ -897,6 +889,36 @@ void Profiler::appendFailed(ze_command_list_handle_t list, ze_event_handle_t eve
 }
 
 void Profiler::Impl::emitLocked(const Op& op) {
+  // Into the calling thread's device-work buffer: no allocation, and the
+  // stack's frames are copied where the record lies.
+  uint32_t frames = recordStacks() ? static_cast<uint32_t>(std::min<size_t>(op.stack.size(), 0xffff)) : 0;
+  if (core::devicework::Header* h = core::devicework::begin(frames, 0, 0, 0, 0, 0)) {
+    h->recordedBy = schema::Api::LEVEL_ZERO;
+    h->kind = opKind(op.kind);
+    h->device = op.device;
+    h->queue = op.queue;
+    h->list = op.list;
+    h->kernel = op.kernel;
+    h->groupCount = op.groupCount;
+    h->groupSize = op.groupSize;
+    h->bytes = op.bytes;
+    h->direction = static_cast<schema::CopyDirection>(op.direction);
+    h->thread = op.thread;
+    h->appendIndex = op.appendIndex;
+    h->appendTicks = op.appendTicks;
+    h->submitTicks = op.submitTicks;
+    h->submitThread = op.submitThread;
+    h->timed = op.readState == kTimed;
+    h->start = op.readStart;
+    h->end = op.readEnd;
+    h->completedNs = core::monotonicNs();
+    h->fixedNote = op.readNote;
+    if (frames) std::memcpy(h->stack(), op.stack.data(), frames * sizeof(uint64_t));
+    core::devicework::commit(h);
+    return;
+  }
+  // No buffer to be had (recording stopped after an internal error): the
+  // profiler's own outbox.
   core::profile::OpRecord r;
   r.recordedBy = schema::Api::LEVEL_ZERO;
   r.kind = opKind(op.kind);

@@ -7,6 +7,7 @@
 // uses and buffer blocks cancel out or amortise to nearly nothing.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstring>
 #include <regex>
 #include <string>
@@ -86,9 +87,19 @@ TEST_P(OpCosts, NoLockOrAllocationPerOperation) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, OpCosts, ::testing::Values("api,kernels", "api,kernels,memory"),
+INSTANTIATE_TEST_SUITE_P(Modes, OpCosts, ::testing::Values("api,kernels", "api,kernels,memory", "api,kernels,stacks"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(std::strchr(info.param, 'y') ? "ApiKernelsMemory" : "ApiKernels");
+                           std::string name;  // "api,kernels,memory" -> "ApiKernelsMemory"
+                           bool start = true;
+                           for (const char* c = info.param; *c; ++c) {
+                             if (*c == ',') {
+                               start = true;
+                               continue;
+                             }
+                             name += start ? static_cast<char>(std::toupper(static_cast<unsigned char>(*c))) : *c;
+                             start = false;
+                           }
+                           return name;
                          });
 
 }  // namespace

@@ -73,7 +73,9 @@ INSTANTIATE_TEST_SUITE_P(Loads, ZeLaunchOps,
                          ::testing::Values(Case{"launch-regular", "api,kernels"},
                                            Case{"launch-immediate", "api,kernels"},
                                            Case{"launch-regular", "api,kernels,memory"},
-                                           Case{"launch-immediate", "api,kernels,memory"}),
+                                           Case{"launch-immediate", "api,kernels,memory"},
+                                           Case{"launch-regular", "api,kernels,stacks"},
+                                           Case{"launch-immediate", "api,kernels,stacks"}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            std::string name = info.param.load + "_" + info.param.mode;
                            for (char& ch : name)
