@@ -104,6 +104,17 @@ struct Outbox {
   std::vector<std::pair<uint64_t, uint64_t>> destroyed;  // id, ticks
   std::vector<OpRecord> ops;
   std::vector<MemoryRecord> memory;
+
+  // Emptied, capacity kept: swapped back to the recording side, the vectors
+  // take records without growing (and faulting in new pages) every flush.
+  void clear() {
+    devices.clear();
+    samples.clear();
+    created.clear();
+    destroyed.clear();
+    ops.clear();
+    memory.clear();
+  }
 };
 
 // A new object id, unique in the process whichever front end asks: the

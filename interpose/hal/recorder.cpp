@@ -352,17 +352,23 @@ constexpr const char* kQueueNote = "a HAL queue operation: no device times at th
 constexpr const char* kCommandNote = "recorded into an IREE command buffer: a HAL-level record, without device times";
 constexpr const char* kHostNote = "a HAL call on the host: no device work";
 
-// A HAL-level record of the call in progress: its method, level and thread.
+// The fields every HAL-level record of the call in progress has: its method,
+// level and thread (OpRecord and devicework::Header name them alike).
+template <class R>
+void setHalFields(R& r, const CallContext& call, schema::DeviceOpKind kind, const char* operation, const char* note) {
+  r.kind = kind;
+  r.operation = operation;
+  r.recordedBy = schema::Api::IREE_HAL;
+  r.thread = r.submitThread = threadIdOf(call.thread);
+  r.appendIndex = call.beginIndex;
+  r.appendTicks = r.submitTicks = call.ticks;
+  r.fixedNote = note;
+}
+
 std::unique_ptr<OpRecord> halOp(const CallContext& call, schema::DeviceOpKind kind, const char* operation,
                                 const char* note) {
   auto op = std::make_unique<OpRecord>();
-  op->kind = kind;
-  op->operation = operation;
-  op->recordedBy = schema::Api::IREE_HAL;
-  op->thread = op->submitThread = threadIdOf(call.thread);
-  op->appendIndex = call.beginIndex;
-  op->appendTicks = op->submitTicks = call.ticks;
-  op->fixedNote = note;
+  setHalFields(*op, call, kind, operation, note);
   return op;
 }
 
@@ -372,14 +378,7 @@ core::devicework::Header* beginOp(const CallContext& call, schema::DeviceOpKind 
                                   const char* note, uint32_t bindings, uint32_t waits = 0, uint32_t signals = 0,
                                   uint32_t argumentBytes = 0) {
   core::devicework::Header* h = core::devicework::begin(0, bindings, waits, signals, argumentBytes, 0);
-  if (!h) return nullptr;
-  h->kind = kind;
-  h->operation = operation;
-  h->recordedBy = schema::Api::IREE_HAL;
-  h->thread = h->submitThread = threadIdOf(call.thread);
-  h->appendIndex = call.beginIndex;
-  h->appendTicks = h->submitTicks = call.ticks;
-  h->fixedNote = note;
+  if (h) setHalFields(*h, call, kind, operation, note);
   return h;
 }
 

@@ -235,12 +235,7 @@ void Tracker::takeRecords(core::profile::Outbox& out) {
 }
 
 void Tracker::returnRecords(core::profile::Outbox& out) {
-  out.devices.clear();
-  out.samples.clear();
-  out.created.clear();
-  out.destroyed.clear();
-  out.ops.clear();
-  out.memory.clear();
+  out.clear();
   std::lock_guard<std::mutex> lock(impl_->mu);
   std::swap(impl_->spare, out);
 }

@@ -1312,15 +1312,7 @@ void Profiler::produce(core::ChunkSink& sink, bool) {
     std::swap(out, impl_->out);
   }
   core::profile::writeProfileRecords(sink, out);
-  // Emptied, not freed: the next swap hands this memory back to the program's
-  // threads, which then append records without growing (and faulting in) a
-  // fresh vector after every flush.
-  out.devices.clear();
-  out.samples.clear();
-  out.created.clear();
-  out.destroyed.clear();
-  out.ops.clear();
-  out.memory.clear();
+  out.clear();  // the next swap hands its memory back to the program's threads
 }
 
 }  // namespace gtap::ze
