@@ -217,7 +217,8 @@ struct Profiler::Impl {
   void push(Op* first, Op* last);
   // Reads what `batch` holds; a finished op's readState says how.
   void read(Op& op);
-  void emitLocked(const Op& op);
+  // Its record, into the calling thread's device-work buffer (no lock).
+  void emit(const Op& op);
   // After the record is out: the op stops being pending; an immediate list's
   // slot and gtap events go back.
   void finish(Op* op);
@@ -494,12 +495,6 @@ Op* Profiler::Impl::takeSlot() {
   ThreadCache& c = threadCache();
   if (__builtin_expect(!c.slots, 0)) {
     std::lock_guard<std::mutex> lock(mu);
-    if (__builtin_expect(c.direct, 0) && freeSlots) {
-      Op* op = freeSlots;
-      freeSlots = op->nextInList;
-      op->nextInList = nullptr;
-      return op;
-    }
     if (!freeSlots) {
       // Sized once per block; slots are reused, never freed.
       slotBlocks.push_back(std::make_unique<Op[]>(kSlotBlock));
@@ -507,6 +502,13 @@ Op* Profiler::Impl::takeSlot() {
       for (uint32_t i = 0; i + 1 < kSlotBlock; ++i) block[i].nextInList = &block[i + 1];
       block[kSlotBlock - 1].nextInList = freeSlots;
       freeSlots = block;
+    }
+    if (__builtin_expect(c.direct, 0)) {
+      // Only one is taken; the rest stay shared.
+      Op* op = freeSlots;
+      freeSlots = op->nextInList;
+      op->nextInList = nullptr;
+      return op;
     }
     uint32_t n = 0;
     Op* first = freeSlots;
@@ -516,18 +518,6 @@ Op* Profiler::Impl::takeSlot() {
     last->nextInList = nullptr;
     c.slots = first;
     c.slotCount = n;
-    if (__builtin_expect(c.direct, 0)) {
-      // Only one is taken; the rest stay shared.
-      Op* op = first;
-      c.slots = nullptr;
-      c.slotCount = 0;
-      if (op->nextInList) {
-        last->nextInList = freeSlots;
-        freeSlots = op->nextInList;
-      }
-      op->nextInList = nullptr;
-      return op;
-    }
   }
   Op* op = c.slots;
   c.slots = op->nextInList;
@@ -737,15 +727,12 @@ void Profiler::contextDestroying(ze_context_handle_t context) {
   for (;;) {
     bool quiet = impl_->resolving.load(std::memory_order_acquire) == 0;
     impl_->takeWaiting(gone, [&](const Op& op) { return op.context == context; });
-    {
-      std::lock_guard<std::mutex> lock(impl_->mu);
-      for (Op* op : gone) {
-        op->readState = kUntimed;
-        op->readNote = "its context was destroyed before gtap saw it complete";
-        impl_->emitLocked(*op);
-      }
+    for (Op* op : gone) {
+      op->readState = kUntimed;
+      op->readNote = "its context was destroyed before gtap saw it complete";
+      impl_->emit(*op);
+      impl_->finish(op);
     }
-    for (Op* op : gone) impl_->finish(op);
     gone.clear();
     if (quiet) break;
     sched_yield();
@@ -888,60 +875,35 @@ void Profiler::appendFailed(ze_command_list_handle_t list, ze_event_handle_t eve
   impl_->giveEvent(l ? l->context : nullptr, event);  // never signaled: still reset
 }
 
-void Profiler::Impl::emitLocked(const Op& op) {
+void Profiler::Impl::emit(const Op& op) {
   // Into the calling thread's device-work buffer: no allocation, and the
-  // stack's frames are copied where the record lies.
+  // stack's frames are copied where the record lies. No buffer is had only
+  // once recording has stopped (an internal error), as for HSA's records.
   uint32_t frames = recordStacks() ? static_cast<uint32_t>(std::min<size_t>(op.stack.size(), 0xffff)) : 0;
-  if (core::devicework::Header* h = core::devicework::begin(frames, 0, 0, 0, 0, 0)) {
-    h->recordedBy = schema::Api::LEVEL_ZERO;
-    h->kind = opKind(op.kind);
-    h->device = op.device;
-    h->queue = op.queue;
-    h->list = op.list;
-    h->kernel = op.kernel;
-    h->groupCount = op.groupCount;
-    h->groupSize = op.groupSize;
-    h->bytes = op.bytes;
-    h->direction = static_cast<schema::CopyDirection>(op.direction);
-    h->thread = op.thread;
-    h->appendIndex = op.appendIndex;
-    h->appendTicks = op.appendTicks;
-    h->submitTicks = op.submitTicks;
-    h->submitThread = op.submitThread;
-    h->timed = op.readState == kTimed;
-    h->start = op.readStart;
-    h->end = op.readEnd;
-    h->completedNs = core::monotonicNs();
-    h->fixedNote = op.readNote;
-    if (frames) std::memcpy(h->stack(), op.stack.data(), frames * sizeof(uint64_t));
-    core::devicework::commit(h);
-    return;
-  }
-  // No buffer to be had (recording stopped after an internal error): the
-  // profiler's own outbox.
-  core::profile::OpRecord r;
-  r.recordedBy = schema::Api::LEVEL_ZERO;
-  r.kind = opKind(op.kind);
-  r.device = op.device;
-  r.queue = op.queue;
-  r.list = op.list;
-  r.kernel = op.kernel;
-  r.groupCount = op.groupCount;
-  r.groupSize = op.groupSize;
-  r.bytes = op.bytes;
-  r.direction = static_cast<schema::CopyDirection>(op.direction);
-  r.thread = op.thread;
-  r.appendIndex = op.appendIndex;
-  r.appendTicks = op.appendTicks;
-  r.submitTicks = op.submitTicks;
-  r.submitThread = op.submitThread;
-  r.timed = op.readState == kTimed;
-  r.start = op.readStart;
-  r.end = op.readEnd;
-  r.completedNs = core::monotonicNs();
-  r.fixedNote = op.readNote;
-  if (recordStacks()) r.stack = op.stack;
-  out.ops.push_back(std::move(r));
+  core::devicework::Header* h = core::devicework::begin(frames, 0, 0, 0, 0, 0);
+  if (!h) return;
+  h->recordedBy = schema::Api::LEVEL_ZERO;
+  h->kind = opKind(op.kind);
+  h->device = op.device;
+  h->queue = op.queue;
+  h->list = op.list;
+  h->kernel = op.kernel;
+  h->groupCount = op.groupCount;
+  h->groupSize = op.groupSize;
+  h->bytes = op.bytes;
+  h->direction = static_cast<schema::CopyDirection>(op.direction);
+  h->thread = op.thread;
+  h->appendIndex = op.appendIndex;
+  h->appendTicks = op.appendTicks;
+  h->submitTicks = op.submitTicks;
+  h->submitThread = op.submitThread;
+  h->timed = op.readState == kTimed;
+  h->start = op.readStart;
+  h->end = op.readEnd;
+  h->completedNs = core::monotonicNs();
+  h->fixedNote = op.readNote;
+  if (frames) std::memcpy(h->stack(), op.stack.data(), frames * sizeof(uint64_t));
+  core::devicework::commit(h);
 }
 
 void Profiler::Impl::read(Op& op) {
@@ -1043,15 +1005,16 @@ void Profiler::resolve() {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     for (Op* op : batch)
-      if (op->readState == kNotReady) {
+      if (op->readState == kNotReady)
         impl_->waiting.push_back(op);
-      } else {
-        impl_->emitLocked(*op);
+      else
         batch[done++] = op;
-      }
     impl_->waitingCount.store(impl_->waiting.size(), std::memory_order_release);
   }
-  for (size_t i = 0; i < done; ++i) impl_->finish(batch[i]);
+  for (size_t i = 0; i < done; ++i) {
+    impl_->emit(*batch[i]);
+    impl_->finish(batch[i]);
+  }
   batch.clear();
   if (!anyDone) return;
   // Device clocks are sampled again every so often while times are read.
@@ -1067,19 +1030,14 @@ void Profiler::Impl::reclaim(void* list, ObjectInfo& l, const char* note) {
   std::vector<Op*> gone;
   for (;;) {
     takeWaiting(gone, [&](const Op& op) { return op.listHandle == list; });
-    if (!gone.empty()) {
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        for (Op* op : gone) {
-          op->readState = kUntimed;
-          op->readNote = note;
-          emitLocked(*op);
-          op->readState = kNotReady;  // finish() keeps its events apart until reset
-        }
-      }
-      for (Op* op : gone) finish(op);
-      gone.clear();
+    for (Op* op : gone) {
+      op->readState = kUntimed;
+      op->readNote = note;
+      emit(*op);
+      op->readState = kNotReady;  // finish() keeps its events apart until reset
+      finish(op);
     }
+    gone.clear();
     if (!l.pendingOps.load(std::memory_order_acquire)) return;
     // Another thread took the rest to read them: it finishes those that
     // completed and puts the others back in `waiting`, where the next turn
@@ -1194,11 +1152,10 @@ void Profiler::programEventEnding(ze_event_handle_t event) {
         op->readNote = "the program reset or destroyed its event before gtap saw it complete";
       }
     }
-    {
-      std::lock_guard<std::mutex> lock(impl_->mu);
-      for (Op* op : ops) impl_->emitLocked(*op);
+    for (Op* op : ops) {
+      impl_->emit(*op);
+      impl_->finish(op);
     }
-    for (Op* op : ops) impl_->finish(op);
     ops.clear();
     if (quiet) return;
     sched_yield();
