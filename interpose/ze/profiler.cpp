@@ -1,5 +1,6 @@
 #include "profiler.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -261,6 +262,10 @@ Profiler& Profiler::get() {
 Profiler::Profiler() : impl_(std::make_unique<Impl>()) {
   const core::Config& c = core::config();
   impl_->stackDepth = c.stackDepth;
+  // A fork's child has only the forking thread: no other is reading ops any
+  // more, so the waits for other readers (a context's or event's end) must
+  // not wait for the parent's threads.
+  pthread_atfork(nullptr, nullptr, [] { Profiler::get().impl()->resolving.store(0, std::memory_order_relaxed); });
 }
 
 // --- devices and clocks -------------------------------------------------------
