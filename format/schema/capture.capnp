@@ -301,7 +301,11 @@ struct BufferRef {
 }
 
 struct DeviceOps {
-  ops @0 :List(DeviceOp);
+  ops @0 :List(DeviceOp);     # formats 1.0-1.3
+  # 1.4 on: the operations as rows of varints (format/include/gtap/format/device_ops.h,
+  # docs/format.md); `ops` is then empty.
+  count @1 :UInt32;
+  encoded @2 :Data;
 }
 
 # --- Memory ------------------------------------------------------------------

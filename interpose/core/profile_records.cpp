@@ -112,75 +112,64 @@ OpParts partsOf(const devicework::Header& h) {
           {r.signals(), r.signalCount}};
 }
 
-// One segment sized for the ops (about 26 words each, plus kernel arguments
-// and notes): a reader then follows no pointer across segments.
-unsigned segmentWords(size_t words) { return static_cast<unsigned>(std::min<size_t>(words, size_t{1} << 28)); }
-size_t opWords(const OpParts& p) { return 32 + (p.arguments.size() + 7) / 8 + (p.note.size() + 80) / 8 + 2 * p.bindings.size() + 2 * (p.waits.size() + p.signals.size()); }
-
 // OpRecord and devicework::Header share the names of the fixed fields.
 template <class R>
-void setOp(schema::DeviceOp::Builder o, const R& r, const OpParts& p, uint32_t stack, const ChunkSink& sink) {
-  o.setKind(r.kind);
-  o.setDevice(r.device);
-  o.setQueue(r.queue);
-  o.setCommandList(r.list);
-  o.setKernel(r.kernel);
-  auto gc = o.initGroupCount(3);
-  auto gs = o.initGroupSize(3);
-  for (unsigned j = 0; j < 3; ++j) {
-    gc.set(j, r.groupCount[j]);
-    gs.set(j, r.groupSize[j]);
-  }
-  if (!p.grid.empty()) {
-    auto grid = o.initGridSize(static_cast<unsigned>(p.grid.size()));
-    for (unsigned j = 0; j < p.grid.size(); ++j) grid.set(j, p.grid[j]);
-  }
-  o.setBytes(r.bytes);
-  o.setDirection(r.direction);
-  o.setThread(r.thread);
-  o.setAppendIndex(r.appendIndex);
-  o.setAppendNs(sink.toHostNs(r.appendTicks));
-  o.setSubmitNs(sink.toHostNs(r.submitTicks));
-  o.setSubmitThread(r.submitThread);
-  o.setTimed(r.timed);
-  o.setStartTicks(r.start);
-  o.setEndTicks(r.end);
-  o.setStack(stack);
-  o.setCompletedNs(r.completedNs);
-  if (!p.note.empty()) o.setNote(capnp::Text::Reader(p.note.data(), p.note.size()));
-  else if (r.fixedNote) o.setNote(r.fixedNote);
-  if (!p.arguments.empty()) o.setArguments(capnp::Data::Reader(p.arguments.data(), p.arguments.size()));
-  o.setPacketHeader(r.packetHeader);
-  o.setQueueIndex(r.queueIndex);
-  o.setRecordedBy(r.recordedBy);
-  if (!p.bindings.empty()) {
-    auto b = o.initBindings(static_cast<unsigned>(p.bindings.size()));
-    for (unsigned j = 0; j < p.bindings.size(); ++j) {
-      b[j].setBuffer(p.bindings[j].buffer);
-      b[j].setOffset(p.bindings[j].offset);
-      b[j].setLength(p.bindings[j].length);
-      b[j].setSlot(p.bindings[j].slot);
-    }
-  }
-  if (r.operation) o.setOperation(r.operation);
-  auto semaphores = [](auto entries, std::span<const OpRecord::SemaphoreValue> values) {
-    for (unsigned j = 0; j < values.size(); ++j) {
-      entries[j].setSemaphore(values[j].semaphore);
-      entries[j].setValue(values[j].value);
-    }
-  };
-  if (!p.waits.empty()) semaphores(o.initWaits(static_cast<unsigned>(p.waits.size())), p.waits);
-  if (!p.signals.empty()) semaphores(o.initSignals(static_cast<unsigned>(p.signals.size())), p.signals);
+void addOp(format::DeviceOpEncoder& e, const R& r, const OpParts& p, uint32_t stack, const ChunkSink& sink) {
+  format::DeviceOpFields f;
+  f.kind = r.kind;
+  f.timed = r.timed;
+  f.device = r.device;
+  f.queue = r.queue;
+  f.list = r.list;
+  f.kernel = r.kernel;
+  f.groupCount = r.groupCount;
+  f.groupSize = r.groupSize;
+  f.bytes = r.bytes;
+  f.direction = r.direction;
+  f.thread = r.thread;
+  f.appendIndex = r.appendIndex;
+  f.appendNs = sink.toHostNs(r.appendTicks);
+  f.submitNs = sink.toHostNs(r.submitTicks);
+  f.submitThread = r.submitThread;
+  f.startTicks = r.start;
+  f.endTicks = r.end;
+  f.stack = stack;
+  f.completedNs = r.completedNs;
+  f.note = !p.note.empty() ? p.note : r.fixedNote ? std::string_view(r.fixedNote) : std::string_view();
+  f.arguments = p.arguments;
+  f.packetHeader = r.packetHeader;
+  f.queueIndex = r.queueIndex;
+  f.grid = p.grid;
+  f.recordedBy = r.recordedBy;
+  f.bindings = p.bindings;
+  f.operation = r.operation ? std::string_view(r.operation) : std::string_view();
+  f.waits = p.waits;
+  f.signals = p.signals;
+  e.add(f);
+}
+
+// Writer thread only; never destroyed (the last flush may come after static
+// destructors). Its bytes stay allocated between chunks.
+format::DeviceOpEncoder& opEncoder() {
+  static auto& e = *new format::DeviceOpEncoder;
+  e.reset();
+  return e;
+}
+
+void writeEncodedOps(ChunkSink& sink, const format::DeviceOpEncoder& e) {
+  auto bytes = e.bytes();
+  capnp::MallocMessageBuilder m(static_cast<unsigned>(std::min<size_t>(bytes.size() / 8 + 16, size_t{1} << 28)));
+  auto root = m.initRoot<schema::DeviceOps>();
+  root.setCount(e.count());
+  root.setEncoded(capnp::Data::Reader(bytes.data(), bytes.size()));
+  sink.write(schema::ChunkKind::DEVICE_OPS, m);
 }
 
 void writeOps(ChunkSink& sink, const Outbox& out, const std::vector<uint32_t>& stacks) {
   if (out.ops.empty()) return;
-  size_t words = 64;
-  for (const OpRecord& r : out.ops) words += opWords(partsOf(r));
-  capnp::MallocMessageBuilder m(segmentWords(words));
-  auto list = m.initRoot<schema::DeviceOps>().initOps(static_cast<unsigned>(out.ops.size()));
-  for (unsigned i = 0; i < out.ops.size(); ++i) setOp(list[i], out.ops[i], partsOf(out.ops[i]), stacks[i], sink);
-  sink.write(schema::ChunkKind::DEVICE_OPS, m);
+  auto& e = opEncoder();
+  for (size_t i = 0; i < out.ops.size(); ++i) addOp(e, out.ops[i], partsOf(out.ops[i]), stacks[i], sink);
+  writeEncodedOps(sink, e);
 }
 
 void writeMemory(ChunkSink& sink, const Outbox& out, const std::vector<uint32_t>& stacks) {
@@ -225,20 +214,17 @@ void writeDeviceWork(ChunkSink& sink, const std::vector<const devicework::Header
   static auto& frames = *new std::vector<uint64_t>;
   stacks.assign(records.size(), 0);
   bool anyStack = false;
-  size_t words = 64;
   for (size_t i = 0; i < records.size(); ++i) {
     auto& h = const_cast<devicework::Header&>(*records[i]);
-    words += opWords(partsOf(h));
     if (!h.stackCount) continue;
     frames.assign(h.stack(), h.stack() + h.stackCount);
     stacks[i] = sink.internStack(frames);
     anyStack = true;
   }
   if (anyStack) sink.writeNewStacks();
-  capnp::MallocMessageBuilder m(segmentWords(words));
-  auto list = m.initRoot<schema::DeviceOps>().initOps(static_cast<unsigned>(records.size()));
-  for (unsigned i = 0; i < records.size(); ++i) setOp(list[i], *records[i], partsOf(*records[i]), stacks[i], sink);
-  sink.write(schema::ChunkKind::DEVICE_OPS, m);
+  auto& e = opEncoder();
+  for (size_t i = 0; i < records.size(); ++i) addOp(e, *records[i], partsOf(*records[i]), stacks[i], sink);
+  writeEncodedOps(sink, e);
 }
 
 }  // namespace gtap::core::profile

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "chunk_producer.h"
+#include "gtap/format/device_ops.h"
 #include "gtap/format/schema/capture.capnp.h"
 
 namespace gtap::core::devicework {
@@ -75,16 +76,11 @@ struct OpRecord {
   uint16_t packetHeader = 0;
   uint64_t queueIndex = 0;
   schema::Api recordedBy = schema::Api::UNKNOWN;
-  struct Binding {
-    uint64_t buffer = 0, offset = 0, length = 0;
-    uint32_t slot = 0;
-  };
+  using Binding = format::OpBinding;
   std::vector<Binding> bindings;  // IREE HAL: buffers bound or touched
   // IREE HAL: the method, and the semaphore values waited for and signalled.
   const char* operation = nullptr;  // a string literal
-  struct SemaphoreValue {
-    uint64_t semaphore = 0, value = 0;
-  };
+  using SemaphoreValue = format::OpSemaphore;
   std::vector<SemaphoreValue> waits, signals;
 };
 

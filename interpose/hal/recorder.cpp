@@ -175,8 +175,11 @@ uint64_t objectLocked(Recorder& r, std::unordered_map<uint64_t, uint64_t>& ids, 
 }
 
 // Object ids a thread looked up before, so that recording an operation on
-// an object it has seen takes no lock: a small direct-mapped table per thread,
-// valid while no object gtap names has gone since it was filled.
+// an object it has seen takes no lock: a small two-way set-associative table
+// per thread, valid while no object gtap names has gone since it was filled.
+// Two ways, because the few objects a loop uses (its command buffer, device
+// and kernel) land in one set now and then, where the program's addresses put
+// them: one way would then miss, and lock, on every operation.
 struct CachedId {
   uint64_t key = 0, token = 0;  // object address (and a kernel's export)
   uint64_t generation = 0;
@@ -186,34 +189,47 @@ struct CachedId {
   bool wanted = true;
 };
 struct IdCache {
-  CachedId entries[128];
+  CachedId entries[64][2];
 };
 std::atomic<uint64_t> g_idGeneration{1};  // bumped whenever an object gtap named goes
 __thread IdCache* t_ids __attribute__((tls_model("initial-exec"))) = nullptr;
 
 enum : uint8_t { kCommandBuffers = 1, kDevices = 2, kKernels = 3 };
 
-CachedId* cachedEntry(uint8_t table, uint64_t key, uint64_t token) {
+CachedId* cachedSet(uint8_t table, uint64_t key, uint64_t token) {
   if (!t_ids) t_ids = new IdCache();  // once per thread
-  size_t at = static_cast<size_t>(((key >> 4) ^ (token * 0x9e3779b97f4a7c15ull) ^ table) * 0x9e3779b97f4a7c15ull >> 57);
-  return &t_ids->entries[at];
+  size_t at = static_cast<size_t>(((key >> 4) ^ (token * 0x9e3779b97f4a7c15ull) ^ table) * 0x9e3779b97f4a7c15ull >> 58);
+  return t_ids->entries[at];
 }
 
-bool cacheHit(const CachedId* e, uint8_t table, uint64_t key, uint64_t token) {
-  return e->table == table && e->key == key && e->token == token &&
-         e->generation == g_idGeneration.load(std::memory_order_acquire);
+// The entry for the key, when it is there and still valid; else null.
+const CachedId* cacheFind(uint8_t table, uint64_t key, uint64_t token) {
+  CachedId* set = cachedSet(table, key, token);
+  uint64_t generation = g_idGeneration.load(std::memory_order_acquire);
+  for (int way = 0; way < 2; ++way) {
+    const CachedId& e = set[way];
+    if (e.table == table && e.key == key && e.token == token && e.generation == generation) return &e;
+  }
+  return nullptr;
+}
+
+// The newest entry in the first way, the one it displaces in the second.
+const CachedId* cacheStore(const CachedId& entry) {
+  CachedId* set = cachedSet(entry.table, entry.key, entry.token);
+  set[1] = set[0];
+  set[0] = entry;
+  return &set[0];
 }
 
 // objectLocked through the thread's cache: the lock only on a miss.
 uint64_t cachedObject(Recorder& r, uint8_t table, schema::ObjectKind kind, uint64_t address,
                       const char* implementation, uint64_t ticks, uint32_t thread) {
-  CachedId* e = cachedEntry(table, address, 0);
-  if (cacheHit(e, table, address, 0)) return e->id;
+  if (const CachedId* e = cacheFind(table, address, 0)) return e->id;
   uint64_t generation = g_idGeneration.load(std::memory_order_acquire);
   std::lock_guard<std::mutex> lock(r.mu);
   uint64_t id = objectLocked(r, table == kDevices ? r.devices : r.commandBuffers, kind, address, implementation,
                              ticks, thread);
-  *e = {address, 0, generation, id, {}, table, true};
+  cacheStore({address, 0, generation, id, {}, table, true});
   return id;
 }
 
@@ -285,14 +301,14 @@ uint64_t kernelLocked(Recorder& r, uint64_t executable, uint64_t token, uint64_t
 
 uint64_t cachedKernel(Recorder& r, uint64_t executable, uint64_t token, uint64_t ticks, uint32_t thread,
                       std::array<uint32_t, 3>& workgroupSize, bool& wanted) {
-  CachedId* e = cachedEntry(kKernels, executable, token);
-  if (!cacheHit(e, kKernels, executable, token)) {
+  const CachedId* e = cacheFind(kKernels, executable, token);
+  if (!e) {
     uint64_t generation = g_idGeneration.load(std::memory_order_acquire);
     std::lock_guard<std::mutex> lock(r.mu);
     std::array<uint32_t, 3> size{};
     bool w = true;
     uint64_t id = kernelLocked(r, executable, token, ticks, thread, size, w);
-    *e = {executable, token, generation, id, size, kKernels, w};
+    e = cacheStore({executable, token, generation, id, size, kKernels, w});
   }
   workgroupSize = e->workgroupSize;
   wanted = e->wanted;

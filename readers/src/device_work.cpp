@@ -115,27 +115,166 @@ DeviceWork loadDeviceWork(const Capture& capture) {
     uint64_t start, end;
   };
   std::vector<Ticks> ticks;
-  // Room for every operation at once, from the chunks' decoded sizes: a list
-  // of N records takes N times the record's size and more, so this bounds N
-  // from above (records of an older, smaller layout are the exception: the
-  // vector grows then). Pages reserved and never written cost nothing.
+  auto where = [&](const format::ChunkInfo& c) {
+    return capture.path() + ": chunk at offset " + std::to_string(c.offset) + ": ";
+  };
+  // Room for every operation at once. Operations of 1.4 on are rows of a few
+  // bytes: their chunks are decompressed first (a fourteenth of the struct
+  // lists before them) and their counts, each checked against its bytes,
+  // size the vector exactly. Struct lists (1.0-1.3) are bounded from their
+  // chunks' decoded sizes: a list of N records takes N times the record's
+  // size and more. Pages reserved and never written cost nothing.
+  struct Rows {
+    format::ChunkInfo chunk;
+    format::DecodedChunk decoded;
+  };
+  std::vector<Rows> rows;
   {
     size_t perOp = (size_t{schema::DeviceOp::_capnpPrivate::dataWordSize} +
                     schema::DeviceOp::_capnpPrivate::pointerCount) * sizeof(capnp::word);
     size_t bound = 0;
-    for (const auto& c : reader.chunks())
-      if (static_cast<schema::ChunkKind>(c.kind) == schema::ChunkKind::DEVICE_OPS) bound += c.rawSize / perOp;
+    for (const auto& c : reader.chunks()) {
+      if (static_cast<schema::ChunkKind>(c.kind) != schema::ChunkKind::DEVICE_OPS) continue;
+      if (reader.formatMinor() < 4) {
+        bound += c.rawSize / perOp;
+        continue;
+      }
+      try {
+        auto d = reader.decode(c);
+        auto root = d.root<schema::DeviceOps>();
+        if (root.hasEncoded()) bound += std::min<size_t>(root.getCount(), root.getEncoded().size() / 2);
+        else bound += c.rawSize / perOp;
+        rows.push_back({c, std::move(d)});
+      } catch (const format::FormatError& e) {
+        w.notes.push_back(e.what());
+      } catch (const kj::Exception& e) {
+        w.notes.push_back(where(c) + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
+      }
+    }
     w.ops.reserve(bound);
     ticks.reserve(bound);
     adviseHugePages(w.ops.data(), w.ops.capacity() * sizeof(DeviceOp));
     adviseHugePages(ticks.data(), ticks.capacity() * sizeof(Ticks));
   }
+  OpStore& store = *w.store;
+  auto grow = [&](size_t more) {
+    if (w.ops.capacity() < w.ops.size() + more) {
+      w.ops.reserve(std::max(w.ops.size() + more, 2 * w.ops.capacity()));
+      ticks.reserve(w.ops.capacity());
+    }
+  };
+  // One operation of either layout; the lists and texts go into the store.
+  auto add = [&](const format::DeviceOpFields& f) {
+    DeviceOp& x = w.ops.emplace_back();
+    x.kind = f.kind;
+    x.device = f.device;
+    x.queue = f.queue;
+    x.list = f.list;
+    x.kernel = f.kernel;
+    x.groupCount = f.groupCount;
+    x.groupSize = f.groupSize;
+    x.bytes = f.bytes;
+    x.direction = f.direction;
+    x.thread = f.thread;
+    x.appendIndex = f.appendIndex;
+    x.appendNs = f.appendNs;
+    x.submitNs = f.submitNs;
+    x.completedNs = f.completedNs;
+    x.timed = f.timed;
+    x.stack = f.stack;
+    if (!f.note.empty()) x.note = store.intern(f.note);
+    if (!f.grid.empty()) x.gridSize = store.copy(f.grid.data(), f.grid.size());
+    x.packetHeader = f.packetHeader;
+    x.queueIndex = f.queueIndex;
+    if (!f.arguments.empty()) x.arguments = store.copy(f.arguments.data(), f.arguments.size());
+    x.recordedBy = f.recordedBy;
+    if (!f.bindings.empty()) x.bindings = store.copy(f.bindings.data(), f.bindings.size());
+    if (!f.operation.empty()) x.operation = store.intern(f.operation);
+    if (!f.waits.empty()) x.waits = store.copy(f.waits.data(), f.waits.size());
+    if (!f.signals.empty()) x.signals = store.copy(f.signals.data(), f.signals.size());
+    ticks.push_back({f.startTicks, f.endTicks});
+  };
+  // The struct list of 1.0-1.3, through the same fields.
+  auto addStructs = [&](capnp::List<schema::DeviceOp>::Reader ops) {
+    grow(ops.size());
+    std::vector<uint32_t> grid;
+    std::vector<DeviceOp::Binding> bindings;
+    std::vector<DeviceOp::SemaphoreValue> waits, signals;
+    format::DeviceOpFields f;
+    for (auto o : ops) {
+      f.kind = o.getKind();
+      f.device = o.getDevice();
+      f.queue = o.getQueue();
+      f.list = o.getCommandList();
+      f.kernel = o.getKernel();
+      f.groupCount = {};
+      f.groupSize = {};
+      auto gc = o.getGroupCount();
+      auto gs = o.getGroupSize();
+      for (unsigned i = 0; i < 3 && i < gc.size(); ++i) f.groupCount[i] = gc[i];
+      for (unsigned i = 0; i < 3 && i < gs.size(); ++i) f.groupSize[i] = gs[i];
+      f.bytes = o.getBytes();
+      f.direction = o.getDirection();
+      f.thread = o.getThread();
+      f.appendIndex = o.getAppendIndex();
+      f.appendNs = o.getAppendNs();
+      f.submitNs = o.getSubmitNs();
+      f.completedNs = o.getCompletedNs();
+      f.timed = o.getTimed();
+      f.stack = o.getStack();
+      f.startTicks = o.getStartTicks();
+      f.endTicks = o.getEndTicks();
+      f.note = o.hasNote() ? textView(o.getNote()) : std::string_view();
+      grid.clear();
+      if (o.hasGridSize())
+        for (auto g : o.getGridSize()) grid.push_back(g);
+      f.grid = grid;
+      f.packetHeader = o.getPacketHeader();
+      f.queueIndex = o.getQueueIndex();
+      f.arguments = {};
+      if (o.hasArguments()) f.arguments = {o.getArguments().begin(), o.getArguments().size()};
+      f.recordedBy = o.getRecordedBy();
+      bindings.clear();
+      if (o.hasBindings())
+        for (auto b : o.getBindings()) bindings.push_back({b.getBuffer(), b.getOffset(), b.getLength(), b.getSlot()});
+      f.bindings = bindings;
+      f.operation = o.hasOperation() ? textView(o.getOperation()) : std::string_view();
+      auto semaphores = [](auto in, std::vector<DeviceOp::SemaphoreValue>& out) {
+        out.clear();
+        for (auto v : in) out.push_back({v.getSemaphore(), v.getValue()});
+      };
+      semaphores(o.getWaits(), waits);
+      semaphores(o.getSignals(), signals);
+      f.waits = waits;
+      f.signals = signals;
+      add(f);
+    }
+  };
+  auto addOps = [&](const format::ChunkInfo& c, schema::DeviceOps::Reader root) {
+    if (!root.hasEncoded()) {
+      addStructs(root.getOps());
+      return;
+    }
+    auto encoded = root.getEncoded();
+    grow(std::min<size_t>(root.getCount(), encoded.size() / 2));
+    std::string problem = format::decodeDeviceOps(encoded.begin(), encoded.size(), root.getCount(), add);
+    if (!problem.empty()) w.notes.push_back(where(c) + "deviceOps: " + problem);
+  };
+  for (auto& r : rows) {
+    try {
+      addOps(r.chunk, r.decoded.root<schema::DeviceOps>());
+    } catch (const kj::Exception& e) {
+      w.notes.push_back(where(r.chunk) + "malformed " + kindName(r.chunk.kind) + ": " + e.getDescription().cStr());
+    }
+  }
+  rows.clear();
   for (const auto& c : reader.chunks()) {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
     if (kind != schema::ChunkKind::DEVICES && kind != schema::ChunkKind::OBJECTS &&
         kind != schema::ChunkKind::DEVICE_OPS && kind != schema::ChunkKind::MEMORY_OPS &&
         kind != schema::ChunkKind::STACKS)
       continue;
+    if (kind == schema::ChunkKind::DEVICE_OPS && reader.formatMinor() >= 4) continue;  // read above
     try {
       auto d = reader.decode(c);
       if (kind == schema::ChunkKind::DEVICES) {
@@ -173,63 +312,7 @@ DeviceWork loadDeviceWork(const Capture& capture) {
         for (auto e : root.getDestroyed())
           if (auto it = w.objects.find(e.getId()); it != w.objects.end()) it->second.destroyedNs = e.getDestroyedNs();
       } else if (kind == schema::ChunkKind::DEVICE_OPS) {
-        auto ops = d.root<schema::DeviceOps>().getOps();
-        if (w.ops.capacity() < w.ops.size() + ops.size()) {
-          w.ops.reserve(std::max(w.ops.size() + ops.size(), 2 * w.ops.capacity()));
-          ticks.reserve(w.ops.capacity());
-        }
-        OpStore& store = *w.store;
-        for (auto o : ops) {
-          DeviceOp& x = w.ops.emplace_back();
-          x.kind = o.getKind();
-          x.device = o.getDevice();
-          x.queue = o.getQueue();
-          x.list = o.getCommandList();
-          x.kernel = o.getKernel();
-          auto gc = o.getGroupCount();
-          auto gs = o.getGroupSize();
-          for (unsigned i = 0; i < 3 && i < gc.size(); ++i) x.groupCount[i] = gc[i];
-          for (unsigned i = 0; i < 3 && i < gs.size(); ++i) x.groupSize[i] = gs[i];
-          x.bytes = o.getBytes();
-          x.direction = o.getDirection();
-          x.thread = o.getThread();
-          x.appendIndex = o.getAppendIndex();
-          x.appendNs = o.getAppendNs();
-          x.submitNs = o.getSubmitNs();
-          x.completedNs = o.getCompletedNs();
-          x.timed = o.getTimed();
-          x.stack = o.getStack();
-          if (o.hasNote()) x.note = store.intern(textView(o.getNote()));
-          if (o.hasGridSize()) {
-            auto grid = o.getGridSize();
-            auto out = store.allocate<uint32_t>(grid.size());
-            for (unsigned i = 0; i < grid.size(); ++i) out[i] = grid[i];
-            x.gridSize = out;
-          }
-          x.packetHeader = o.getPacketHeader();
-          x.queueIndex = o.getQueueIndex();
-          if (o.hasArguments()) {
-            auto args = o.getArguments();
-            x.arguments = store.copy(args.begin(), args.size());
-          }
-          x.recordedBy = o.getRecordedBy();
-          if (o.hasBindings()) {
-            auto in = o.getBindings();
-            auto out = store.allocate<DeviceOp::Binding>(in.size());
-            for (unsigned i = 0; i < in.size(); ++i)
-              out[i] = {in[i].getBuffer(), in[i].getOffset(), in[i].getLength(), in[i].getSlot()};
-            x.bindings = out;
-          }
-          if (o.hasOperation()) x.operation = store.intern(textView(o.getOperation()));
-          auto semaphores = [&](auto in) {
-            auto out = store.allocate<DeviceOp::SemaphoreValue>(in.size());
-            for (unsigned i = 0; i < in.size(); ++i) out[i] = {in[i].getSemaphore(), in[i].getValue()};
-            return std::span<const DeviceOp::SemaphoreValue>(out);
-          };
-          if (o.hasWaits()) x.waits = semaphores(o.getWaits());
-          if (o.hasSignals()) x.signals = semaphores(o.getSignals());
-          ticks.push_back({o.getStartTicks(), o.getEndTicks()});
-        }
+        addOps(c, d.root<schema::DeviceOps>());
       } else if (kind == schema::ChunkKind::MEMORY_OPS) {
         for (auto o : d.root<schema::MemoryOps>().getOps())
           w.memory.push_back({o.getIsFree(), o.getKind(), o.getDevice(), o.getAddress(), o.getSize(), o.getHostNs(),
@@ -249,8 +332,7 @@ DeviceWork loadDeviceWork(const Capture& capture) {
     } catch (const format::FormatError& e) {
       w.notes.push_back(e.what());
     } catch (const kj::Exception& e) {
-      w.notes.push_back(capture.path() + ": chunk at offset " + std::to_string(c.offset) + ": malformed " +
-                        kindName(c.kind) + ": " + e.getDescription().cStr());
+      w.notes.push_back(where(c) + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
     }
   }
   for (auto& [id, dev] : w.devices)

@@ -47,7 +47,7 @@ void writeBusy(const ProcessOverview& p, std::ostream& out) {
 }
 
 void writeKernelShares(const LoadedCapture& lc, size_t top, std::ostream& out) {
-  auto rows = kernelRows({lc}, KernelGrouping::name, false);
+  auto rows = kernelRows(std::span<const LoadedCapture>(&lc, 1), KernelGrouping::name, false);
   // IREE HAL dispatches carry no device time: not part of where it went.
   rows.erase(std::remove_if(rows.begin(), rows.end(), [](const auto& r) { return r.level == "hal"; }), rows.end());
   if (rows.empty()) return;

@@ -51,7 +51,7 @@ struct FastKeyHash {
 };
 }  // namespace
 
-std::vector<KernelRow> kernelRows(const std::vector<LoadedCapture>& captures, KernelGrouping by, bool perProcess) {
+std::vector<KernelRow> kernelRows(std::span<const LoadedCapture> captures, KernelGrouping by, bool perProcess) {
   struct Acc {
     KernelRow row;
     std::vector<int64_t> durations;
@@ -152,7 +152,7 @@ std::vector<KernelRow> kernelRowsWithin(LoadedCapture capture,
       inside.push_back(op);
   }
   capture.work.ops = std::move(inside);
-  return kernelRows({capture}, KernelGrouping::name, false);
+  return kernelRows(std::span<const LoadedCapture>(&capture, 1), KernelGrouping::name, false);
 }
 
 }  // namespace gtap::readers

@@ -55,8 +55,9 @@ ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
     uint32_t function;
   };
   // The outermost calls are kept only for what the host did during a
-  // device's idle gaps: when some device operation was timed.
-  bool keepCalls = std::any_of(lc.work.ops.begin(), lc.work.ops.end(), [](const DeviceOp& op) {
+  // device's idle gaps: when gaps are asked for and some device operation
+  // was timed.
+  bool keepCalls = gapCount > 0 && std::any_of(lc.work.ops.begin(), lc.work.ops.end(), [](const DeviceOp& op) {
     return op.timed && !(op.recordedBy == schema::Api::IREE_HAL && op.operation != "host_execution");
   });
   std::vector<Call> outermost;
@@ -144,11 +145,17 @@ ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
       int64_t coverEnd = timed.front()->endNs;
       const DeviceOp* lastEnding = timed.front();
       d.busyNs = timed.front()->durationNs();
-      std::vector<Gap> gaps;
+      // Every idle stretch as four words; names only for the largest kept.
+      struct Idle {
+        int64_t startNs, endNs;
+        const DeviceOp* before;
+        const DeviceOp* after;
+      };
+      std::vector<Idle> idle;
       for (size_t i = 1; i < timed.size(); ++i) {
         const DeviceOp* op = timed[i];
         if (op->startNs > coverEnd) {
-          gaps.push_back({coverEnd, op->startNs, std::string(lastEnding->name), std::string(op->name), {}});
+          idle.push_back({coverEnd, op->startNs, lastEnding, op});
           d.busyNs += op->durationNs();
         } else if (op->endNs > coverEnd) {
           d.busyNs += op->endNs - coverEnd;
@@ -159,9 +166,18 @@ ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
         }
       }
       d.lastNs = coverEnd;
-      std::sort(gaps.begin(), gaps.end(),
-                [](const Gap& a, const Gap& b) { return a.endNs - a.startNs > b.endNs - b.startNs; });
-      if (gaps.size() > gapCount) gaps.resize(gapCount);
+      // Longest first; equal lengths in time order (what a stable sort of all gaps gave).
+      auto longer = [](const Idle& a, const Idle& b) {
+        int64_t la = a.endNs - a.startNs, lb = b.endNs - b.startNs;
+        return la != lb ? la > lb : a.startNs < b.startNs;
+      };
+      size_t kept = std::min(gapCount, idle.size());
+      std::partial_sort(idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(kept), idle.end(), longer);
+      std::vector<Gap> gaps;
+      gaps.reserve(kept);
+      for (size_t i = 0; i < kept; ++i)
+        gaps.push_back({idle[i].startNs, idle[i].endNs, std::string(idle[i].before->name),
+                        std::string(idle[i].after->name), {}});
       // What the host was doing meanwhile.
       for (Gap& g : gaps) {
         std::map<uint32_t, int64_t> byFunction;

@@ -178,6 +178,35 @@ TEST(Replay, ApiCapturesOfFormat12ReadAsWritten) {
   }
 }
 
+// Captures with device work written in format 1.3, whose device operations
+// are Cap'n Proto struct lists (1.4 writes rows of varints), read as they did
+// then (tests/data/format-1.3: Level Zero launches, copies and fills with
+// memory and stacks; HSA packets with kernarg bytes and grid sizes; an IREE
+// HAL driver over HSA, whose HAL operations carry bindings, waits, signals
+// and are joined to the HSA dispatches they became): every row of the JSON
+// Lines export, and the kernels and memory reports.
+TEST(Replay, DeviceWorkOfFormat13ReadsAsWritten) {
+  const std::string dir = std::string(GTAP_TEST_SOURCE_DIR) + "/tests/data/format-1.3/";
+  auto text = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  };
+  for (const std::string name : {"ze_pipeline", "hsa_pipeline", "hal_on_hsa"}) {
+    SCOPED_TRACE(name);
+    std::string capture = dir + name + ".gtap";
+    auto jsonl = gtap({"export", "--format", "jsonl", "-o", "-", capture});
+    ASSERT_EQ(jsonl.exitCode, 0) << jsonl.err;
+    std::string expected = text(dir + name + ".jsonl");
+    EXPECT_NE(expected.find("\"type\":\"device\""), std::string::npos);
+    EXPECT_EQ(jsonl.out, expected);
+    for (const std::string verb : {"kernels", "memory"}) {
+      auto report = gtap({verb, capture});
+      ASSERT_EQ(report.exitCode, 0) << report.err;
+      EXPECT_EQ(report.out, text(dir + name + "." + verb + ".txt")) << verb;
+    }
+  }
+}
+
 TEST(Replay, AMismatchedReadBackIsNamedAndFailsTheExitStatus) {
   std::string dir = freshDirectory("replay-mismatch");
   StreamOptions o;

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gtap/format/device_ops.h"
 #include "gtap/readers/capture.h"
 #include "gtap/readers/op_store.h"
 
@@ -86,17 +87,12 @@ struct DeviceOp {
   uint16_t packetHeader = 0;
   uint64_t queueIndex = 0;
   std::span<const uint8_t> arguments;
-  struct Binding {
-    uint64_t buffer = 0, offset = 0, length = 0;
-    uint32_t slot = 0;
-  };
+  using Binding = format::OpBinding;
   std::span<const Binding> bindings;  // IREE HAL: buffers bound or touched
   // IREE HAL operations: the method that issued it ("dispatch",
   // "queue_execute", ...), and the semaphore values waited for and signalled.
   std::string_view operation;
-  struct SemaphoreValue {
-    uint64_t semaphore = 0, value = 0;
-  };
+  using SemaphoreValue = format::OpSemaphore;
   std::span<const SemaphoreValue> waits, signals;
   // IREE HAL dispatches joined to the device dispatches they became
   // (joinHalDispatches): on a device-level kernel, the HAL dispatch record

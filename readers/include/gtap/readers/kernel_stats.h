@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,7 +38,7 @@ struct LoadedCapture {
   DeviceWork work;
 };
 
-std::vector<KernelRow> kernelRows(const std::vector<LoadedCapture>& captures, KernelGrouping by, bool perProcess);
+std::vector<KernelRow> kernelRows(std::span<const LoadedCapture> captures, KernelGrouping by, bool perProcess);
 
 // Per kernel name, the launches of `capture` submitted (appended, when never
 // submitted) within one of `windows` (host ns, both ends included): the work
