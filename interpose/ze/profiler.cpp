@@ -229,6 +229,9 @@ struct Profiler::Impl {
   // A regular list's executions still pending after a resolve: recorded
   // untimed with `note`, and waited for if another thread is reading them.
   void reclaim(void* list, ObjectInfo& l, const char* note);
+  // In a fork's child, with the locks held: forgets the ops only the
+  // parent's other threads could reach.
+  void afterForkChild();
 };
 
 namespace {
@@ -262,10 +265,45 @@ Profiler& Profiler::get() {
 Profiler::Profiler() : impl_(std::make_unique<Impl>()) {
   const core::Config& c = core::config();
   impl_->stackDepth = c.stackDepth;
+  // The locks are held across a fork (writingMu before mu, the order the
+  // writer takes them), so the child never finds one held by a thread it
+  // does not have.
+  pthread_atfork([] {
+        Impl* impl = Profiler::get().impl();
+        impl->writingMu.lock();
+        impl->mu.lock();
+      },
+      [] {
+        Impl* impl = Profiler::get().impl();
+        impl->mu.unlock();
+        impl->writingMu.unlock();
+      },
+      [] {
+        Impl* impl = Profiler::get().impl();
+        impl->afterForkChild();
+        impl->mu.unlock();
+        impl->writingMu.unlock();
+      });
+}
+
+void Profiler::Impl::afterForkChild() {
   // A fork's child has only the forking thread: no other is reading ops any
   // more, so the waits for other readers (a context's or event's end) must
   // not wait for the parent's threads.
-  pthread_atfork(nullptr, nullptr, [] { Profiler::get().impl()->resolving.store(0, std::memory_order_relaxed); });
+  resolving.store(0, std::memory_order_relaxed);
+  // Ops the parent's other threads held while reading them, or were pushing,
+  // are not in `waiting` or `submitted` and never will be: the pending counts
+  // are counted again from what is, so a list's reset or destroy in the child
+  // does not wait for them.
+  for (auto& o : infoStore) o->pendingOps.store(0, std::memory_order_relaxed);
+  auto count = [](const Op* op) {
+    if (!op->immediate && op->listInfo)
+      static_cast<ObjectInfo*>(op->listInfo)->pendingOps.fetch_add(1, std::memory_order_relaxed);
+    if (!op->ownEvent && op->eventInfo)
+      static_cast<ObjectInfo*>(op->eventInfo)->pendingOps.fetch_add(1, std::memory_order_relaxed);
+  };
+  for (const Op* op : waiting) count(op);
+  for (const Op* op = submitted.load(std::memory_order_relaxed); op; op = op->nextPending) count(op);
 }
 
 // --- devices and clocks -------------------------------------------------------
