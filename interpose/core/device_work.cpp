@@ -77,7 +77,14 @@ void freeBlock(Block* b) {
 
 void threadExited(void* buffer) { static_cast<Buffer*>(buffer)->state.store(1, std::memory_order_release); }
 
+// The pool's lock is held across a fork: a child must not find it held by a
+// thread it does not have (the writer giving blocks back, another thread
+// taking one).
+void beforeFork() { g_poolLock.lock(); }
+void afterForkParent() { g_poolLock.unlock(); }
+
 void afterForkChild() {
+  g_poolLock.unlock();
   // The child's only thread is the one that forked: every other buffer's
   // thread is gone, and the parent's records are the parent's file's.
   for (Buffer* b = g_buffers.load(std::memory_order_acquire); b; b = b->next) {
@@ -91,7 +98,7 @@ void afterForkChild() {
 
 void makeKey() {
   pthread_key_create(&g_exitKey, &threadExited);
-  pthread_atfork(nullptr, nullptr, &afterForkChild);
+  pthread_atfork(&beforeFork, &afterForkParent, &afterForkChild);
 }
 
 Buffer* threadBuffer() {
