@@ -33,8 +33,13 @@ int kernels(const KernelsOptions& o) {
   auto opened = openCaptures(o.files, "kernels");
   if (opened.captures.empty()) return 1;
   reportNotes(opened, "kernels");
-  auto loaded = loadDeviceWork(opened, "kernels");
-  auto rows = readers::kernelRows(loaded, by, o.perProcess);
+  // A chunk of device operations at a time: memory follows the groups, not
+  // the operations.
+  std::vector<const readers::Capture*> captures;
+  for (const auto& c : opened.captures) captures.push_back(c.get());
+  std::vector<std::string> notes;
+  auto rows = readers::kernelRowsStreamed(captures, by, o.perProcess, notes);
+  for (const auto& n : notes) std::cerr << "gtap kernels: " << n << "\n";
   std::vector<std::string> columns;
   if (o.perProcess) columns.push_back("process");
   if (by == readers::KernelGrouping::shape) {

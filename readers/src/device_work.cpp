@@ -106,66 +106,59 @@ std::string DeviceWork::queueName(uint64_t queue) const {
   return dev + " queue " + std::to_string(queue);
 }
 
-DeviceWork loadDeviceWork(const Capture& capture) {
-  DeviceWork w;
-  const auto& reader = capture.reader();
-  // Device ops are read with their raw ticks beside them; times are converted
-  // once every clock sample is known.
-  struct Ticks {
-    uint64_t start, end;
-  };
+namespace {
+
+// Device ops are read with their raw ticks beside them; times are converted
+// once every clock sample is known.
+struct Ticks {
+  uint64_t start, end;
+};
+
+// What loading and streaming share: operations of either layout into a
+// vector, and the chunks beside them (devices, objects, memory, stacks).
+class OpReader {
+ public:
+  OpReader(const Capture& capture, DeviceWork& w, std::vector<DeviceOp>& ops, bool lists)
+      : capture_(capture), w_(w), ops_(ops), lists_(lists) {}
+
   std::vector<Ticks> ticks;
-  auto where = [&](const format::ChunkInfo& c) {
-    return capture.path() + ": chunk at offset " + std::to_string(c.offset) + ": ";
-  };
-  // Room for every operation at once. Operations of 1.4 on are rows of a few
-  // bytes: their chunks are decompressed first (a fourteenth of the struct
-  // lists before them) and their counts, each checked against its bytes,
-  // size the vector exactly. Struct lists (1.0-1.3) are bounded from their
-  // chunks' decoded sizes: a list of N records takes N times the record's
-  // size and more. Pages reserved and never written cost nothing.
-  struct Rows {
-    format::ChunkInfo chunk;
-    format::DecodedChunk decoded;
-  };
-  std::vector<Rows> rows;
-  {
-    size_t perOp = (size_t{schema::DeviceOp::_capnpPrivate::dataWordSize} +
-                    schema::DeviceOp::_capnpPrivate::pointerCount) * sizeof(capnp::word);
-    size_t bound = 0;
-    for (const auto& c : reader.chunks()) {
-      if (static_cast<schema::ChunkKind>(c.kind) != schema::ChunkKind::DEVICE_OPS) continue;
-      if (reader.formatMinor() < 4) {
-        bound += c.rawSize / perOp;
-        continue;
-      }
-      try {
-        auto d = reader.decode(c);
-        auto root = d.root<schema::DeviceOps>();
-        if (root.hasEncoded()) bound += std::min<size_t>(root.getCount(), root.getEncoded().size() / 2);
-        else bound += c.rawSize / perOp;
-        rows.push_back({c, std::move(d)});
-      } catch (const format::FormatError& e) {
-        w.notes.push_back(e.what());
-      } catch (const kj::Exception& e) {
-        w.notes.push_back(where(c) + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
-      }
-    }
-    w.ops.reserve(bound);
-    ticks.reserve(bound);
-    adviseHugePages(w.ops.data(), w.ops.capacity() * sizeof(DeviceOp));
-    adviseHugePages(ticks.data(), ticks.capacity() * sizeof(Ticks));
+
+  // Streaming: every `batch` operations, and at the end of each chunk, the
+  // operations so far go to `visit` (names and times set) and are dropped,
+  // so the same few cached pages hold every batch. Once `visit` says stop,
+  // the rest is skipped.
+  void streamTo(const std::function<bool(std::span<const DeviceOp>)>* visit, size_t batch) {
+    visit_ = visit;
+    batch_ = batch;
   }
-  OpStore& store = *w.store;
-  auto grow = [&](size_t more) {
-    if (w.ops.capacity() < w.ops.size() + more) {
-      w.ops.reserve(std::max(w.ops.size() + more, 2 * w.ops.capacity()));
-      ticks.reserve(w.ops.capacity());
+  bool stopped() const { return stopped_; }
+  void flush() {
+    if (!visit_ || ops_.empty()) return;
+    finish(0);
+    if (!stopped_ && !(*visit_)(ops_)) stopped_ = true;
+    ops_.clear();
+    ticks.clear();
+  }
+
+  std::string where(const format::ChunkInfo& c) const {
+    return capture_.path() + ": chunk at offset " + std::to_string(c.offset) + ": ";
+  }
+
+  // Room for `more` operations, growing by doubling at least.
+  void grow(size_t more) {
+    if (visit_) more = std::min(more, batch_);
+    if (ops_.capacity() < ops_.size() + more) {
+      ops_.reserve(std::max(ops_.size() + more, 2 * ops_.capacity()));
+      ticks.reserve(ops_.capacity());
     }
-  };
-  // One operation of either layout; the lists and texts go into the store.
-  auto add = [&](const format::DeviceOpFields& f) {
-    DeviceOp& x = w.ops.emplace_back();
+  }
+
+  // One operation of either layout; the lists and texts go into the store
+  // (the argument, binding and semaphore lists only when asked for).
+  void add(const format::DeviceOpFields& f) {
+    if (stopped_) return;
+    OpStore& store = *w_.store;
+    DeviceOp& x = ops_.emplace_back();
     x.kind = f.kind;
     x.device = f.device;
     x.queue = f.queue;
@@ -186,16 +179,20 @@ DeviceWork loadDeviceWork(const Capture& capture) {
     if (!f.grid.empty()) x.gridSize = store.copy(f.grid.data(), f.grid.size());
     x.packetHeader = f.packetHeader;
     x.queueIndex = f.queueIndex;
-    if (!f.arguments.empty()) x.arguments = store.copy(f.arguments.data(), f.arguments.size());
     x.recordedBy = f.recordedBy;
-    if (!f.bindings.empty()) x.bindings = store.copy(f.bindings.data(), f.bindings.size());
     if (!f.operation.empty()) x.operation = store.intern(f.operation);
-    if (!f.waits.empty()) x.waits = store.copy(f.waits.data(), f.waits.size());
-    if (!f.signals.empty()) x.signals = store.copy(f.signals.data(), f.signals.size());
+    if (lists_) {
+      if (!f.arguments.empty()) x.arguments = store.copy(f.arguments.data(), f.arguments.size());
+      if (!f.bindings.empty()) x.bindings = store.copy(f.bindings.data(), f.bindings.size());
+      if (!f.waits.empty()) x.waits = store.copy(f.waits.data(), f.waits.size());
+      if (!f.signals.empty()) x.signals = store.copy(f.signals.data(), f.signals.size());
+    }
     ticks.push_back({f.startTicks, f.endTicks});
-  };
+    if (visit_ && ops_.size() >= batch_) flush();
+  }
+
   // The struct list of 1.0-1.3, through the same fields.
-  auto addStructs = [&](capnp::List<schema::DeviceOp>::Reader ops) {
+  void addStructs(capnp::List<schema::DeviceOp>::Reader ops) {
     grow(ops.size());
     std::vector<uint32_t> grid;
     std::vector<DeviceOp::Binding> bindings;
@@ -249,136 +246,250 @@ DeviceWork loadDeviceWork(const Capture& capture) {
       f.signals = signals;
       add(f);
     }
-  };
-  auto addOps = [&](const format::ChunkInfo& c, schema::DeviceOps::Reader root) {
+  }
+
+  // A device-ops chunk's operations, of either layout.
+  void addChunk(const format::ChunkInfo& c, schema::DeviceOps::Reader root) {
     if (!root.hasEncoded()) {
       addStructs(root.getOps());
       return;
     }
     auto encoded = root.getEncoded();
     grow(std::min<size_t>(root.getCount(), encoded.size() / 2));
-    std::string problem = format::decodeDeviceOps(encoded.begin(), encoded.size(), root.getCount(), add);
-    if (!problem.empty()) w.notes.push_back(where(c) + "deviceOps: " + problem);
+    std::string problem = format::decodeDeviceOps(encoded.begin(), encoded.size(), root.getCount(),
+                                                  [this](const format::DeviceOpFields& f) { add(f); });
+    if (!problem.empty()) w_.notes.push_back(where(c) + "deviceOps: " + problem);
+  }
+
+  // A chunk that is not device operations.
+  void addOther(schema::ChunkKind kind, format::DecodedChunk& d) {
+    DeviceWork& w = w_;
+    if (kind == schema::ChunkKind::DEVICES) {
+      auto root = d.root<schema::Devices>();
+      for (auto dev : root.getDevices()) {
+        Device& x = w.devices[dev.getId()];
+        x.id = dev.getId();
+        x.name = dev.getName();
+        x.frequencyHz = dev.getTimerFrequencyHz();
+        x.kernelBits = dev.getKernelTimestampBits();
+        x.globalBits = dev.getGlobalTimestampBits();
+      }
+      for (auto s : root.getSamples()) w.devices[s.getDevice()].samples.push_back({s.getHostNs(), s.getDeviceTicks()});
+    } else if (kind == schema::ChunkKind::OBJECTS) {
+      auto root = d.root<schema::Objects>();
+      for (auto o : root.getCreated()) {
+        Object& x = w.objects[o.getId()];
+        x.id = o.getId();
+        x.kind = o.getKind();
+        x.handle = o.getHandle();
+        x.device = o.getDevice();
+        x.parent = o.getParent();
+        x.name = o.getName();
+        x.createdNs = o.getCreatedNs();
+        if (o.hasBinary()) {
+          auto b = o.getBinary();
+          x.binarySize = b.getSize();
+          x.binaryHash = format::Hash128{b.getHashLow(), b.getHashHigh()}.hex();
+          x.binaryHashLow = b.getHashLow();
+          x.binaryHashHigh = b.getHashHigh();
+        }
+        x.binaryFormat = o.getBinaryFormat();
+        for (auto kv : o.getProperties()) x.properties.emplace_back(kv.getKey(), kv.getValue());
+      }
+      for (auto e : root.getDestroyed())
+        if (auto it = w.objects.find(e.getId()); it != w.objects.end()) it->second.destroyedNs = e.getDestroyedNs();
+    } else if (kind == schema::ChunkKind::MEMORY_OPS) {
+      for (auto o : d.root<schema::MemoryOps>().getOps())
+        w.memory.push_back({o.getIsFree(), o.getKind(), o.getDevice(), o.getAddress(), o.getSize(), o.getHostNs(),
+                            o.getThread(), o.getStack()});
+    } else {
+      auto root = d.root<schema::Stacks>();
+      for (auto m : root.getModules()) {
+        auto id = m.getBuildId();
+        w.modules[m.getId()] = {m.getId(), m.getPath(), hex(id.begin(), id.size()), m.getLoadBias(), m.getStart(),
+                                m.getEnd()};
+      }
+      for (auto s : root.getStacks()) {
+        auto& frames = w.stacks[s.getId()];
+        for (auto f : s.getFrames()) frames.push_back(f);
+      }
+    }
+  }
+
+  // Names and host times of ops_[from..], once every object and clock sample
+  // is known (the samples sorted).
+  void finish(size_t from) {
+    DeviceWork& w = w_;
+    for (size_t i = from; i < ops_.size(); ++i) {
+      DeviceOp& x = ops_[i];
+      const Ticks& r = ticks[i];
+      if (x.kind == schema::DeviceOpKind::KERNEL) {
+        if (!haveLast_ || x.kernel != lastKernel_) {
+          auto named = kernelNames_.find(x.kernel);
+          if (named == kernelNames_.end()) {
+            auto k = w.objects.find(x.kernel);
+            std::string_view name =
+                w.intern(k != w.objects.end() ? k->second.name : "kernel#" + std::to_string(x.kernel));
+            std::string_view module;
+            if (k != w.objects.end() && k->second.parent) module = w.intern("module#" + std::to_string(k->second.parent));
+            named = kernelNames_.emplace(x.kernel, std::make_pair(name, module)).first;
+          }
+          lastKernel_ = x.kernel;
+          lastNames_ = named->second;
+          haveLast_ = true;
+        }
+        x.name = lastNames_.first;
+        x.module = lastNames_.second;
+      } else {
+        x.name = opKindText(x.kind);
+      }
+      if (x.timed) {
+        auto dev = w.devices.find(x.device);
+        if (dev == w.devices.end() || !dev->second.toHostNs(r.start, dev->second.kernelBits, x.submitNs, x.startNs) ||
+            !dev->second.toHostNs(r.end, dev->second.kernelBits, x.submitNs, x.endNs)) {
+          x.timed = false;
+          x.note = "no clock sample for its device";
+        } else if (x.endNs < x.startNs) {
+          x.timed = false;
+          x.note = "device end before start";
+        }
+      }
+    }
+  }
+
+ private:
+  const Capture& capture_;
+  DeviceWork& w_;
+  std::vector<DeviceOp>& ops_;
+  bool lists_;
+  const std::function<bool(std::span<const DeviceOp>)>* visit_ = nullptr;
+  size_t batch_ = SIZE_MAX;
+  bool stopped_ = false;
+  // Kernel and module names, made once per kernel (kernels are few; ops
+  // of one kernel usually come in runs).
+  std::unordered_map<uint64_t, std::pair<std::string_view, std::string_view>> kernelNames_;
+  uint64_t lastKernel_ = 0;
+  std::pair<std::string_view, std::string_view> lastNames_;
+  bool haveLast_ = false;
+};
+
+bool isOther(schema::ChunkKind kind) {
+  return kind == schema::ChunkKind::DEVICES || kind == schema::ChunkKind::OBJECTS ||
+         kind == schema::ChunkKind::MEMORY_OPS || kind == schema::ChunkKind::STACKS;
+}
+
+void sortSamples(DeviceWork& w) {
+  for (auto& [id, dev] : w.devices)
+    std::sort(dev.samples.begin(), dev.samples.end(), [](const auto& a, const auto& b) { return a.hostNs < b.hostNs; });
+}
+
+}  // namespace
+
+DeviceWork loadDeviceWork(const Capture& capture) {
+  DeviceWork w;
+  const auto& reader = capture.reader();
+  OpReader in(capture, w, w.ops, true);
+  // Room for every operation at once. Operations of 1.4 on are rows of a few
+  // bytes: their chunks are decompressed first (a fourteenth of the struct
+  // lists before them) and their counts, each checked against its bytes,
+  // size the vector exactly. Struct lists (1.0-1.3) are bounded from their
+  // chunks' decoded sizes: a list of N records takes N times the record's
+  // size and more. Pages reserved and never written cost nothing.
+  struct Rows {
+    format::ChunkInfo chunk;
+    format::DecodedChunk decoded;
   };
+  std::vector<Rows> rows;
+  {
+    size_t perOp = (size_t{schema::DeviceOp::_capnpPrivate::dataWordSize} +
+                    schema::DeviceOp::_capnpPrivate::pointerCount) * sizeof(capnp::word);
+    size_t bound = 0;
+    for (const auto& c : reader.chunks()) {
+      if (static_cast<schema::ChunkKind>(c.kind) != schema::ChunkKind::DEVICE_OPS) continue;
+      if (reader.formatMinor() < 4) {
+        bound += c.rawSize / perOp;
+        continue;
+      }
+      try {
+        auto d = reader.decode(c);
+        auto root = d.root<schema::DeviceOps>();
+        if (root.hasEncoded()) bound += std::min<size_t>(root.getCount(), root.getEncoded().size() / 2);
+        else bound += c.rawSize / perOp;
+        rows.push_back({c, std::move(d)});
+      } catch (const format::FormatError& e) {
+        w.notes.push_back(e.what());
+      } catch (const kj::Exception& e) {
+        w.notes.push_back(in.where(c) + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
+      }
+    }
+    w.ops.reserve(bound);
+    in.ticks.reserve(bound);
+    adviseHugePages(w.ops.data(), w.ops.capacity() * sizeof(DeviceOp));
+    adviseHugePages(in.ticks.data(), in.ticks.capacity() * sizeof(Ticks));
+  }
   for (auto& r : rows) {
     try {
-      addOps(r.chunk, r.decoded.root<schema::DeviceOps>());
+      in.addChunk(r.chunk, r.decoded.root<schema::DeviceOps>());
     } catch (const kj::Exception& e) {
-      w.notes.push_back(where(r.chunk) + "malformed " + kindName(r.chunk.kind) + ": " + e.getDescription().cStr());
+      w.notes.push_back(in.where(r.chunk) + "malformed " + kindName(r.chunk.kind) + ": " + e.getDescription().cStr());
     }
   }
   rows.clear();
   for (const auto& c : reader.chunks()) {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
-    if (kind != schema::ChunkKind::DEVICES && kind != schema::ChunkKind::OBJECTS &&
-        kind != schema::ChunkKind::DEVICE_OPS && kind != schema::ChunkKind::MEMORY_OPS &&
-        kind != schema::ChunkKind::STACKS)
-      continue;
-    if (kind == schema::ChunkKind::DEVICE_OPS && reader.formatMinor() >= 4) continue;  // read above
+    bool ops = kind == schema::ChunkKind::DEVICE_OPS;
+    if (!isOther(kind) && !ops) continue;
+    if (ops && reader.formatMinor() >= 4) continue;  // read above
     try {
       auto d = reader.decode(c);
-      if (kind == schema::ChunkKind::DEVICES) {
-        auto root = d.root<schema::Devices>();
-        for (auto dev : root.getDevices()) {
-          Device& x = w.devices[dev.getId()];
-          x.id = dev.getId();
-          x.name = dev.getName();
-          x.frequencyHz = dev.getTimerFrequencyHz();
-          x.kernelBits = dev.getKernelTimestampBits();
-          x.globalBits = dev.getGlobalTimestampBits();
-        }
-        for (auto s : root.getSamples()) w.devices[s.getDevice()].samples.push_back({s.getHostNs(), s.getDeviceTicks()});
-      } else if (kind == schema::ChunkKind::OBJECTS) {
-        auto root = d.root<schema::Objects>();
-        for (auto o : root.getCreated()) {
-          Object& x = w.objects[o.getId()];
-          x.id = o.getId();
-          x.kind = o.getKind();
-          x.handle = o.getHandle();
-          x.device = o.getDevice();
-          x.parent = o.getParent();
-          x.name = o.getName();
-          x.createdNs = o.getCreatedNs();
-          if (o.hasBinary()) {
-            auto b = o.getBinary();
-            x.binarySize = b.getSize();
-            x.binaryHash = format::Hash128{b.getHashLow(), b.getHashHigh()}.hex();
-            x.binaryHashLow = b.getHashLow();
-            x.binaryHashHigh = b.getHashHigh();
-          }
-          x.binaryFormat = o.getBinaryFormat();
-          for (auto kv : o.getProperties()) x.properties.emplace_back(kv.getKey(), kv.getValue());
-        }
-        for (auto e : root.getDestroyed())
-          if (auto it = w.objects.find(e.getId()); it != w.objects.end()) it->second.destroyedNs = e.getDestroyedNs();
-      } else if (kind == schema::ChunkKind::DEVICE_OPS) {
-        addOps(c, d.root<schema::DeviceOps>());
-      } else if (kind == schema::ChunkKind::MEMORY_OPS) {
-        for (auto o : d.root<schema::MemoryOps>().getOps())
-          w.memory.push_back({o.getIsFree(), o.getKind(), o.getDevice(), o.getAddress(), o.getSize(), o.getHostNs(),
-                              o.getThread(), o.getStack()});
-      } else {
-        auto root = d.root<schema::Stacks>();
-        for (auto m : root.getModules()) {
-          auto id = m.getBuildId();
-          w.modules[m.getId()] = {m.getId(), m.getPath(), hex(id.begin(), id.size()), m.getLoadBias(), m.getStart(),
-                                  m.getEnd()};
-        }
-        for (auto s : root.getStacks()) {
-          auto& frames = w.stacks[s.getId()];
-          for (auto f : s.getFrames()) frames.push_back(f);
-        }
-      }
+      if (ops) in.addChunk(c, d.root<schema::DeviceOps>());
+      else in.addOther(kind, d);
     } catch (const format::FormatError& e) {
       w.notes.push_back(e.what());
     } catch (const kj::Exception& e) {
-      w.notes.push_back(where(c) + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
+      w.notes.push_back(in.where(c) + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
     }
   }
-  for (auto& [id, dev] : w.devices)
-    std::sort(dev.samples.begin(), dev.samples.end(), [](const auto& a, const auto& b) { return a.hostNs < b.hostNs; });
-  // Kernel and module names, made once per kernel (kernels are few; ops
-  // of one kernel usually come in runs).
-  std::unordered_map<uint64_t, std::pair<std::string_view, std::string_view>> kernelNames;
-  uint64_t lastKernel = 0;
-  std::pair<std::string_view, std::string_view> lastNames;
-  bool haveLast = false;
-  for (size_t i = 0; i < w.ops.size(); ++i) {
-    DeviceOp& x = w.ops[i];
-    const Ticks& r = ticks[i];
-    if (x.kind == schema::DeviceOpKind::KERNEL) {
-      if (!haveLast || x.kernel != lastKernel) {
-        auto named = kernelNames.find(x.kernel);
-        if (named == kernelNames.end()) {
-          auto k = w.objects.find(x.kernel);
-          std::string_view name = w.intern(k != w.objects.end() ? k->second.name : "kernel#" + std::to_string(x.kernel));
-          std::string_view module;
-          if (k != w.objects.end() && k->second.parent) module = w.intern("module#" + std::to_string(k->second.parent));
-          named = kernelNames.emplace(x.kernel, std::make_pair(name, module)).first;
-        }
-        lastKernel = x.kernel;
-        lastNames = named->second;
-        haveLast = true;
-      }
-      x.name = lastNames.first;
-      x.module = lastNames.second;
-    } else {
-      x.name = opKindText(x.kind);
-    }
-    if (x.timed) {
-      auto dev = w.devices.find(x.device);
-      if (dev == w.devices.end() || !dev->second.toHostNs(r.start, dev->second.kernelBits, x.submitNs, x.startNs) ||
-          !dev->second.toHostNs(r.end, dev->second.kernelBits, x.submitNs, x.endNs)) {
-        x.timed = false;
-        x.note = "no clock sample for its device";
-      } else if (x.endNs < x.startNs) {
-        x.timed = false;
-        x.note = "device end before start";
-      }
-    }
-  }
+  sortSamples(w);
+  in.finish(0);
   joinHalDispatches(w);
   return w;
+}
+
+bool streamDeviceWork(const Capture& capture, DeviceWork& w, bool lists,
+                      const std::function<bool(std::span<const DeviceOp>)>& visit) {
+  const auto& reader = capture.reader();
+  std::vector<DeviceOp> batch;
+  OpReader in(capture, w, batch, lists);
+  for (const auto& c : reader.chunks()) {
+    auto kind = static_cast<schema::ChunkKind>(c.kind);
+    if (!isOther(kind)) continue;
+    try {
+      auto d = reader.decode(c);
+      in.addOther(kind, d);
+    } catch (const format::FormatError& e) {
+      w.notes.push_back(e.what());
+    } catch (const kj::Exception& e) {
+      w.notes.push_back(in.where(c) + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
+    }
+  }
+  sortSamples(w);
+  // Batches of a few thousand: a megabyte of operations, used again and again.
+  in.streamTo(&visit, 4096);
+  for (const auto& c : reader.chunks()) {
+    if (static_cast<schema::ChunkKind>(c.kind) != schema::ChunkKind::DEVICE_OPS) continue;
+    try {
+      auto d = reader.decode(c);
+      in.addChunk(c, d.root<schema::DeviceOps>());
+    } catch (const format::FormatError& e) {
+      w.notes.push_back(e.what());
+    } catch (const kj::Exception& e) {
+      w.notes.push_back(in.where(c) + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
+    }
+    in.flush();
+    if (in.stopped()) return false;
+  }
+  return true;
 }
 
 void joinHalDispatches(DeviceWork& w) {

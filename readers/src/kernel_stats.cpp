@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <unordered_map>
 
@@ -51,96 +52,183 @@ struct FastKeyHash {
 };
 }  // namespace
 
-std::vector<KernelRow> kernelRows(std::span<const LoadedCapture> captures, KernelGrouping by, bool perProcess) {
+// Per group, as operations come: their durations, counts, and the shape of
+// the last one. Capture by capture; tables of several captures merge in
+// capture order.
+class KernelTable {
+ public:
+  KernelTable(KernelGrouping by, bool perProcess) : by_(by), perProcess_(perProcess) {}
+
+  void beginCapture(size_t index, const Capture& capture, const DeviceWork& work) {
+    capture_ = index;
+    work_ = &work;
+    process_ = perProcess_ ? capture.label() : std::string();
+    queueNames_.clear();
+  }
+
+  void add(const DeviceOp& op) {
+    if (op.kind != schema::DeviceOpKind::KERNEL) return;
+    // An IREE HAL dispatch as recorded ("hal"), as it ran on a CPU driver
+    // ("host"), or as the device ran it ("device").
+    uint8_t level = op.recordedBy != schema::Api::IREE_HAL ? 0 : op.operation == "host_execution" ? 1 : 2;
+    FastKey fk;
+    fk.capture = capture_;
+    fk.level = level;
+    bool cacheable = true;
+    switch (by_) {
+      case KernelGrouping::name: fk.text = op.name.data(); fk.textSize = op.name.size(); break;
+      case KernelGrouping::module: fk.text = op.module.data(); fk.textSize = op.module.size(); break;
+      case KernelGrouping::queue: fk.queue = op.queue; break;
+      case KernelGrouping::shape:
+        fk.text = op.name.data();
+        fk.textSize = op.name.size();
+        fk.groupCount = op.groupCount;
+        fk.groupSize = op.groupSize;
+        cacheable = op.gridSize.size() <= 3;
+        fk.gridSize = static_cast<uint8_t>(op.gridSize.size());
+        for (size_t i = 0; i < op.gridSize.size() && i < 3; ++i) fk.grid[i] = op.gridSize[i];
+        break;
+    }
+    Acc* accp = nullptr;
+    if (cacheable)
+      if (auto f = fast_.find(fk); f != fast_.end()) accp = f->second;
+    if (!accp) {
+      std::string key;
+      switch (by_) {
+        case KernelGrouping::name: key = op.name; break;
+        case KernelGrouping::module: key = op.module.empty() ? "(unknown module)" : std::string(op.module); break;
+        case KernelGrouping::queue: {
+          auto [q, added] = queueNames_.try_emplace(op.queue);
+          if (added) q->second = work_->queueName(op.queue);
+          key = q->second;
+          break;
+        }
+        case KernelGrouping::shape:
+          key = std::string(op.name) + " " + triple(op.groupCount) + " " + triple(op.groupSize);
+          for (uint32_t g : op.gridSize) key += " " + std::to_string(g);
+          break;
+      }
+      Acc& acc = groups_[{process_, kLevels[level], key}];
+      if (acc.row.key.empty() && !key.empty()) acc.row.key = key;
+      acc.row.level = kLevels[level];
+      acc.row.process = process_;
+      accp = &acc;
+      if (cacheable) fast_.emplace(fk, accp);
+    }
+    Acc& acc = *accp;
+    // The views point into the work's store, which outlives the table's use.
+    acc.last = {op.name, op.groupCount, op.groupSize, op.gridSize};
+    acc.seen = true;
+    acc.row.joined += level == 2 ? op.deviceDispatches : op.halDispatch != DeviceOp::kNone;
+    if (op.timed) {
+      acc.durations.push_back(op.durationNs());
+      all_ += op.durationNs();
+    } else {
+      ++acc.row.untimed;
+    }
+  }
+
+  // Takes `later`'s groups in: its operations came after this table's.
+  void merge(KernelTable&& later) {
+    for (auto& [key, acc] : later.groups_) {
+      Acc& mine = groups_[key];
+      if (!mine.seen) {
+        mine = std::move(acc);
+        continue;
+      }
+      mine.durations.insert(mine.durations.end(), acc.durations.begin(), acc.durations.end());
+      mine.row.untimed += acc.row.untimed;
+      mine.row.joined += acc.row.joined;
+      if (acc.seen) mine.last = acc.last;
+    }
+    all_ += later.all_;
+    later.groups_.clear();
+    later.fast_.clear();
+    fast_.clear();  // its entries name this table's groups by capture; later captures add new ones
+  }
+
+  std::vector<KernelRow> rows() {
+    std::vector<KernelRow> rows;
+    rows.reserve(groups_.size());
+    for (auto& [key, acc] : groups_) {
+      acc.row.key = std::get<2>(key);
+      acc.row.name = acc.last.name;
+      acc.row.groupCount = acc.last.groupCount;
+      acc.row.groupSize = acc.last.groupSize;
+      acc.row.gridSize.assign(acc.last.gridSize.begin(), acc.last.gridSize.end());
+      acc.row.time = distributionOf(acc.durations);
+      acc.row.share = all_ ? static_cast<double>(acc.row.time.total) / static_cast<double>(all_) : 0;
+      rows.push_back(std::move(acc.row));
+    }
+    std::sort(rows.begin(), rows.end(), [](const KernelRow& a, const KernelRow& b) {
+      return a.time.total != b.time.total ? a.time.total > b.time.total : a.key < b.key;
+    });
+    return rows;
+  }
+
+ private:
+  struct Last {
+    std::string_view name;
+    std::array<uint32_t, 3> groupCount{}, groupSize{};
+    std::span<const uint32_t> gridSize;
+  };
   struct Acc {
     KernelRow row;
     std::vector<int64_t> durations;
-    const DeviceOp* last = nullptr;  // the row shows the last launch's shape
+    Last last;  // the row shows the last launch's shape
+    bool seen = false;
   };
-  static const std::string kLevels[] = {"device", "host", "hal"};
-  std::map<std::tuple<std::string, std::string, std::string>, Acc> groups;
-  std::unordered_map<FastKey, Acc*, FastKeyHash> fast;
-  int64_t all = 0;
+  static inline const std::string kLevels[] = {"device", "host", "hal"};
+  KernelGrouping by_;
+  bool perProcess_;
+  size_t capture_ = 0;
+  const DeviceWork* work_ = nullptr;
+  std::string process_;
+  std::unordered_map<uint64_t, std::string> queueNames_;
+  std::map<std::tuple<std::string, std::string, std::string>, Acc> groups_;
+  std::unordered_map<FastKey, Acc*, FastKeyHash> fast_;
+  int64_t all_ = 0;
+};
+
+std::vector<KernelRow> kernelRows(std::span<const LoadedCapture> captures, KernelGrouping by, bool perProcess) {
+  KernelTable table(by, perProcess);
   for (size_t ci = 0; ci < captures.size(); ++ci) {
-    const auto& lc = captures[ci];
-    std::string process = perProcess ? lc.capture->label() : std::string();
-    std::unordered_map<uint64_t, std::string> queueNames;
-    for (const DeviceOp& op : lc.work.ops) {
-      if (op.kind != schema::DeviceOpKind::KERNEL) continue;
-      // An IREE HAL dispatch as recorded ("hal"), as it ran on a CPU driver
-      // ("host"), or as the device ran it ("device").
-      uint8_t level = op.recordedBy != schema::Api::IREE_HAL ? 0 : op.operation == "host_execution" ? 1 : 2;
-      FastKey fk;
-      fk.capture = ci;
-      fk.level = level;
-      bool cacheable = true;
-      switch (by) {
-        case KernelGrouping::name: fk.text = op.name.data(); fk.textSize = op.name.size(); break;
-        case KernelGrouping::module: fk.text = op.module.data(); fk.textSize = op.module.size(); break;
-        case KernelGrouping::queue: fk.queue = op.queue; break;
-        case KernelGrouping::shape:
-          fk.text = op.name.data();
-          fk.textSize = op.name.size();
-          fk.groupCount = op.groupCount;
-          fk.groupSize = op.groupSize;
-          cacheable = op.gridSize.size() <= 3;
-          fk.gridSize = static_cast<uint8_t>(op.gridSize.size());
-          for (size_t i = 0; i < op.gridSize.size() && i < 3; ++i) fk.grid[i] = op.gridSize[i];
-          break;
+    table.beginCapture(ci, *captures[ci].capture, captures[ci].work);
+    for (const DeviceOp& op : captures[ci].work.ops) table.add(op);
+  }
+  return table.rows();
+}
+
+std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captures, KernelGrouping by, bool perProcess,
+                                          std::vector<std::string>& notes) {
+  KernelTable table(by, perProcess);
+  // Each capture's work outlives the table's rows: their names point into it.
+  std::vector<std::unique_ptr<DeviceWork>> works;
+  for (size_t ci = 0; ci < captures.size(); ++ci) {
+    KernelTable mine(by, perProcess);
+    auto work = std::make_unique<DeviceWork>();
+    mine.beginCapture(ci, *captures[ci], *work);
+    // A HAL submission means dispatches to join, which needs every operation
+    // at once: the capture is read whole instead (the first is met early).
+    bool whole = !streamDeviceWork(*captures[ci], *work, false, [&](std::span<const DeviceOp> ops) {
+      for (const DeviceOp& op : ops) {
+        if (op.recordedBy == schema::Api::IREE_HAL && op.list && op.operation == "queue_execute") return false;
+        mine.add(op);
       }
-      Acc* accp = nullptr;
-      if (cacheable)
-        if (auto f = fast.find(fk); f != fast.end()) accp = f->second;
-      if (!accp) {
-        std::string key;
-        switch (by) {
-          case KernelGrouping::name: key = op.name; break;
-          case KernelGrouping::module: key = op.module.empty() ? "(unknown module)" : std::string(op.module); break;
-          case KernelGrouping::queue: {
-            auto [q, added] = queueNames.try_emplace(op.queue);
-            if (added) q->second = lc.work.queueName(op.queue);
-            key = q->second;
-            break;
-          }
-          case KernelGrouping::shape:
-            key = std::string(op.name) + " " + triple(op.groupCount) + " " + triple(op.groupSize);
-            for (uint32_t g : op.gridSize) key += " " + std::to_string(g);
-            break;
-        }
-        Acc& acc = groups[{process, kLevels[level], key}];
-        if (acc.row.key.empty() && !key.empty()) acc.row.key = key;
-        acc.row.level = kLevels[level];
-        acc.row.process = process;
-        accp = &acc;
-        if (cacheable) fast.emplace(fk, accp);
-      }
-      Acc& acc = *accp;
-      acc.last = &op;
-      acc.row.joined += level == 2 ? op.deviceDispatches : op.halDispatch != DeviceOp::kNone;
-      if (op.timed) {
-        acc.durations.push_back(op.durationNs());
-        all += op.durationNs();
-      } else {
-        ++acc.row.untimed;
-      }
+      return true;
+    });
+    if (whole) {
+      mine = KernelTable(by, perProcess);
+      *work = loadDeviceWork(*captures[ci]);
+      mine.beginCapture(ci, *captures[ci], *work);
+      for (const DeviceOp& op : work->ops) mine.add(op);
+      work->ops = {};  // the names stay in the store
     }
+    notes.insert(notes.end(), work->notes.begin(), work->notes.end());
+    table.merge(std::move(mine));
+    works.push_back(std::move(work));
   }
-  std::vector<KernelRow> rows;
-  rows.reserve(groups.size());
-  for (auto& [key, acc] : groups) {
-    acc.row.key = std::get<2>(key);
-    acc.row.name = acc.last->name;
-    acc.row.groupCount = acc.last->groupCount;
-    acc.row.groupSize = acc.last->groupSize;
-    acc.row.gridSize.assign(acc.last->gridSize.begin(), acc.last->gridSize.end());
-    acc.row.time = distributionOf(acc.durations);
-    acc.row.share = all ? static_cast<double>(acc.row.time.total) / static_cast<double>(all) : 0;
-    rows.push_back(std::move(acc.row));
-  }
-  std::sort(rows.begin(), rows.end(), [](const KernelRow& a, const KernelRow& b) {
-    return a.time.total != b.time.total ? a.time.total > b.time.total : a.key < b.key;
-  });
-  return rows;
+  return table.rows();
 }
 
 std::vector<KernelRow> kernelRowsWithin(LoadedCapture capture,

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "gtap/readers/device_work.h"
+#include "gtap/readers/kernel_stats.h"
 #include "process.h"
 #include "sqlite_query.h"
 
@@ -388,6 +389,69 @@ TEST(ZeProfile, ChildrenForkedFromBusyThreadsEnd) {
 // The SQLite export holds every call and device operation the readers see,
 // with names through the strings table; an existing output is kept unless
 // --force, and kept too when writing the replacement fails.
+// `gtap kernels` reads the device operations a batch at a time
+// (kernelRowsStreamed): its rows are exactly those of the operations held
+// whole (kernelRows over loadDeviceWork), for every grouping, one file or
+// several, per process or not, with batches that end inside a chunk (8,000
+// launches in one file) and files of HSA packets and IREE HAL operations
+// (read whole for their join).
+TEST(ZeProfile, KernelRowsReadInBatchesAreThoseOfTheWholeWork) {
+  std::vector<std::string> files;
+  auto many = profile("ze_multithread", {"4", "2000", "64"}, "api,kernels");
+  ASSERT_EQ(many.result.exitCode, 0) << many.result.err;
+  files.push_back(many.file);
+  auto pipeline = profile("ze_pipeline");
+  ASSERT_EQ(pipeline.result.exitCode, 0) << pipeline.result.err;
+  files.push_back(pipeline.file);
+  for (const char* name : {"hsa_pipeline.gtap", "hal_on_hsa.gtap"})
+    files.push_back(std::string(GTAP_TEST_SOURCE_DIR) + "/tests/data/format-1.3/" + name);
+  std::vector<std::unique_ptr<readers::Capture>> captures;
+  for (const auto& f : files) captures.push_back(std::make_unique<readers::Capture>(f));
+  auto key = [](const std::vector<readers::KernelRow>& rows) {
+    std::vector<std::string> out;
+    for (const auto& r : rows) {
+      std::string line = r.process + "|" + r.key + "|" + r.level + "|" + r.name;
+      for (auto v : {r.time.count, r.untimed, r.joined}) line += "|" + std::to_string(v);
+      for (auto v : {r.time.total, r.time.min, r.time.max, r.time.p50, r.time.p99}) line += "|" + std::to_string(v);
+      for (auto v : r.groupCount) line += "|" + std::to_string(v);
+      for (auto v : r.groupSize) line += "|" + std::to_string(v);
+      for (auto v : r.gridSize) line += "|g" + std::to_string(v);
+      line += "|" + std::to_string(r.share);
+      out.push_back(line);
+    }
+    return out;
+  };
+  for (size_t first = 0; first < captures.size(); ++first) {
+    for (size_t count : {size_t{1}, captures.size() - first}) {
+      std::vector<readers::LoadedCapture> loaded;
+      std::vector<const readers::Capture*> streamed;
+      for (size_t i = first; i < first + count; ++i) {
+        loaded.push_back({captures[i].get(), readers::loadDeviceWork(*captures[i])});
+        streamed.push_back(captures[i].get());
+      }
+      for (auto by : {readers::KernelGrouping::name, readers::KernelGrouping::module, readers::KernelGrouping::queue,
+                      readers::KernelGrouping::shape}) {
+        for (bool perProcess : {false, true}) {
+          SCOPED_TRACE("files " + std::to_string(first) + "+" + std::to_string(count) + " by " +
+                       std::to_string(static_cast<int>(by)) + (perProcess ? " per process" : ""));
+          auto whole = readers::kernelRows(loaded, by, perProcess);
+          std::vector<std::string> notes;
+          auto batches = readers::kernelRowsStreamed(streamed, by, perProcess, notes);
+          EXPECT_FALSE(whole.empty());
+          EXPECT_EQ(key(batches), key(whole));
+          EXPECT_TRUE(notes.empty());
+        }
+      }
+    }
+  }
+  // The many launches are all there.
+  std::vector<readers::LoadedCapture> one;
+  one.push_back({captures[0].get(), readers::loadDeviceWork(*captures[0])});
+  uint64_t launches = 0;
+  for (const auto& r : readers::kernelRows(one, readers::KernelGrouping::name, false)) launches += r.time.count + r.untimed;
+  EXPECT_EQ(launches, 8000u);
+}
+
 TEST(ZeProfile, SqliteExportAnswersQueries) {
   auto run = profile("ze_multithread");
   ASSERT_EQ(run.result.exitCode, 0) << run.result.err;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -149,6 +150,17 @@ struct DeviceWork {
 };
 
 DeviceWork loadDeviceWork(const Capture& capture);
+
+// The same without holding every operation: reads the devices, objects,
+// memory operations and stacks into `work` (whose ops stay empty), then calls
+// `visit` with each chunk's operations in file order, their names, notes and
+// host times as loadDeviceWork gives them, but not joined to IREE HAL
+// dispatches (halDispatch, halSubmission and deviceDispatches unset); the
+// views stay valid while `work` lives, the span only during the call. The
+// argument, binding and semaphore lists are read only with `lists`. `visit`
+// returns false to stop; the return value says whether every chunk was seen.
+bool streamDeviceWork(const Capture& capture, DeviceWork& work, bool lists,
+                      const std::function<bool(std::span<const DeviceOp>)>& visit);
 
 // Joins each execution of an IREE HAL dispatch to the device dispatch it
 // became, in one process: a queue_execute runs the dispatches its command

@@ -39,6 +39,12 @@ struct LoadedCapture {
 };
 
 std::vector<KernelRow> kernelRows(std::span<const LoadedCapture> captures, KernelGrouping by, bool perProcess);
+// The same rows read a chunk of device operations at a time
+// (streamDeviceWork), without holding every operation: a capture with IREE
+// HAL submissions, whose dispatches are joined, is read whole. What reading
+// found wrong is added to `notes`.
+std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captures, KernelGrouping by, bool perProcess,
+                                          std::vector<std::string>& notes);
 
 // Per kernel name, the launches of `capture` submitted (appended, when never
 // submitted) within one of `windows` (host ns, both ends included): the work
