@@ -26,9 +26,22 @@ int memory(const MemoryOptions& o) {
   auto opened = openCaptures(o.files, "memory");
   if (opened.captures.empty()) return 1;
   reportNotes(opened, "memory");
-  auto loaded = loadDeviceWork(opened, "memory");
+  // Copies and fills a batch of device operations at a time (the
+  // allocations are memory operations, read whole): memory follows the rows,
+  // not the operations.
+  std::vector<readers::LoadedCapture> loaded;
+  readers::TransferTable transferTable(o.perProcess);
+  for (const auto& c : opened.captures) {
+    loaded.push_back({c.get(), readers::DeviceWork{}});
+    transferTable.beginCapture(*c);
+    readers::streamDeviceWork(*c, loaded.back().work, false, [&](std::span<const readers::DeviceOp> ops) {
+      for (const auto& op : ops) transferTable.add(op);
+      return true;
+    });
+    for (const auto& n : loaded.back().work.notes) std::cerr << "gtap memory: " << n << "\n";
+  }
   auto allocations = readers::allocationRows(loaded, o.perProcess);
-  auto transfers = readers::transferRows(loaded, o.perProcess);
+  auto transfers = transferTable.rows();
   // Scripts get one table with a "section" column; people get two tables.
   bool text = format == readers::OutputFormat::text;
   std::vector<std::string> allocColumns = {"section", "process", "kind", "allocations", "frees", "bytes", "peak", "largest", "live_at_end"};

@@ -77,43 +77,50 @@ std::vector<AllocationRow> allocationRows(const std::vector<LoadedCapture>& capt
   return out;
 }
 
-std::vector<TransferRow> transferRows(const std::vector<LoadedCapture>& captures, bool perProcess) {
-  std::map<std::pair<std::string, std::string>, TransferRow> rows;
-  for (const auto& lc : captures) {
-    std::string process = perProcess ? lc.capture->label() : std::string();
-    // The row of each kind and direction, found by name once per capture.
-    std::map<std::pair<schema::DeviceOpKind, schema::CopyDirection>, TransferRow*> rowOf;
-    std::pair<schema::DeviceOpKind, schema::CopyDirection> lastKey{};
-    TransferRow* last = nullptr;
-    for (const DeviceOp& op : lc.work.ops) {
-      if (op.kind != schema::DeviceOpKind::COPY && op.kind != schema::DeviceOpKind::FILL) continue;
-      auto key = std::make_pair(op.kind, op.kind == schema::DeviceOpKind::FILL ? schema::CopyDirection::UNKNOWN
-                                                                                : op.direction);
-      if (!last || key != lastKey) {
-        auto [it, added] = rowOf.try_emplace(key, nullptr);
-        if (added) {
-          std::string kind = op.kind == schema::DeviceOpKind::FILL ? "fill" : "copy " + directionName(op.direction);
-          TransferRow& r = rows[{process, kind}];
-          r.process = process;
-          r.kind = kind;
-          it->second = &r;
-        }
-        last = it->second;
-        lastKey = key;
-      }
-      TransferRow& r = *last;
-      ++r.count;
-      r.bytes += op.bytes;
-      if (op.timed) {
-        r.deviceNs += op.durationNs();
-        r.timedBytes += op.bytes;
-      }
+void TransferTable::beginCapture(const Capture& capture) {
+  process_ = perProcess_ ? capture.label() : std::string();
+  rowOf_.clear();
+  last_ = nullptr;
+}
+
+void TransferTable::add(const DeviceOp& op) {
+  if (op.kind != schema::DeviceOpKind::COPY && op.kind != schema::DeviceOpKind::FILL) return;
+  Key key{op.kind, op.kind == schema::DeviceOpKind::FILL ? schema::CopyDirection::UNKNOWN : op.direction};
+  if (!last_ || key != lastKey_) {
+    auto [it, added] = rowOf_.try_emplace(key, nullptr);
+    if (added) {
+      std::string kind = op.kind == schema::DeviceOpKind::FILL ? "fill" : "copy " + directionName(op.direction);
+      TransferRow& r = rows_[{process_, kind}];
+      r.process = process_;
+      r.kind = kind;
+      it->second = &r;
     }
+    last_ = it->second;
+    lastKey_ = key;
   }
+  TransferRow& r = *last_;
+  ++r.count;
+  r.bytes += op.bytes;
+  if (op.timed) {
+    r.deviceNs += op.durationNs();
+    r.timedBytes += op.bytes;
+  }
+}
+
+std::vector<TransferRow> TransferTable::rows() const {
   std::vector<TransferRow> out;
-  for (auto& [k, r] : rows) out.push_back(r);
+  for (const auto& [k, r] : rows_) out.push_back(r);
   std::sort(out.begin(), out.end(), [](const TransferRow& a, const TransferRow& b) { return a.bytes > b.bytes; });
   return out;
+}
+
+std::vector<TransferRow> transferRows(const std::vector<LoadedCapture>& captures, bool perProcess) {
+  TransferTable table(perProcess);
+  for (const auto& lc : captures) {
+    table.beginCapture(*lc.capture);
+    for (const DeviceOp& op : lc.work.ops) table.add(op);
+  }
+  return table.rows();
 }
 
 }  // namespace gtap::readers

@@ -16,6 +16,7 @@
 
 #include "gtap/readers/device_work.h"
 #include "gtap/readers/kernel_stats.h"
+#include "gtap/readers/memory_stats.h"
 #include "process.h"
 #include "sqlite_query.h"
 
@@ -443,6 +444,27 @@ TEST(ZeProfile, KernelRowsReadInBatchesAreThoseOfTheWholeWork) {
         }
       }
     }
+  }
+  // The memory report's transfers, read the same way, are those of the whole work too.
+  for (const auto& c : captures) {
+    std::vector<readers::LoadedCapture> whole;
+    whole.push_back({c.get(), readers::loadDeviceWork(*c)});
+    readers::TransferTable table(false);
+    table.beginCapture(*c);
+    readers::DeviceWork meta;
+    EXPECT_TRUE(readers::streamDeviceWork(*c, meta, false, [&](std::span<const readers::DeviceOp> ops) {
+      for (const auto& op : ops) table.add(op);
+      return true;
+    }));
+    auto text = [](const std::vector<readers::TransferRow>& rows) {
+      std::string out;
+      for (const auto& r : rows)
+        out += r.kind + " " + std::to_string(r.count) + " " + std::to_string(r.bytes) + " " +
+               std::to_string(r.deviceNs) + " " + std::to_string(r.timedBytes) + "\n";
+      return out;
+    };
+    EXPECT_EQ(text(table.rows()), text(readers::transferRows(whole, false))) << c->path();
+    EXPECT_EQ(meta.memory.size(), whole[0].work.memory.size());
   }
   // The many launches are all there.
   std::vector<readers::LoadedCapture> one;

@@ -2,7 +2,9 @@
 // direction (count, bytes, device time, bandwidth), over one or more captures.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtap/readers/kernel_stats.h"
@@ -32,5 +34,25 @@ struct TransferRow {
 
 std::vector<AllocationRow> allocationRows(const std::vector<LoadedCapture>& captures, bool perProcess);
 std::vector<TransferRow> transferRows(const std::vector<LoadedCapture>& captures, bool perProcess);
+
+// The transfer rows built as operations come, capture by capture (for
+// readers that stream them: streamDeviceWork).
+class TransferTable {
+ public:
+  explicit TransferTable(bool perProcess) : perProcess_(perProcess) {}
+  void beginCapture(const Capture& capture);
+  void add(const DeviceOp& op);
+  std::vector<TransferRow> rows() const;
+
+ private:
+  using Key = std::pair<schema::DeviceOpKind, schema::CopyDirection>;
+  bool perProcess_;
+  std::string process_;
+  std::map<std::pair<std::string, std::string>, TransferRow> rows_;
+  // The row of each kind and direction, found by name once per capture.
+  std::map<Key, TransferRow*> rowOf_;
+  Key lastKey_{};
+  TransferRow* last_ = nullptr;
+};
 
 }  // namespace gtap::readers
