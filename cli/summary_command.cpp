@@ -35,16 +35,46 @@ int summary(const SummaryOptions& o) {
   }
   auto opened = openCaptures(o.files, "summary");
   if (opened.captures.empty()) return 1;
-  auto loaded = loadDeviceWork(opened, "summary");
+  // Each capture's overview, its device operations read a batch at a time;
+  // a capture with IREE HAL submissions is read whole (their join needs it).
+  struct Read {
+    const readers::Capture* capture;
+    std::unique_ptr<readers::DeviceWork> work;
+    readers::ProcessOverview overview;
+    bool whole = false;
+  };
+  std::vector<Read> reads;
+  // Transfers in the same pass (each capture's rows kept apart until it is
+  // known whether it was read whole).
+  readers::TransferTable transferTable(false);
+  for (const auto& c : opened.captures) {
+    Read r{c.get(), std::make_unique<readers::DeviceWork>(), {}, false};
+    readers::TransferTable mine(false);
+    mine.beginCapture(*c);
+    if (auto p = readers::overviewStreamed(*c, *r.work, [&](const readers::DeviceOp& op) { mine.add(op); })) {
+      r.overview = std::move(*p);
+      transferTable.beginCapture(*c);
+      transferTable.merge(mine);
+    } else {
+      readers::LoadedCapture lc{c.get(), readers::loadDeviceWork(*c)};
+      r.overview = readers::overviewOf(lc, 0);
+      transferTable.beginCapture(*c);
+      for (const auto& op : lc.work.ops) transferTable.add(op);
+      *r.work = std::move(lc.work);
+      r.whole = true;
+    }
+    for (const auto& n : r.work->notes) std::cerr << "gtap summary: " << n << "\n";
+    reads.push_back(std::move(r));
+  }
   if (format == readers::OutputFormat::jsonl) {
-    for (const auto& lc : loaded) {
-      auto p = readers::overviewOf(lc, 0);
-      std::cout << "{\"file\":\"" << readers::jsonEscape(lc.capture->path()) << "\",\"process\":\""
+    for (const auto& read : reads) {
+      const auto& p = read.overview;
+      std::cout << "{\"file\":\"" << readers::jsonEscape(read.capture->path()) << "\",\"process\":\""
                 << readers::jsonEscape(p.label) << "\",\"duration_ns\":" << (p.endNs - p.startNs)
                 << ",\"api_calls\":" << p.apiCalls << ",\"api_ns\":" << p.apiNs << ",\"threads\":" << p.threads
                 << ",\"allocations\":" << p.allocations << ",\"allocated_bytes\":" << p.allocatedBytes
-                << ",\"mode\":\"" << readers::jsonEscape(lc.capture->process().mode) << "\""
-                << ",\"device_filter\":\"" << readers::jsonEscape(gtap::format::deviceWorkFilter(lc.capture->process().config))
+                << ",\"mode\":\"" << readers::jsonEscape(read.capture->process().mode) << "\""
+                << ",\"device_filter\":\"" << readers::jsonEscape(gtap::format::deviceWorkFilter(read.capture->process().config))
                 << "\""
                 << ",\"closed_cleanly\":" << (p.closedCleanly ? "true" : "false")
                 << ",\"events_dropped\":" << p.eventsDropped << ",\"hal_dispatches\":" << p.halDispatches
@@ -52,8 +82,8 @@ int summary(const SummaryOptions& o) {
                 << ",\"hal_waits_unrecorded_in\":[";
       for (size_t i = 0; i < p.halUnrecordedWaits.size(); ++i)
         std::cout << (i ? "," : "") << "\"" << readers::jsonEscape(p.halUnrecordedWaits[i]) << "\"";
-      std::cout << "],\"hal_executions\":" << lc.work.halJoin.executions
-                << ",\"hal_joined\":" << lc.work.halJoin.joined << ",\"devices\":[";
+      std::cout << "],\"hal_executions\":" << read.work->halJoin.executions
+                << ",\"hal_joined\":" << read.work->halJoin.joined << ",\"devices\":[";
       for (size_t i = 0; i < p.devices.size(); ++i) {
         const auto& d = p.devices[i];
         std::cout << (i ? "," : "") << "{\"device\":\"" << readers::jsonEscape(d.name) << "\",\"busy_ns\":" << d.busyNs
@@ -65,16 +95,16 @@ int summary(const SummaryOptions& o) {
     }
     return opened.failures ? 1 : 0;
   }
-  for (const auto& lc : loaded) {
-    auto p = readers::overviewOf(lc, 0);
+  for (const auto& read : reads) {
+    const auto& p = read.overview;
     int64_t duration = p.endNs - p.startNs;
-    std::cout << p.label << "  " << p.executable << "  (" << lc.capture->path() << ")\n";
+    std::cout << p.label << "  " << p.executable << "  (" << read.capture->path() << ")\n";
     std::cout << "  ran          " << readers::formatNanoseconds(duration) << " from first to last record, "
               << p.threads << " thread" << (p.threads == 1 ? "" : "s") << "\n";
-    std::cout << "  recorded     mode " << readers::recordedMode(*lc.capture)
+    std::cout << "  recorded     mode " << readers::recordedMode(*read.capture)
               << "\n";
     // A filtered capture is not the whole of the program's device work.
-    if (std::string filter = gtap::format::deviceWorkFilter(lc.capture->process().config); !filter.empty())
+    if (std::string filter = gtap::format::deviceWorkFilter(read.capture->process().config); !filter.empty())
       std::cout << "  filtered     device work of " << filter << " only: other dispatches ran unrecorded\n";
     std::cout << "  API calls    " << p.apiCalls << " (" << readers::formatNanoseconds(p.apiNs) << " inside them, "
               << percent(p.apiNs, duration) << " of the run)";
@@ -88,7 +118,7 @@ int summary(const SummaryOptions& o) {
                 << " barriers\n";
     }
     if (p.devices.empty() && !p.halDispatches && !p.halFills && !p.halCopies)
-      std::cout << "  device       " << readers::nothingFoundHint({lc.capture}, format::kModeKernels, "device operations") << "\n";
+      std::cout << "  device       " << readers::nothingFoundHint({read.capture}, format::kModeKernels, "device operations") << "\n";
     if (p.halDispatches || p.halFills || p.halCopies || p.halSubmissions || p.halWaits) {
       std::cout << "  IREE HAL     " << p.halDispatches << " dispatches recorded into command buffers, of "
                 << p.halExecutables << " executable" << (p.halExecutables == 1 ? "" : "s");
@@ -99,7 +129,7 @@ int summary(const SummaryOptions& o) {
         std::cout << "; " << p.halSubmissions << " queue submissions, " << p.halWaits << " semaphore waits";
       std::cout << "\n";
       // The device dispatches they became, where the device runtime is recorded too.
-      const auto& join = lc.work.halJoin;
+      const auto& join = read.work->halJoin;
       if (join.executions && join.deviceKernels)
         std::cout << "  HAL->device  " << join.joined << " of " << join.executions
                   << " dispatch executions joined to the device dispatch they became; " << join.notFromHal << " of "
@@ -123,9 +153,16 @@ int summary(const SummaryOptions& o) {
     }
     std::cout << "\n";
   }
-  auto rows = readers::kernelRows(loaded, readers::KernelGrouping::name, false);
+  std::vector<const readers::Capture*> captures;
+  std::vector<const readers::DeviceWork*> whole;
+  for (const auto& read : reads) {
+    captures.push_back(read.capture);
+    whole.push_back(read.whole ? read.work.get() : nullptr);
+  }
+  std::vector<std::string> seen;  // told above already
+  auto rows = readers::kernelRowsStreamed(captures, readers::KernelGrouping::name, false, seen, whole);
   if (!rows.empty()) {
-    std::cout << "Top kernels" << (loaded.size() > 1 ? " (all files)" : "") << "\n";
+    std::cout << "Top kernels" << (reads.size() > 1 ? " (all files)" : "") << "\n";
     // IREE HAL dispatches and the device's are two levels of the same work.
     bool levels = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.level == "hal"; });
     std::vector<std::string> columns = {"kernel", "count", "total", "mean", "share"};
@@ -145,7 +182,7 @@ int summary(const SummaryOptions& o) {
     t.print(std::cout, format);
     std::cout << "\n";
   }
-  auto transfers = readers::transferRows(loaded, false);
+  auto transfers = transferTable.rows();
   if (!transfers.empty()) {
     std::cout << "Transfers\n";
     readers::Table t({"kind", "count", "bytes", "device time"});

@@ -200,12 +200,18 @@ std::vector<KernelRow> kernelRows(std::span<const LoadedCapture> captures, Kerne
 }
 
 std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captures, KernelGrouping by, bool perProcess,
-                                          std::vector<std::string>& notes) {
+                                          std::vector<std::string>& notes, std::span<const DeviceWork* const> loaded) {
   KernelTable table(by, perProcess);
   // Each capture's work outlives the table's rows: their names point into it.
   std::vector<std::unique_ptr<DeviceWork>> works;
   for (size_t ci = 0; ci < captures.size(); ++ci) {
     KernelTable mine(by, perProcess);
+    if (ci < loaded.size() && loaded[ci]) {
+      mine.beginCapture(ci, *captures[ci], *loaded[ci]);
+      for (const DeviceOp& op : loaded[ci]->ops) mine.add(op);
+      table.merge(std::move(mine));
+      continue;
+    }
     auto work = std::make_unique<DeviceWork>();
     mine.beginCapture(ci, *captures[ci], *work);
     // A HAL submission means dispatches to join, which needs every operation

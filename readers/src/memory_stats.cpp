@@ -107,6 +107,18 @@ void TransferTable::add(const DeviceOp& op) {
   }
 }
 
+void TransferTable::merge(const TransferTable& other) {
+  for (const auto& [key, theirs] : other.rows_) {
+    TransferRow& r = rows_[key];
+    r.process = theirs.process;
+    r.kind = theirs.kind;
+    r.count += theirs.count;
+    r.bytes += theirs.bytes;
+    r.deviceNs += theirs.deviceNs;
+    r.timedBytes += theirs.timedBytes;
+  }
+}
+
 std::vector<TransferRow> TransferTable::rows() const {
   std::vector<TransferRow> out;
   for (const auto& [k, r] : rows_) out.push_back(r);

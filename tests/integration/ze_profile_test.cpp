@@ -17,6 +17,7 @@
 #include "gtap/readers/device_work.h"
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/memory_stats.h"
+#include "gtap/readers/overview.h"
 #include "process.h"
 #include "sqlite_query.h"
 
@@ -465,6 +466,36 @@ TEST(ZeProfile, KernelRowsReadInBatchesAreThoseOfTheWholeWork) {
     };
     EXPECT_EQ(text(table.rows()), text(readers::transferRows(whole, false))) << c->path();
     EXPECT_EQ(meta.memory.size(), whole[0].work.memory.size());
+  }
+  // `gtap summary`'s overview, read the same way, is that of the whole work;
+  // a capture with HAL submissions is left to the whole reading.
+  auto text = [](const readers::ProcessOverview& p) {
+    std::string out = p.label + " " + std::to_string(p.startNs) + " " + std::to_string(p.endNs) + " " +
+                      std::to_string(p.apiCalls) + " " + std::to_string(p.unfinishedCalls) + " " +
+                      std::to_string(p.failedCalls) + " " + std::to_string(p.apiNs) + " " + std::to_string(p.threads);
+    for (const auto& d : p.devices)
+      for (auto v : {uint64_t{d.device}, uint64_t(d.firstNs), uint64_t(d.lastNs), uint64_t(d.busyNs), d.kernels,
+                     d.copies, d.fills, d.barriers, d.untimed, d.copyBytes})
+        out += " " + std::to_string(v);
+    for (auto v : {p.halDispatches, uint64_t{p.halExecutables}, p.halFills, p.halFillBytes, p.halCopies, p.halCopyBytes,
+                   p.halSubmissions, p.halWaits, p.allocations, p.allocatedBytes})
+      out += " " + std::to_string(v);
+    for (const auto& r : p.untimedReasons) out += " [" + r + "]";
+    return out;
+  };
+  for (const auto& c : captures) {
+    readers::DeviceWork meta;
+    auto streamed = readers::overviewStreamed(*c, meta);
+    readers::LoadedCapture lc{c.get(), readers::loadDeviceWork(*c)};
+    bool hal = std::any_of(lc.work.ops.begin(), lc.work.ops.end(), [](const readers::DeviceOp& op) {
+      return op.recordedBy == schema::Api::IREE_HAL && op.list && op.operation == "queue_execute";
+    });
+    ASSERT_EQ(streamed.has_value(), !hal) << c->path();
+    if (streamed) {
+      auto whole = readers::overviewOf(lc, 0);
+      EXPECT_FALSE(whole.devices.empty()) << c->path();
+      EXPECT_EQ(text(*streamed), text(whole)) << c->path();
+    }
   }
   // The many launches are all there.
   std::vector<readers::LoadedCapture> one;

@@ -42,9 +42,11 @@ std::vector<KernelRow> kernelRows(std::span<const LoadedCapture> captures, Kerne
 // The same rows read a chunk of device operations at a time
 // (streamDeviceWork), without holding every operation: a capture with IREE
 // HAL submissions, whose dispatches are joined, is read whole. What reading
-// found wrong is added to `notes`.
+// found wrong is added to `notes`. A capture whose work is `loaded` already
+// (same index, not null) is taken from there.
 std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captures, KernelGrouping by, bool perProcess,
-                                          std::vector<std::string>& notes);
+                                          std::vector<std::string>& notes,
+                                          std::span<const DeviceWork* const> loaded = {});
 
 // Per kernel name, the launches of `capture` submitted (appended, when never
 // submitted) within one of `windows` (host ns, both ends included): the work

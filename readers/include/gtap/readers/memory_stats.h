@@ -43,6 +43,8 @@ class TransferTable {
   void beginCapture(const Capture& capture);
   void add(const DeviceOp& op);
   std::vector<TransferRow> rows() const;
+  // Adds the rows of `other` (built on its own) to these.
+  void merge(const TransferTable& other);
 
  private:
   using Key = std::pair<schema::DeviceOpKind, schema::CopyDirection>;

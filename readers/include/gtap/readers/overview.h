@@ -3,6 +3,8 @@
 // what the device work was.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,5 +65,13 @@ std::string halUnrecordedWaitsText(const std::vector<std::string>& images, uint6
 
 // `gapCount` longest gaps per device are kept.
 ProcessOverview overviewOf(const LoadedCapture& capture, size_t gapCount);
+// The same without gaps, reading the device operations a batch at a time
+// (streamDeviceWork) into `work`, which then holds all but the operations.
+// Nothing when the capture has IREE HAL submissions, whose join needs every
+// operation at once (loadDeviceWork and overviewOf then). `also`, when set,
+// sees each operation too (what else a reader builds in the same pass); after
+// a HAL submission it has seen only part of them.
+std::optional<ProcessOverview> overviewStreamed(const Capture& capture, DeviceWork& work,
+                                                const std::function<void(const DeviceOp&)>& also = {});
 
 }  // namespace gtap::readers
