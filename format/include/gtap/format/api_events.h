@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "gtap/format/varint.h"
+
 namespace gtap::format {
 
 enum class ApiEventKind : uint8_t { callBegin = 0, callEnd = 1, call = 2 };
@@ -33,11 +35,10 @@ class ApiEventEncoder {
   ApiEventEncoder(uint8_t* out, int64_t baseNs) : begin_(out), out_(out), lastNs_(baseNs) {}
   // `timeNs` must not be earlier than the previous event's.
   void add(ApiEventKind kind, uint32_t function, int64_t timeNs, int64_t result) {
-    putVarint((static_cast<uint64_t>(function) << 1) | static_cast<uint64_t>(kind));
-    putVarint(static_cast<uint64_t>(timeNs - lastNs_));
+    varint::put(out_, (static_cast<uint64_t>(function) << 1) | static_cast<uint64_t>(kind));
+    varint::put(out_, static_cast<uint64_t>(timeNs - lastNs_));
     lastNs_ = timeNs;
-    if (kind == ApiEventKind::callEnd)
-      putVarint((static_cast<uint64_t>(result) << 1) ^ static_cast<uint64_t>(result >> 63));
+    if (kind == ApiEventKind::callEnd) varint::put(out_, varint::zigzag(result));
     ++count_;
   }
   size_t size() const { return static_cast<size_t>(out_ - begin_); }
@@ -46,13 +47,6 @@ class ApiEventEncoder {
   int64_t lastNs() const { return lastNs_; }
 
  private:
-  void putVarint(uint64_t v) {
-    while (v >= 0x80) {
-      *out_++ = static_cast<uint8_t>(v | 0x80);
-      v >>= 7;
-    }
-    *out_++ = static_cast<uint8_t>(v);
-  }
   uint8_t* begin_;
   uint8_t* out_;
   uint32_t count_ = 0;
@@ -64,17 +58,9 @@ class ApiEventEncoder {
 template <typename Visit>
 std::string decodeApiEvents(const uint8_t* data, size_t size, uint32_t count, int64_t baseNs,
                             Visit&& visit) {
-  size_t pos = 0;
-  auto getVarint = [&](uint64_t& out) {
-    out = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos >= size) return false;
-      uint8_t b = data[pos++];
-      out |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return true;
-    }
-    return false;
-  };
+  const uint8_t* p = data;
+  const uint8_t* const end = data + size;
+  auto getVarint = [&](uint64_t& out) { return varint::get(p, end, out); };
   int64_t t = baseNs;
   for (uint32_t i = 0; i < count; ++i) {
     uint64_t head, delta, result = 0;
@@ -89,12 +75,12 @@ std::string decodeApiEvents(const uint8_t* data, size_t size, uint32_t count, in
     e.result = 0;
     if (e.kind == ApiEventKind::callEnd) {
       if (!getVarint(result)) return "event " + std::to_string(i) + " is cut short";
-      e.result = static_cast<int64_t>((result >> 1) ^ (~(result & 1) + 1));
+      e.result = varint::unzigzag(result);
     }
     visit(e);
   }
-  if (pos != size)
-    return std::to_string(size - pos) + " bytes left after " + std::to_string(count) + " events";
+  if (p != end)
+    return std::to_string(end - p) + " bytes left after " + std::to_string(count) + " events";
   return {};
 }
 
@@ -131,7 +117,7 @@ class CallEventEncoder {
       put(out_[0], (static_cast<uint64_t>(function) << 3) | kCallReturned | (result != 0 ? kCallResult : 0) |
                        (depth != 0 ? kCallDepth : 0));
       if (depth != 0) put(out_[3], depth);
-      if (result != 0) put(out_[3], (static_cast<uint64_t>(result) << 1) ^ static_cast<uint64_t>(result >> 63));
+      if (result != 0) put(out_[3], varint::zigzag(result));
     }
     put(out_[1], static_cast<uint64_t>(beginNs - lastNs_));
     lastNs_ = beginNs;
@@ -170,13 +156,7 @@ class CallEventEncoder {
     while (v >= 0x80) v >>= 7, ++n;
     return n;
   }
-  static void put(uint8_t*& out, uint64_t v) {
-    while (v >= 0x80) {
-      *out++ = static_cast<uint8_t>(v | 0x80);
-      v >>= 7;
-    }
-    *out++ = static_cast<uint8_t>(v);
-  }
+  static void put(uint8_t*& out, uint64_t v) { varint::put(out, v); }
   std::unique_ptr<uint8_t[]> columns_[4];
   uint8_t* out_[4];
   uint32_t count_ = 0;
@@ -188,21 +168,7 @@ class CallEventEncoder {
 template <typename Visit>
 std::string decodeCallEvents(const uint8_t* data, size_t size, uint32_t count, int64_t baseNs, Visit&& visit) {
   const uint8_t* const end = data + size;
-  // The common one-byte varint without a loop; longer ones bounded by `limit`.
-  auto get = [](const uint8_t*& p, const uint8_t* limit, uint64_t& out) {
-    if (__builtin_expect(p < limit && !(*p & 0x80), 1)) {
-      out = *p++;
-      return true;
-    }
-    out = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p >= limit) return false;
-      uint8_t b = *p++;
-      out |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return true;
-    }
-    return false;
-  };
+  auto get = [](const uint8_t*& p, const uint8_t* limit, uint64_t& out) { return varint::get(p, limit, out); };
   const uint8_t* p = data;
   uint64_t sizes[3];
   for (auto& n : sizes)
@@ -252,7 +218,7 @@ std::string decodeCallEvents(const uint8_t* data, size_t size, uint32_t count, i
       if (head & kCallResult) {
         uint64_t result;
         if (!get(col[3], colEnd[3], result)) return cut(i);
-        e.result = static_cast<int64_t>((result >> 1) ^ (~(result & 1) + 1));
+        e.result = varint::unzigzag(result);
       }
     }
     visit(e);

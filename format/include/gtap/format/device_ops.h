@@ -39,7 +39,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <span>
 #include <string>
@@ -49,6 +48,7 @@
 #include <vector>
 
 #include "gtap/format/schema/capture.capnp.h"
+#include "gtap/format/varint.h"
 
 namespace gtap::format {
 
@@ -105,8 +105,8 @@ struct DeviceOpFields {
 };
 
 namespace devops_detail {
-inline uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-inline int64_t unzigzag(uint64_t v) { return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1)); }
+using varint::unzigzag;
+using varint::zigzag;
 // What the previous row left, shared by encoder and decoder.
 struct Previous {
   uint32_t device = ~0u, thread = ~0u, submitThread = ~0u;
@@ -242,13 +242,7 @@ class DeviceOpEncoder {
   uint32_t count() const { return count_; }
 
  private:
-  static void put(uint8_t*& out, uint64_t v) {
-    while (v >= 0x80) {
-      *out++ = static_cast<uint8_t>(v | 0x80);
-      v >>= 7;
-    }
-    *out++ = static_cast<uint8_t>(v);
-  }
+  static void put(uint8_t*& out, uint64_t v) { varint::put(out, v); }
   static void bytes(uint8_t*& out, const void* data, size_t n) {
     put(out, n);
     if (n) std::memcpy(out, data, n);
@@ -270,20 +264,7 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
   const uint8_t* p = data;
   const uint8_t* const end = data + size;
   uint32_t row = 0;
-  auto get = [&](uint64_t& out) {
-    if (__builtin_expect(p < end && !(*p & 0x80), 1)) {
-      out = *p++;
-      return true;
-    }
-    out = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p >= end) return false;
-      uint8_t b = *p++;
-      out |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return true;
-    }
-    return false;
-  };
+  auto get = [&](uint64_t& out) { return varint::get(p, end, out); };
   auto at = [&](const std::string& what) {
     return "operation " + std::to_string(row) + " of " + std::to_string(count) + ": " + what;
   };
@@ -302,15 +283,10 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
     if (!get(head)) return at("cut short");
     uint64_t fields = head >> 3;
     if (fields & ~uint64_t{kDevOpKnownFields})
-      return at("unknown field bits 0x" + [&] {
-        char buf[24];
-        std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(fields & ~uint64_t{kDevOpKnownFields}));
-        return std::string(buf);
-      }());
+      return at("unknown field bits " + std::to_string(fields & ~uint64_t{kDevOpKnownFields}));
     f.kind = static_cast<schema::DeviceOpKind>(head & 7);
     f.timed = fields & kDevOpTimed;
     uint64_t v = 0, w = 0;
-    auto need = [&](uint64_t& out) { return get(out); };
     auto fits32 = [&](uint64_t x, const char* what, uint32_t& out) {
       if (x > 0xffffffffu) return std::string(what) + " " + std::to_string(x) + " does not fit 32 bits";
       out = static_cast<uint32_t>(x);
@@ -339,7 +315,7 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
       return true;
     };
 #define GTAP_DEVOPS_GET(x) \
-  if (!need(x)) return at(bad.empty() ? "cut short" : bad)
+  if (!get(x)) return at("cut short")
     if (fields & kDevOpTicks) {
       GTAP_DEVOPS_GET(v);
       GTAP_DEVOPS_GET(w);
