@@ -144,6 +144,19 @@ class OpReader {
     return capture_.path() + ": chunk at offset " + std::to_string(c.offset) + ": ";
   }
 
+  // Runs `read` on chunk `c`; what makes the chunk unreadable becomes a note
+  // naming it, and the next chunk is read.
+  template <class Read>
+  void guarded(const format::ChunkInfo& c, Read&& read) {
+    try {
+      read();
+    } catch (const format::FormatError& e) {
+      w_.notes.push_back(e.what());
+    } catch (const kj::Exception& e) {
+      w_.notes.push_back(where(c) + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
+    }
+  }
+
   // Room for `more` operations, growing by doubling at least.
   void grow(size_t more) {
     if (visit_) more = std::min(more, batch_);
@@ -410,45 +423,31 @@ DeviceWork loadDeviceWork(const Capture& capture) {
         bound += c.rawSize / perOp;
         continue;
       }
-      try {
+      in.guarded(c, [&] {
         auto d = reader.decode(c);
         auto root = d.root<schema::DeviceOps>();
         if (root.hasEncoded()) bound += std::min<size_t>(root.getCount(), root.getEncoded().size() / 2);
         else bound += c.rawSize / perOp;
         rows.push_back({c, std::move(d)});
-      } catch (const format::FormatError& e) {
-        w.notes.push_back(e.what());
-      } catch (const kj::Exception& e) {
-        w.notes.push_back(in.where(c) + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
-      }
+      });
     }
     w.ops.reserve(bound);
     in.ticks.reserve(bound);
     adviseHugePages(w.ops.data(), w.ops.capacity() * sizeof(DeviceOp));
     adviseHugePages(in.ticks.data(), in.ticks.capacity() * sizeof(Ticks));
   }
-  for (auto& r : rows) {
-    try {
-      in.addChunk(r.chunk, r.decoded.root<schema::DeviceOps>());
-    } catch (const kj::Exception& e) {
-      w.notes.push_back(in.where(r.chunk) + "malformed " + kindName(r.chunk.kind) + ": " + e.getDescription().cStr());
-    }
-  }
+  for (auto& r : rows) in.guarded(r.chunk, [&] { in.addChunk(r.chunk, r.decoded.root<schema::DeviceOps>()); });
   rows.clear();
   for (const auto& c : reader.chunks()) {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
     bool ops = kind == schema::ChunkKind::DEVICE_OPS;
     if (!isOther(kind) && !ops) continue;
     if (ops && reader.formatMinor() >= 4) continue;  // read above
-    try {
+    in.guarded(c, [&] {
       auto d = reader.decode(c);
       if (ops) in.addChunk(c, d.root<schema::DeviceOps>());
       else in.addOther(kind, d);
-    } catch (const format::FormatError& e) {
-      w.notes.push_back(e.what());
-    } catch (const kj::Exception& e) {
-      w.notes.push_back(in.where(c) + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
-    }
+    });
   }
   sortSamples(w);
   in.finish(0);
@@ -464,32 +463,28 @@ bool streamDeviceWork(const Capture& capture, DeviceWork& w, bool lists,
   for (const auto& c : reader.chunks()) {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
     if (!isOther(kind)) continue;
-    try {
+    in.guarded(c, [&] {
       auto d = reader.decode(c);
       in.addOther(kind, d);
-    } catch (const format::FormatError& e) {
-      w.notes.push_back(e.what());
-    } catch (const kj::Exception& e) {
-      w.notes.push_back(in.where(c) + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
-    }
+    });
   }
   sortSamples(w);
   // Batches of a few thousand: a megabyte of operations, used again and again.
   in.streamTo(&visit, 4096);
   for (const auto& c : reader.chunks()) {
     if (static_cast<schema::ChunkKind>(c.kind) != schema::ChunkKind::DEVICE_OPS) continue;
-    try {
+    in.guarded(c, [&] {
       auto d = reader.decode(c);
       in.addChunk(c, d.root<schema::DeviceOps>());
-    } catch (const format::FormatError& e) {
-      w.notes.push_back(e.what());
-    } catch (const kj::Exception& e) {
-      w.notes.push_back(in.where(c) + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
-    }
+    });
     in.flush();
     if (in.stopped()) return false;
   }
   return true;
+}
+
+bool isHalSubmission(const DeviceOp& op) {
+  return op.recordedBy == schema::Api::IREE_HAL && op.list && op.operation == "queue_execute";
 }
 
 void joinHalDispatches(DeviceWork& w) {
@@ -533,7 +528,7 @@ void joinHalDispatches(DeviceWork& w) {
   for (size_t i = 0; i < w.ops.size(); ++i) {
     const DeviceOp& op = w.ops[i];
     if (op.recordedBy != schema::Api::IREE_HAL) w.halJoin.deviceKernels += op.kind == schema::DeviceOpKind::KERNEL;
-    else if (op.operation == "queue_execute" && op.list) submissions.push_back(i);
+    else if (isHalSubmission(op)) submissions.push_back(i);
   }
   w.halJoin.notFromHal = w.halJoin.deviceKernels;
   if (submissions.empty()) return;

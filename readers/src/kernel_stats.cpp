@@ -118,7 +118,6 @@ class KernelTable {
     Acc& acc = *accp;
     // The views point into the work's store, which outlives the table's use.
     acc.last = {op.name, op.groupCount, op.groupSize, op.gridSize};
-    acc.seen = true;
     acc.row.joined += level == 2 ? op.deviceDispatches : op.halDispatch != DeviceOp::kNone;
     if (op.timed) {
       acc.durations.push_back(op.durationNs());
@@ -131,15 +130,16 @@ class KernelTable {
   // Takes `later`'s groups in: its operations came after this table's.
   void merge(KernelTable&& later) {
     for (auto& [key, acc] : later.groups_) {
-      Acc& mine = groups_[key];
-      if (!mine.seen) {
+      auto [it, added] = groups_.try_emplace(key);
+      Acc& mine = it->second;
+      if (added) {
         mine = std::move(acc);
         continue;
       }
       mine.durations.insert(mine.durations.end(), acc.durations.begin(), acc.durations.end());
       mine.row.untimed += acc.row.untimed;
       mine.row.joined += acc.row.joined;
-      if (acc.seen) mine.last = acc.last;
+      mine.last = acc.last;  // a group exists once an operation came
     }
     all_ += later.all_;
     later.groups_.clear();
@@ -176,7 +176,6 @@ class KernelTable {
     KernelRow row;
     std::vector<int64_t> durations;
     Last last;  // the row shows the last launch's shape
-    bool seen = false;
   };
   static inline const std::string kLevels[] = {"device", "host", "hal"};
   KernelGrouping by_;
@@ -218,7 +217,7 @@ std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captur
     // at once: the capture is read whole instead (the first is met early).
     bool whole = !streamDeviceWork(*captures[ci], *work, false, [&](std::span<const DeviceOp> ops) {
       for (const DeviceOp& op : ops) {
-        if (op.recordedBy == schema::Api::IREE_HAL && op.list && op.operation == "queue_execute") return false;
+        if (isHalSubmission(op)) return false;
         mine.add(op);
       }
       return true;

@@ -242,7 +242,7 @@ std::optional<ProcessOverview> overviewStreamed(const Capture& capture, DeviceWo
   OverviewBuilder b(capture, work, 0);
   bool whole = streamDeviceWork(capture, work, false, [&](std::span<const DeviceOp> ops) {
     for (const DeviceOp& op : ops) {
-      if (op.recordedBy == schema::Api::IREE_HAL && op.list && op.operation == "queue_execute") return false;
+      if (isHalSubmission(op)) return false;
       b.add(op);
       if (also) also(op);
     }

@@ -487,9 +487,7 @@ TEST(ZeProfile, KernelRowsReadInBatchesAreThoseOfTheWholeWork) {
     readers::DeviceWork meta;
     auto streamed = readers::overviewStreamed(*c, meta);
     readers::LoadedCapture lc{c.get(), readers::loadDeviceWork(*c)};
-    bool hal = std::any_of(lc.work.ops.begin(), lc.work.ops.end(), [](const readers::DeviceOp& op) {
-      return op.recordedBy == schema::Api::IREE_HAL && op.list && op.operation == "queue_execute";
-    });
+    bool hal = std::any_of(lc.work.ops.begin(), lc.work.ops.end(), readers::isHalSubmission);
     ASSERT_EQ(streamed.has_value(), !hal) << c->path();
     if (streamed) {
       auto whole = readers::overviewOf(lc, 0);

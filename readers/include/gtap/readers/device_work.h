@@ -170,6 +170,9 @@ bool streamDeviceWork(const Capture& capture, DeviceWork& work, bool lists,
 // runtime saw them submitted, each the first not taken that was submitted no
 // earlier than the HAL dispatch was recorded. loadDeviceWork runs it.
 void joinHalDispatches(DeviceWork& work);
+// An IREE HAL queue_execute of a command buffer: what joinHalDispatches joins
+// from (a reader that streams the operations reads a capture holding one whole).
+bool isHalSubmission(const DeviceOp& op);
 
 std::string directionName(schema::CopyDirection d);
 std::string memoryKindName(schema::MemoryKind k);
