@@ -34,9 +34,8 @@ int explain(const ExplainOptions& o) {
     }
   }
   readers::Symbolizer symbolizer(dirs);
-  // One capture's device work in memory at a time.
-  for (const auto& c : opened.captures)
-    readers::writeExplanation({c.get(), readers::loadDeviceWork(*c)}, o.top, symbolizer, std::cout);
+  // One capture at a time, its device operations read a batch at a time.
+  for (const auto& c : opened.captures) readers::writeExplanation(*c, o.top, symbolizer, std::cout);
   return opened.failures ? 1 : 0;
 }
 

@@ -41,28 +41,40 @@ int summary(const SummaryOptions& o) {
     const readers::Capture* capture;
     std::unique_ptr<readers::DeviceWork> work;
     readers::ProcessOverview overview;
-    bool whole = false;
   };
   std::vector<Read> reads;
-  // Transfers in the same pass (each capture's rows kept apart until it is
-  // known whether it was read whole).
+  // Transfers and kernels in the same pass (each capture's rows kept apart
+  // until it is known whether it was read whole).
   readers::TransferTable transferTable(false);
-  for (const auto& c : opened.captures) {
-    Read r{c.get(), std::make_unique<readers::DeviceWork>(), {}, false};
+  readers::KernelRowsBuilder kernelTable(readers::KernelGrouping::name, false);
+  for (size_t ci = 0; ci < opened.captures.size(); ++ci) {
+    const auto& c = opened.captures[ci];
+    Read r{c.get(), std::make_unique<readers::DeviceWork>(), {}};
     readers::TransferTable mine(false);
     mine.beginCapture(*c);
-    if (auto p = readers::overviewStreamed(*c, *r.work, [&](const readers::DeviceOp& op) { mine.add(op); })) {
+    readers::KernelRowsBuilder myKernels(readers::KernelGrouping::name, false);
+    myKernels.beginCapture(ci, *c, *r.work);
+    if (auto p = readers::overviewStreamed(*c, *r.work, [&](const readers::DeviceOp& op) {
+          mine.add(op);
+          myKernels.add(op);
+        })) {
       r.overview = std::move(*p);
       transferTable.beginCapture(*c);
       transferTable.merge(mine);
     } else {
       readers::LoadedCapture lc{c.get(), readers::loadDeviceWork(*c)};
       r.overview = readers::overviewOf(lc, 0);
-      transferTable.beginCapture(*c);
-      for (const auto& op : lc.work.ops) transferTable.add(op);
       *r.work = std::move(lc.work);
-      r.whole = true;
+      transferTable.beginCapture(*c);
+      myKernels = readers::KernelRowsBuilder(readers::KernelGrouping::name, false);
+      myKernels.beginCapture(ci, *c, *r.work);
+      for (const auto& op : r.work->ops) {
+        transferTable.add(op);
+        myKernels.add(op);
+      }
+      r.work->ops = {};  // what was joined is counted; the names stay in the work's store
     }
+    kernelTable.merge(std::move(myKernels));
     for (const auto& n : r.work->notes) std::cerr << "gtap summary: " << n << "\n";
     reads.push_back(std::move(r));
   }
@@ -153,14 +165,7 @@ int summary(const SummaryOptions& o) {
     }
     std::cout << "\n";
   }
-  std::vector<const readers::Capture*> captures;
-  std::vector<const readers::DeviceWork*> whole;
-  for (const auto& read : reads) {
-    captures.push_back(read.capture);
-    whole.push_back(read.whole ? read.work.get() : nullptr);
-  }
-  std::vector<std::string> seen;  // told above already
-  auto rows = readers::kernelRowsStreamed(captures, readers::KernelGrouping::name, false, seen, whole);
+  auto rows = kernelTable.rows();
   if (!rows.empty()) {
     std::cout << "Top kernels" << (reads.size() > 1 ? " (all files)" : "") << "\n";
     // IREE HAL dispatches and the device's are two levels of the same work.

@@ -21,8 +21,7 @@ std::string pct(int64_t part, int64_t whole) {
 }
 
 // Why there is nothing to account for, when no device ran anything.
-void writeNoDeviceWork(const LoadedCapture& lc, const ProcessOverview& p, std::ostream& out) {
-  const Capture& c = *lc.capture;
+void writeNoDeviceWork(const Capture& c, const ProcessOverview& p, std::ostream& out) {
   if (p.halDispatches)
     out << "No device work was recorded: the " << p.halDispatches
         << " IREE HAL dispatches recorded into command buffers carry no device times (those come from the "
@@ -46,8 +45,7 @@ void writeBusy(const ProcessOverview& p, std::ostream& out) {
   }
 }
 
-void writeKernelShares(const LoadedCapture& lc, size_t top, std::ostream& out) {
-  auto rows = kernelRows(std::span<const LoadedCapture>(&lc, 1), KernelGrouping::name, false);
+void writeKernelShares(std::vector<KernelRow> rows, size_t top, std::ostream& out) {
   // IREE HAL dispatches carry no device time: not part of where it went.
   rows.erase(std::remove_if(rows.begin(), rows.end(), [](const auto& r) { return r.level == "hal"; }), rows.end());
   if (rows.empty()) return;
@@ -61,6 +59,50 @@ void writeKernelShares(const LoadedCapture& lc, size_t top, std::ostream& out) {
         << formatNanoseconds(r.time.p50) << "\n";
   }
 }
+
+// The `top` timed kernel launches that took longest, as the operations come
+// (a heap of `top`, never every launch): longest first, equal times in the
+// order they were read.
+class SlowestLaunches {
+ public:
+  explicit SlowestLaunches(size_t top) : top_(top) {}
+  void offer(const DeviceOp& op) {
+    uint64_t order = read_++;
+    if (!op.timed || op.kind != schema::DeviceOpKind::KERNEL || top_ == 0) return;
+    Kept k{op.durationNs(), order, op};
+    if (kept_.size() < top_) {
+      kept_.push_back(k);
+      std::push_heap(kept_.begin(), kept_.end(), slower);
+    } else if (slower(k, kept_.front())) {
+      std::pop_heap(kept_.begin(), kept_.end(), slower);
+      kept_.back() = k;
+      std::push_heap(kept_.begin(), kept_.end(), slower);
+    }
+  }
+  // Longest first.
+  std::vector<DeviceOp> take() {
+    std::sort_heap(kept_.begin(), kept_.end(), slower);
+    std::vector<DeviceOp> ops;
+    ops.reserve(kept_.size());
+    for (auto& k : kept_) ops.push_back(k.op);
+    kept_.clear();
+    return ops;
+  }
+
+ private:
+  struct Kept {
+    int64_t durationNs;
+    uint64_t order;
+    DeviceOp op;
+  };
+  // Ranks before: the heap's front is the kept launch that ranks last.
+  static bool slower(const Kept& a, const Kept& b) {
+    return a.durationNs != b.durationNs ? a.durationNs > b.durationNs : a.order < b.order;
+  }
+  size_t top_;
+  uint64_t read_ = 0;
+  std::vector<Kept> kept_;
+};
 
 void writeIdleGaps(const ProcessOverview& p, std::ostream& out) {
   for (const auto& d : p.devices) {
@@ -84,31 +126,24 @@ void writeIdleGaps(const ProcessOverview& p, std::ostream& out) {
   }
 }
 
-void writeSlowestLaunches(const LoadedCapture& lc, const ProcessOverview& p, size_t top, Symbolizer& symbolizer,
-                          std::ostream& out) {
-  const Capture& c = *lc.capture;
-  std::vector<const DeviceOp*> kernels;
-  for (const auto& op : lc.work.ops)
-    if (op.timed && op.kind == schema::DeviceOpKind::KERNEL) kernels.push_back(&op);
-  if (kernels.empty()) return;
-  std::sort(kernels.begin(), kernels.end(),
-            [](const DeviceOp* a, const DeviceOp* b) { return a->durationNs() > b->durationNs(); });
+void writeSlowestLaunches(const Capture& c, const DeviceWork& work, const ProcessOverview& p,
+                          const std::vector<DeviceOp>& slowest, Symbolizer& symbolizer, std::ostream& out) {
+  if (slowest.empty()) return;
   out << "\nSlowest launches:\n";
   std::set<std::string> problems;
-  for (size_t i = 0; i < kernels.size() && i < top; ++i) {
-    const auto& op = *kernels[i];
+  for (const DeviceOp& op : slowest) {
     out << "  " << op.name << " took " << formatNanoseconds(op.durationNs()) << " (groups " << op.groupCount[0] << "x"
         << op.groupCount[1] << "x" << op.groupCount[2] << " of " << op.groupSize[0] << "x" << op.groupSize[1] << "x"
         << op.groupSize[2] << "), submitted at +" << formatNanoseconds(op.submitNs - p.startNs) << "\n";
     if (op.halDispatch != DeviceOp::kNone) {
-      const auto& hal = lc.work.ops[op.halDispatch];
-      const auto& submission = lc.work.ops[op.halSubmission];
+      const auto& hal = work.ops[op.halDispatch];
+      const auto& submission = work.ops[op.halSubmission];
       out << "      the IREE HAL dispatch of " << hal.name << " it became, recorded into command buffer " << hal.list
           << " at +" << formatNanoseconds(hal.appendNs - p.startNs) << ", submitted by queue_execute at +"
           << formatNanoseconds(submission.appendNs - p.startNs) << "\n";
     }
     std::vector<std::string> why;
-    auto frames = describeStack(lc.work, op.stack, symbolizer, &why);
+    auto frames = describeStack(work, op.stack, symbolizer, &why);
     problems.insert(why.begin(), why.end());
     if (frames.empty() && recorded(c, format::kModeStacks))
       out << "      (no stack recorded for this launch)\n";
@@ -138,20 +173,19 @@ void writeHalJoin(const HalJoin& join, std::ostream& out) {
     out << "Every device dispatch came from one.\n";
 }
 
-}  // namespace
-
-void writeExplanation(const LoadedCapture& lc, size_t top, Symbolizer& symbolizer, std::ostream& out) {
-  auto p = overviewOf(lc, top);
+// The account, from what one pass over the operations built.
+void writeAccount(const Capture& c, const DeviceWork& work, const ProcessOverview& p, std::vector<KernelRow> rows,
+                  const std::vector<DeviceOp>& slowest, size_t top, Symbolizer& symbolizer, std::ostream& out) {
   out << p.label << " (" << p.executable << ") ran " << formatNanoseconds(p.endNs - p.startNs) << ".\n";
   if (p.devices.empty()) {
-    writeNoDeviceWork(lc, p, out);
+    writeNoDeviceWork(c, p, out);
     return;
   }
   writeBusy(p, out);
-  writeKernelShares(lc, top, out);
+  writeKernelShares(std::move(rows), top, out);
   writeIdleGaps(p, out);
-  writeSlowestLaunches(lc, p, top, symbolizer, out);
-  writeHalJoin(lc.work.halJoin, out);
+  writeSlowestLaunches(c, work, p, slowest, symbolizer, out);
+  writeHalJoin(work.halJoin, out);
   if (!p.untimedReasons.empty()) {
     out << "\nSome device work has no device times:";
     for (const auto& r : p.untimedReasons) out << " " << r << ".";
@@ -159,6 +193,38 @@ void writeExplanation(const LoadedCapture& lc, size_t top, Symbolizer& symbolize
   }
   if (!p.closedCleanly) out << "\nThe capture was cut short and recovered: " << p.recovery << "\n";
   out << "\n";
+}
+
+}  // namespace
+
+void writeExplanation(const LoadedCapture& lc, size_t top, Symbolizer& symbolizer, std::ostream& out) {
+  auto p = overviewOf(lc, top);
+  SlowestLaunches slowest(top);
+  for (const DeviceOp& op : lc.work.ops) slowest.offer(op);
+  auto rows = p.devices.empty() ? std::vector<KernelRow>{}
+                                : kernelRows(std::span<const LoadedCapture>(&lc, 1), KernelGrouping::name, false);
+  writeAccount(*lc.capture, lc.work, p, std::move(rows), slowest.take(), top, symbolizer, out);
+}
+
+void writeExplanation(const Capture& capture, size_t top, Symbolizer& symbolizer, std::ostream& out) {
+  DeviceWork work;
+  KernelRowsBuilder table(KernelGrouping::name, false);
+  table.beginCapture(0, capture, work);
+  SlowestLaunches slowest(top);
+  auto p = overviewStreamed(
+      capture, work,
+      [&](const DeviceOp& op) {
+        table.add(op);
+        slowest.offer(op);
+      },
+      top);
+  if (p) {
+    writeAccount(capture, work, *p, p->devices.empty() ? std::vector<KernelRow>{} : table.rows(), slowest.take(), top,
+                 symbolizer, out);
+    return;
+  }
+  // IREE HAL submissions: their dispatches are joined over every operation.
+  writeExplanation(LoadedCapture{&capture, loadDeviceWork(capture)}, top, symbolizer, out);
 }
 
 }  // namespace gtap::readers

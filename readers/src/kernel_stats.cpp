@@ -189,6 +189,18 @@ class KernelTable {
   int64_t all_ = 0;
 };
 
+KernelRowsBuilder::KernelRowsBuilder(KernelGrouping by, bool perProcess)
+    : table_(std::make_unique<KernelTable>(by, perProcess)) {}
+KernelRowsBuilder::~KernelRowsBuilder() = default;
+KernelRowsBuilder::KernelRowsBuilder(KernelRowsBuilder&&) noexcept = default;
+KernelRowsBuilder& KernelRowsBuilder::operator=(KernelRowsBuilder&&) noexcept = default;
+void KernelRowsBuilder::beginCapture(size_t index, const Capture& capture, const DeviceWork& work) {
+  table_->beginCapture(index, capture, work);
+}
+void KernelRowsBuilder::add(const DeviceOp& op) { table_->add(op); }
+void KernelRowsBuilder::merge(KernelRowsBuilder&& later) { table_->merge(std::move(*later.table_)); }
+std::vector<KernelRow> KernelRowsBuilder::rows() { return table_->rows(); }
+
 std::vector<KernelRow> kernelRows(std::span<const LoadedCapture> captures, KernelGrouping by, bool perProcess) {
   KernelTable table(by, perProcess);
   for (size_t ci = 0; ci < captures.size(); ++ci) {

@@ -238,8 +238,8 @@ ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
 }
 
 std::optional<ProcessOverview> overviewStreamed(const Capture& capture, DeviceWork& work,
-                                                const std::function<void(const DeviceOp&)>& also) {
-  OverviewBuilder b(capture, work, 0);
+                                                const std::function<void(const DeviceOp&)>& also, size_t gapCount) {
+  OverviewBuilder b(capture, work, gapCount);
   bool whole = streamDeviceWork(capture, work, false, [&](std::span<const DeviceOp> ops) {
     for (const DeviceOp& op : ops) {
       if (isHalSubmission(op)) return false;

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "gtap/readers/device_work.h"
+#include "gtap/readers/explain.h"
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/memory_stats.h"
 #include "gtap/readers/overview.h"
@@ -494,6 +495,17 @@ TEST(ZeProfile, KernelRowsReadInBatchesAreThoseOfTheWholeWork) {
       EXPECT_FALSE(whole.devices.empty()) << c->path();
       EXPECT_EQ(text(*streamed), text(whole)) << c->path();
     }
+  }
+  // `gtap explain`'s account, read the same way (with gaps and the slowest
+  // launches of 8,000 across batches), is that of the whole work; a capture
+  // with HAL submissions is read whole.
+  for (const auto& c : captures) {
+    readers::Symbolizer symbolizer;
+    std::ostringstream streamed, whole;
+    readers::writeExplanation(*c, 5, symbolizer, streamed);
+    readers::writeExplanation(readers::LoadedCapture{c.get(), readers::loadDeviceWork(*c)}, 5, symbolizer, whole);
+    EXPECT_NE(whole.str().find("Slowest launches:"), std::string::npos) << c->path() << whole.str();
+    EXPECT_EQ(streamed.str(), whole.str()) << c->path();
   }
   // The many launches are all there.
   std::vector<readers::LoadedCapture> one;

@@ -38,6 +38,11 @@ class Explain : public ::testing::Test {
     gtap::readers::Symbolizer symbolizer;
     std::ostringstream out;
     gtap::readers::writeExplanation(loaded, top, symbolizer, out);
+    // What `gtap explain` writes, reading the operations a batch at a time
+    // (or whole, with IREE HAL submissions), is the same account.
+    std::ostringstream streamed;
+    gtap::readers::writeExplanation(capture, top, symbolizer, streamed);
+    EXPECT_EQ(streamed.str(), out.str());
     return out.str();
   }
 

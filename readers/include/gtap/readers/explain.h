@@ -16,5 +16,10 @@ namespace gtap::readers {
 // device and launches are named. The symbolizer names the launches' stack
 // frames (shared between captures so that each module is read once).
 void writeExplanation(const LoadedCapture& capture, size_t top, Symbolizer& symbolizer, std::ostream& out);
+// The same account, reading the device operations a batch at a time
+// (overviewStreamed) so that memory holds the slowest `top` launches and each
+// timed operation's interval, never every operation; a capture with IREE HAL
+// submissions, whose dispatches are joined over every operation, is read whole.
+void writeExplanation(const Capture& capture, size_t top, Symbolizer& symbolizer, std::ostream& out);
 
 }  // namespace gtap::readers

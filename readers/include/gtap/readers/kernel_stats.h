@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -39,6 +40,26 @@ struct LoadedCapture {
 };
 
 std::vector<KernelRow> kernelRows(std::span<const LoadedCapture> captures, KernelGrouping by, bool perProcess);
+
+// The rows kernelRows gives, built as the operations come: for a reader that
+// builds other things in the same pass over them (gtap explain). Captures
+// begin in order; the operations' views must outlive rows().
+class KernelTable;
+class KernelRowsBuilder {
+ public:
+  KernelRowsBuilder(KernelGrouping by, bool perProcess);
+  ~KernelRowsBuilder();
+  KernelRowsBuilder(KernelRowsBuilder&&) noexcept;
+  KernelRowsBuilder& operator=(KernelRowsBuilder&&) noexcept;
+  void beginCapture(size_t index, const Capture& capture, const DeviceWork& work);
+  void add(const DeviceOp& op);
+  // Takes `later`'s groups in: its captures came after this one's.
+  void merge(KernelRowsBuilder&& later);
+  std::vector<KernelRow> rows();
+
+ private:
+  std::unique_ptr<KernelTable> table_;
+};
 // The same rows read a chunk of device operations at a time
 // (streamDeviceWork), without holding every operation: a capture with IREE
 // HAL submissions, whose dispatches are joined, is read whole. What reading
