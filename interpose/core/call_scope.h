@@ -14,6 +14,7 @@
 #include "internal_error.h"
 #include "session.h"
 
+#pragma GCC visibility push(hidden)
 namespace gtap::core {
 
 class CallScope {
@@ -23,9 +24,7 @@ class CallScope {
     if (__builtin_expect(!(saved_ & (guardBit | kGuardGtap)), 1)) {
       thread_ = enterUnguarded();
       if (thread_ && g_recordApi) {
-        beginIndex_ = thread_->produced.load(std::memory_order_relaxed);
-        record_ = thread_->openCall(function, nowTicks());
-        if (!record_) beginIndex_ = ~uint64_t{0};
+        record_ = thread_->openCall(function, nowTicks(), beginIndex_);
       }
     }
     t_guard = static_cast<uint8_t>(saved_ | guardBit);
@@ -57,3 +56,4 @@ class CallScope {
 };
 
 }  // namespace gtap::core
+#pragma GCC visibility pop

@@ -12,6 +12,9 @@
 
 #include <cstdint>
 
+// Declared hidden, as everything of libgtap.so is: a wrapper then reads these
+// globals directly, not through the GOT.
+#pragma GCC visibility push(hidden)
 namespace gtap::core {
 
 extern bool g_ticksAreTsc;
@@ -70,3 +73,4 @@ class TickConverter {
 };
 
 }  // namespace gtap::core
+#pragma GCC visibility pop

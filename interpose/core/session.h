@@ -14,6 +14,9 @@
 #include "config.h"
 #include "thread_state.h"
 
+// Declared hidden, as everything of libgtap.so is: a wrapper then reads these
+// globals directly, not through the GOT.
+#pragma GCC visibility push(hidden)
 namespace gtap::core {
 
 // Guard bits: while a bit is set on a thread, calls of that front end on that
@@ -91,3 +94,4 @@ void afterForkParent();
 void afterForkChild();
 
 }  // namespace gtap::core
+#pragma GCC visibility pop

@@ -35,7 +35,8 @@ bool ThreadState::nextBlock() {
 
 Record* ThreadState::openCallInNewBlock(uint16_t function, uint64_t ticks) {
   if (!nextBlock()) return nullptr;
-  return openCall(function, ticks);
+  uint64_t index;
+  return openCall(function, ticks, index);
 }
 
 BlockPool::BlockPool(uint64_t budgetBytes, void (*kickWriter)())

@@ -17,6 +17,9 @@
 
 #include "record.h"
 
+// Declared hidden, as everything of libgtap.so is: a wrapper then reads these
+// globals directly, not through the GOT.
+#pragma GCC visibility push(hidden)
 namespace gtap::core {
 
 inline constexpr uint32_t kBlockRecords = 1024;  // 24 KiB of records
@@ -58,10 +61,17 @@ struct ThreadState {
   uint32_t osTid = 0;
   std::string name;
 
-  // Reserves the record of a call that begins now; nullptr when no block
-  // could be had (recording has stopped after an internal error).
-  __attribute__((always_inline)) Record* openCall(uint16_t function, uint64_t ticks) {
-    if (__builtin_expect(cursor == limit, 0)) return openCallInNewBlock(function, ticks);
+  // Reserves the record of a call that begins now, and sets `index` to its
+  // index among the thread's records; nullptr when no block could be had
+  // (recording has stopped after an internal error), `index` then unchanged.
+  __attribute__((always_inline)) Record* openCall(uint16_t function, uint64_t ticks, uint64_t& index) {
+    uint64_t n = produced.load(std::memory_order_relaxed);
+    if (__builtin_expect(cursor == limit, 0)) {
+      Record* fresh = openCallInNewBlock(function, ticks);
+      if (fresh) index = n;
+      return fresh;
+    }
+    index = n;
     Record* r = cursor++;
     r->begin = ticks;
     r->function = function;
@@ -69,7 +79,7 @@ struct ThreadState {
     r->depth = static_cast<uint8_t>(open);  // nesting past 255 calls deep does not happen (HAL stops at 128)
     ++open;
     // Release: a final drain that reads the count sees the record as written.
-    produced.store(produced.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    produced.store(n + 1, std::memory_order_release);
     return r;
   }
   // Fills the call's record; publishes when it was the thread's last open call.
@@ -109,3 +119,4 @@ class BlockPool {
 };
 
 }  // namespace gtap::core
+#pragma GCC visibility pop

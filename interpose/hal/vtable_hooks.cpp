@@ -399,9 +399,9 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot
   e.call.thread = thread;
   e.call.ticks = core::nowTicks();
   e.call.nested = nested;
-  e.record = core::g_recordApi ? thread->openCall(slot->function, e.call.ticks) : nullptr;
   // No call record to link to without one.
-  e.call.beginIndex = e.record ? thread->produced.load(std::memory_order_relaxed) - 1 : ~uint64_t{0};
+  e.call.beginIndex = ~uint64_t{0};
+  e.record = core::g_recordApi ? thread->openCall(slot->function, e.call.ticks, e.call.beginIndex) : nullptr;
   *returnSlot = reinterpret_cast<void*>(&gtap_hal_exit_stub);
   if (slot->decoder != Decoder::none) {
     // gtap's own work: whatever it calls is not the program's.

@@ -8,6 +8,9 @@
 
 #include "functions.h"
 
+// Declared hidden, as everything of libgtap.so is: a wrapper then reads these
+// globals directly, not through the GOT.
+#pragma GCC visibility push(hidden)
 namespace gtap::ze {
 
 struct NamedWrapper {
@@ -73,3 +76,4 @@ inline bool calledByRuntime(const void* returnAddress, bool rescan) {
 void noteUnrecorded(const char* name);
 
 }  // namespace gtap::ze
+#pragma GCC visibility pop
