@@ -36,7 +36,7 @@ int summary(const SummaryOptions& o) {
   auto opened = openCaptures(o.files, "summary");
   if (opened.captures.empty()) return 1;
   // Each capture's overview, its device operations read a batch at a time;
-  // a capture with IREE HAL submissions is read whole (their join needs it).
+  // a capture with IREE HAL command-buffer work is read whole (the join of its submissions needs it).
   struct Read {
     const readers::Capture* capture;
     std::unique_ptr<readers::DeviceWork> work;
@@ -61,20 +61,22 @@ int summary(const SummaryOptions& o) {
       r.overview = std::move(*p);
       transferTable.beginCapture(*c);
       transferTable.merge(mine);
+      kernelTable.merge(std::move(myKernels));
     } else {
-      readers::LoadedCapture lc{c.get(), readers::loadDeviceWork(*c)};
+      readers::loadDeviceOps(*c, *r.work);
+      readers::LoadedCapture lc{c.get(), std::move(*r.work)};
       r.overview = readers::overviewOf(lc, 0);
-      *r.work = std::move(lc.work);
       transferTable.beginCapture(*c);
       myKernels = readers::KernelRowsBuilder(readers::KernelGrouping::name, false);
-      myKernels.beginCapture(ci, *c, *r.work);
-      for (const auto& op : r.work->ops) {
+      myKernels.beginCapture(ci, *c, lc.work);
+      for (const auto& op : lc.work.ops) {
         transferTable.add(op);
         myKernels.add(op);
       }
+      kernelTable.merge(std::move(myKernels));
+      *r.work = std::move(lc.work);
       r.work->ops = {};  // what was joined is counted; the names stay in the work's store
     }
-    kernelTable.merge(std::move(myKernels));
     for (const auto& n : r.work->notes) std::cerr << "gtap summary: " << n << "\n";
     reads.push_back(std::move(r));
   }

@@ -6,6 +6,7 @@
 #include "gtap/format/hash.h"
 
 #include <algorithm>
+#include <set>
 #include <cstdio>
 #include <climits>
 #include <tuple>
@@ -398,8 +399,10 @@ void sortSamples(DeviceWork& w) {
 
 }  // namespace
 
-DeviceWork loadDeviceWork(const Capture& capture) {
-  DeviceWork w;
+namespace {
+
+// Every operation into `w`, joined; the other chunks too with `others`.
+void readWhole(const Capture& capture, DeviceWork& w, bool others) {
   const auto& reader = capture.reader();
   OpReader in(capture, w, w.ops, true);
   // Room for every operation at once. Operations of 1.4 on are rows of a few
@@ -441,7 +444,7 @@ DeviceWork loadDeviceWork(const Capture& capture) {
   for (const auto& c : reader.chunks()) {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
     bool ops = kind == schema::ChunkKind::DEVICE_OPS;
-    if (!isOther(kind) && !ops) continue;
+    if (!(isOther(kind) && others) && !ops) continue;
     if (ops && reader.formatMinor() >= 4) continue;  // read above
     in.guarded(c, [&] {
       auto d = reader.decode(c);
@@ -449,10 +452,29 @@ DeviceWork loadDeviceWork(const Capture& capture) {
       else in.addOther(kind, d);
     });
   }
-  sortSamples(w);
+  if (others) sortSamples(w);
   in.finish(0);
   joinHalDispatches(w);
+}
+
+}  // namespace
+
+DeviceWork loadDeviceWork(const Capture& capture) {
+  DeviceWork w;
+  readWhole(capture, w, true);
   return w;
+}
+
+void loadDeviceOps(const Capture& capture, DeviceWork& w) {
+  w.ops.clear();
+  w.halJoin = {};
+  size_t before = w.notes.size();
+  readWhole(capture, w, false);
+  // What was wrong with an operations chunk read before is said once.
+  std::set<std::string> said(w.notes.begin(), w.notes.begin() + static_cast<std::ptrdiff_t>(before));
+  auto repeated = std::remove_if(w.notes.begin() + static_cast<std::ptrdiff_t>(before), w.notes.end(),
+                                 [&](const std::string& n) { return said.count(n) > 0; });
+  w.notes.erase(repeated, w.notes.end());
 }
 
 bool streamDeviceWork(const Capture& capture, DeviceWork& w, bool lists,
@@ -486,6 +508,8 @@ bool streamDeviceWork(const Capture& capture, DeviceWork& w, bool lists,
 bool isHalSubmission(const DeviceOp& op) {
   return op.recordedBy == schema::Api::IREE_HAL && op.list && op.operation == "queue_execute";
 }
+
+bool joinsHal(const DeviceOp& op) { return op.recordedBy == schema::Api::IREE_HAL && op.list; }
 
 void joinHalDispatches(DeviceWork& w) {
   w.halJoin = {};

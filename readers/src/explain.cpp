@@ -223,8 +223,9 @@ void writeExplanation(const Capture& capture, size_t top, Symbolizer& symbolizer
                  symbolizer, out);
     return;
   }
-  // IREE HAL submissions: their dispatches are joined over every operation.
-  writeExplanation(LoadedCapture{&capture, loadDeviceWork(capture)}, top, symbolizer, out);
+  // IREE HAL command-buffer work: its submissions' dispatches are joined over every operation.
+  loadDeviceOps(capture, work);
+  writeExplanation(LoadedCapture{&capture, std::move(work)}, top, symbolizer, out);
 }
 
 }  // namespace gtap::readers

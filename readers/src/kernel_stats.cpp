@@ -225,18 +225,19 @@ std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captur
     }
     auto work = std::make_unique<DeviceWork>();
     mine.beginCapture(ci, *captures[ci], *work);
-    // A HAL submission means dispatches to join, which needs every operation
-    // at once: the capture is read whole instead (the first is met early).
+    // IREE HAL command-buffer work means dispatches to join, which needs
+    // every operation at once: the capture is read whole instead (the first
+    // such operation comes early, a submission often only at the end).
     bool whole = !streamDeviceWork(*captures[ci], *work, false, [&](std::span<const DeviceOp> ops) {
       for (const DeviceOp& op : ops) {
-        if (isHalSubmission(op)) return false;
+        if (joinsHal(op)) return false;
         mine.add(op);
       }
       return true;
     });
     if (whole) {
       mine = KernelTable(by, perProcess);
-      *work = loadDeviceWork(*captures[ci]);
+      loadDeviceOps(*captures[ci], *work);
       mine.beginCapture(ci, *captures[ci], *work);
       for (const DeviceOp& op : work->ops) mine.add(op);
       work->ops = {};  // the names stay in the store

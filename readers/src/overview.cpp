@@ -242,7 +242,7 @@ std::optional<ProcessOverview> overviewStreamed(const Capture& capture, DeviceWo
   OverviewBuilder b(capture, work, gapCount);
   bool whole = streamDeviceWork(capture, work, false, [&](std::span<const DeviceOp> ops) {
     for (const DeviceOp& op : ops) {
-      if (isHalSubmission(op)) return false;
+      if (joinsHal(op)) return false;
       b.add(op);
       if (also) also(op);
     }

@@ -488,7 +488,7 @@ TEST(ZeProfile, KernelRowsReadInBatchesAreThoseOfTheWholeWork) {
     readers::DeviceWork meta;
     auto streamed = readers::overviewStreamed(*c, meta);
     readers::LoadedCapture lc{c.get(), readers::loadDeviceWork(*c)};
-    bool hal = std::any_of(lc.work.ops.begin(), lc.work.ops.end(), readers::isHalSubmission);
+    bool hal = std::any_of(lc.work.ops.begin(), lc.work.ops.end(), readers::joinsHal);
     ASSERT_EQ(streamed.has_value(), !hal) << c->path();
     if (streamed) {
       auto whole = readers::overviewOf(lc, 0);

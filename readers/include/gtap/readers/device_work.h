@@ -161,6 +161,11 @@ DeviceWork loadDeviceWork(const Capture& capture);
 // returns false to stop; the return value says whether every chunk was seen.
 bool streamDeviceWork(const Capture& capture, DeviceWork& work, bool lists,
                       const std::function<bool(std::span<const DeviceOp>)>& visit);
+// What loadDeviceWork adds to a `work` that streamDeviceWork read (stopped or
+// not): every operation, with its lists, joined to the IREE HAL dispatches.
+// A reader that met IREE HAL command-buffer work (joinsHal) while streaming goes on with this
+// rather than read the capture's other chunks a second time.
+void loadDeviceOps(const Capture& capture, DeviceWork& work);
 
 // Joins each execution of an IREE HAL dispatch to the device dispatch it
 // became, in one process: a queue_execute runs the dispatches its command
@@ -173,6 +178,11 @@ void joinHalDispatches(DeviceWork& work);
 // An IREE HAL queue_execute of a command buffer: what joinHalDispatches joins
 // from (a reader that streams the operations reads a capture holding one whole).
 bool isHalSubmission(const DeviceOp& op);
+// An IREE HAL operation recorded into a command buffer, or submitting one: a
+// capture holding one may hold a submission to join (often only at its end),
+// so a reader that streams the operations stops at the first and reads the
+// capture whole (loadDeviceOps) rather than stream nearly all of it first.
+bool joinsHal(const DeviceOp& op);
 
 std::string directionName(schema::CopyDirection d);
 std::string memoryKindName(schema::MemoryKind k);

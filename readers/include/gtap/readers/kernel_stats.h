@@ -60,9 +60,11 @@ class KernelRowsBuilder {
  private:
   std::unique_ptr<KernelTable> table_;
 };
+
 // The same rows read a chunk of device operations at a time
 // (streamDeviceWork), without holding every operation: a capture with IREE
-// HAL submissions, whose dispatches are joined, is read whole. What reading
+// HAL command-buffer work (joinsHal), whose submissions' dispatches are
+// joined, is read whole. What reading
 // found wrong is added to `notes`. A capture whose work is `loaded` already
 // (same index, not null) is taken from there.
 std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captures, KernelGrouping by, bool perProcess,
