@@ -271,7 +271,10 @@ class OpReader {
     auto encoded = root.getEncoded();
     grow(std::min<size_t>(root.getCount(), encoded.size() / 2));
     std::string problem = format::decodeDeviceOps(encoded.begin(), encoded.size(), root.getCount(),
-                                                  [this](const format::DeviceOpFields& f) { add(f); });
+                                                  [this](const format::DeviceOpFields& f) {
+                                                    add(f);
+                                                    return !stopped_;  // a stream that has stopped reads no further
+                                                  });
     if (!problem.empty()) w_.notes.push_back(where(c) + "deviceOps: " + problem);
   }
 

@@ -28,9 +28,10 @@
 
 namespace gtap::fuzz {
 
-// The reports (info, api, kernels, memory, summary, executables): the
-// capture read, its calls, device work, overview, kernels, transfers,
-// allocations, timeline and code objects, then every chunk decoded.
+// The reports (info, api, kernels, memory, summary, explain, executables):
+// the capture read, its calls, device work, overview, kernels, transfers,
+// allocations, timeline and code objects, the readers that stream the device
+// operations (and go on whole at IREE HAL work), then every chunk decoded.
 inline void captureReader(std::span<const uint8_t> bytes) {
   try {
     readers::Capture capture(bytes, "fuzz-input");
@@ -44,6 +45,16 @@ inline void captureReader(std::span<const uint8_t> bytes) {
     readers::buildTimeline(loaded);
     std::vector<std::string> notes;
     readers::executableRows(loaded, notes);  // blob reassembly and code-object parsing
+    const readers::Capture* streamed[] = {&capture};
+    readers::kernelRowsStreamed(streamed, readers::KernelGrouping::queue, true, notes);
+    // What explain and summary build in their one pass (the symboliser that
+    // names explain's stacks is not part of the fuzzing build).
+    readers::DeviceWork work;
+    readers::KernelRowsBuilder kernels(readers::KernelGrouping::shape, false);
+    kernels.beginCapture(0, capture, work);
+    if (!readers::overviewStreamed(capture, work, [&](const readers::DeviceOp& op) { kernels.add(op); }, 3))
+      readers::loadDeviceOps(capture, work);
+    kernels.rows();
     for (const auto& chunk : capture.reader().chunks()) {
       try {
         auto decoded = capture.reader().decode(chunk);

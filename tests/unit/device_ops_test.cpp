@@ -248,3 +248,34 @@ TEST(DeviceOpStream, DamageIsNamedAndNeverReadPast) {
 }
 
 }  // namespace
+
+// A visitor that returns false stops the decoding there: the rows after it
+// are not decoded, and their damage is not reported (a streaming reader that
+// has what it wanted reads no further); a visitor that returns nothing sees
+// every row.
+TEST(DeviceOpStream, AVisitorThatSaysStopEndsTheDecoding) {
+  std::mt19937_64 rng(7);
+  int64_t t = 1'000'000'000;
+  std::vector<Op> ops;
+  gtap::format::DeviceOpEncoder enc;
+  for (int i = 0; i < 100; ++i) {
+    ops.push_back(randomOp(rng, t));
+    enc.add(ops.back().fields());
+  }
+  std::vector<uint8_t> bytes(enc.bytes().begin(), enc.bytes().end());
+  std::vector<uint8_t> damaged(bytes.begin(), bytes.end() - 3);  // the last row cut short
+  for (uint32_t stopAfter : {1u, 40u, 99u}) {
+    SCOPED_TRACE("stop after " + std::to_string(stopAfter));
+    uint32_t seen = 0;
+    std::string problem = gtap::format::decodeDeviceOps(damaged.data(), damaged.size(), enc.count(),
+                                                        [&](const DeviceOpFields& f) {
+                                                          expectSame(f, ops[seen].fields(), seen);
+                                                          return ++seen < stopAfter;
+                                                        });
+    EXPECT_EQ(problem, "");
+    EXPECT_EQ(seen, stopAfter);
+  }
+  Decoded all = decode(damaged, enc.count());
+  EXPECT_NE(all.problem, "");
+  EXPECT_EQ(all.ops.size(), 99u);
+}

@@ -44,6 +44,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -254,7 +255,9 @@ class DeviceOpEncoder {
   uint32_t count_ = 0;
 };
 
-// Decodes `count` rows, calling visit(const DeviceOpFields&) for each.
+// Decodes `count` rows, calling visit(const DeviceOpFields&) for each; a
+// visitor that returns bool stops the decoding by returning false (the rows
+// after it are then neither decoded nor checked).
 // Returns an empty string on success, else what was wrong and at which row.
 // Every length and count is checked against the bytes left before it is
 // used; enum values are passed as stored (readers name unknown ones).
@@ -442,7 +445,11 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
     f.appendNs = prev.appendNs = static_cast<int64_t>(static_cast<uint64_t>(prev.appendNs) + static_cast<uint64_t>(unzigzag(v)));
     f.submitNs = (fields & kDevOpSubmitNs) ? static_cast<int64_t>(static_cast<uint64_t>(f.appendNs) + static_cast<uint64_t>(unzigzag(submitDelta))) : 0;
     f.completedNs = (fields & kDevOpCompleted) ? static_cast<int64_t>(static_cast<uint64_t>(f.appendNs) + static_cast<uint64_t>(unzigzag(completedDelta))) : 0;
-    visit(static_cast<const DeviceOpFields&>(f));
+    if constexpr (std::is_same_v<decltype(visit(static_cast<const DeviceOpFields&>(f))), bool>) {
+      if (!visit(static_cast<const DeviceOpFields&>(f))) return {};  // the visitor has what it wanted
+    } else {
+      visit(static_cast<const DeviceOpFields&>(f));
+    }
   }
   if (p != end) return std::to_string(end - p) + " bytes left after " + std::to_string(count) + " operations";
   return {};
