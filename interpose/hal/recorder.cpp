@@ -1,7 +1,5 @@
 #include "recorder.h"
 
-#include <sched.h>
-
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -21,6 +19,7 @@
 #include "log.h"
 #include "profile_records.h"
 #include "session.h"
+#include "work_in_flight.h"
 
 namespace gtap::hal {
 
@@ -56,54 +55,23 @@ struct Executable {
 struct HostDispatch {
   uint64_t number = 0;  // host executions numbered in the order they start (GTAP_DISPATCH_RANGE)
   int64_t startNs = 0;
-  uint64_t done = 0, total = 0;
   uint32_t thread = ~0u;
   uint64_t ticks = 0;
   std::array<uint32_t, 3> count{}, size{};
 };
 
-// The lock of the dispatches in flight, taken twice by every workgroup on
-// any worker thread for a few map operations: workers that met on a mutex
-// would sleep in the kernel and be woken, which costs more than the work.
-// Spins, then yields.
-class SpinLock {
- public:
-  void lock() {
-    unsigned spins = 0;
-    while (flag_.exchange(true, std::memory_order_acquire))
-      while (flag_.load(std::memory_order_relaxed)) {
-        if (++spins < 128)
-          __builtin_ia32_pause();
-        else
-          sched_yield();
-      }
-  }
-  void unlock() { flag_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> flag_{false};
-};
-
-// A dispatch whose last workgroup ended, to be made into its record off the
-// workers' path.
-struct FinishedDispatch {
-  std::array<uint64_t, 3> key;
-  HostDispatch dispatch;
-  int64_t endNs = 0;
-};
-
 struct Recorder {
   std::mutex mu;
-  SpinLock runningLock;
-  // Under runningLock: executable, export ordinal, the dispatch state's
-  // binding pointers: one dispatch in flight (its workgroups share them).
-  std::map<std::array<uint64_t, 3>, HostDispatch> running;
-  // Under runningLock: ended, and not yet recorded. The worker that ran the
-  // last workgroup only puts it here: the driver signals the dispatch's end
-  // when the function returns, and a program waiting for it (spinning, then
-  // sleeping) should not wait for gtap's records too.
-  std::vector<FinishedDispatch> finished;
-  uint64_t hostExecutions = 0;  // under runningLock: host executions started
+  // The dispatches running on CPU drivers, keyed by executable, export
+  // ordinal and the dispatch state's binding pointers (shared by its
+  // workgroups, whatever worker runs them): each workgroup's start and end
+  // are counted without a lock. The worker that ends the last workgroup only
+  // leaves the dispatch there, finished, to be recorded under `mu`: the
+  // driver signals the dispatch's end when the function returns, and a
+  // program waiting for it (spinning, then sleeping) should not wait for
+  // gtap's records too.
+  core::WorkInFlight<HostDispatch> running;
+  uint64_t hostExecutions = 0;  // host executions started (counted as running makes them)
   std::atomic<uint64_t> dispatches{0};  // the program's dispatches recorded into command buffers
   bool hostDevice = false;  // its DeviceRecord written
   core::profile::Outbox out;
@@ -732,25 +700,19 @@ void dispatchStart(Decoder decoder, const char* implementation, const SavedRegis
 // call: by the writer, and before an executable goes (a record names its
 // export, which may have to be asked of the executable). Under r.mu.
 void recordFinishedLocked(Recorder& r) {
-  std::vector<FinishedDispatch> finished;
-  {
-    std::lock_guard<SpinLock> lock(r.runningLock);
-    finished.swap(r.finished);
-  }
-  if (finished.empty()) return;
-  if (!r.hostDevice) {
-    r.hostDevice = true;
-    core::profile::DeviceRecord host;
-    host.id = kHostDevice;
-    host.api = schema::Api::IREE_HAL;
-    host.name = "host (IREE CPU driver)";
-    host.frequency = 1000000000;
-    host.kernelBits = host.globalBits = 64;
-    r.out.devices.push_back(std::move(host));
-    r.out.samples.push_back({kHostDevice, 0, 0});
-  }
-  for (const FinishedDispatch& f : finished) {
-    const HostDispatch& d = f.dispatch;
+  r.running.drain([&](const core::WorkInFlight<HostDispatch>::Finished& f) {
+    if (!r.hostDevice) {
+      r.hostDevice = true;
+      core::profile::DeviceRecord host;
+      host.id = kHostDevice;
+      host.api = schema::Api::IREE_HAL;
+      host.name = "host (IREE CPU driver)";
+      host.frequency = 1000000000;
+      host.kernelBits = host.globalBits = 64;
+      r.out.devices.push_back(std::move(host));
+      r.out.samples.push_back({kHostDevice, 0, 0});
+    }
+    const HostDispatch& d = f.info;
     OpRecord op;
     op.kind = schema::DeviceOpKind::KERNEL;
     op.operation = "host_execution";
@@ -766,12 +728,12 @@ void recordFinishedLocked(Recorder& r) {
     std::array<uint32_t, 3> infoSize{};
     bool wanted = true;
     op.kernel = kernelLocked(r, f.key[0], f.key[1], d.ticks, d.thread, infoSize, wanted);
-    if (!wanted || !core::dispatchNumberWanted(d.number)) continue;
+    if (!wanted || !core::dispatchNumberWanted(d.number)) return;
     // A dispatch recorded with workgroup size 0 (the export's own) may reach
     // the function with 0 (IREE's newest local-task): the export's own, then.
     if (op.groupSize[0] == 0) op.groupSize = infoSize;
     r.out.ops.push_back(std::move(op));
-  }
+  });
 }
 
 }  // namespace
@@ -804,29 +766,22 @@ bool hostWorkgroupStart(uint64_t executable, uint64_t ordinal, const void* dispa
   workgroup = {executable, ordinal, load64(state + 32)};
   int64_t now = core::monotonicNs();
   Recorder& r = recorder();
-  std::lock_guard<SpinLock> lock(r.runningLock);
-  auto [it, added] = r.running.try_emplace({workgroup.executable, workgroup.ordinal, workgroup.bindings});
-  if (!added) return true;
-  HostDispatch& d = it->second;
-  d.number = r.hostExecutions++;
-  d.count = {load32(state + 12), load32(state + 16), static_cast<uint32_t>(load32(state + 20) & 0xffff)};
-  d.size = {load32(state), load32(state + 4), static_cast<uint32_t>(load32(state + 8) & 0xffff)};
-  d.total = uint64_t{d.count[0]} * d.count[1] * d.count[2];
-  d.thread = thread;
-  d.ticks = ticks;
-  d.startNs = now;
+  // The dispatch is made by its first workgroup, once.
+  r.running.begin({workgroup.executable, workgroup.ordinal, workgroup.bindings}, [&](HostDispatch& d) {
+    d.number = r.hostExecutions++;
+    d.count = {load32(state + 12), load32(state + 16), static_cast<uint32_t>(load32(state + 20) & 0xffff)};
+    d.size = {load32(state), load32(state + 4), static_cast<uint32_t>(load32(state + 8) & 0xffff)};
+    d.thread = thread;
+    d.ticks = ticks;
+    d.startNs = now;
+    return uint64_t{d.count[0]} * d.count[1] * d.count[2];
+  });
   return true;
 }
 
 void hostWorkgroupEnd(const HostWorkgroup& workgroup) {
   --t_hostWorkgroups;
-  int64_t now = core::monotonicNs();
-  Recorder& r = recorder();
-  std::lock_guard<SpinLock> lock(r.runningLock);
-  auto it = r.running.find({workgroup.executable, workgroup.ordinal, workgroup.bindings});
-  if (it == r.running.end() || ++it->second.done < it->second.total) return;
-  r.finished.push_back({it->first, it->second, now});
-  r.running.erase(it);
+  recorder().running.end({workgroup.executable, workgroup.ordinal, workgroup.bindings}, core::monotonicNs());
 }
 
 void atCallStart(Decoder decoder, const char* implementation, const SavedRegisters& regs, const uint64_t* stack,

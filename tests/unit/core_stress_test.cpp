@@ -1,11 +1,15 @@
 // The interposer core in-process, without a runtime: several threads record
 // calls through CallScope while the writer drains, then the session is closed
 // and the file read back. Every call must be there once, in each thread's
-// order. Built as is in every run, and under ThreadSanitizer on request.
+// order. And the table of work counted in parts by several threads at once
+// (the workgroups of IREE's CPU drivers): every work finishes once, with all
+// its parts. Built as is in every run, and under ThreadSanitizer on request.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <string>
 #include <thread>
@@ -15,6 +19,7 @@
 #include "functions.h"
 #include "gtap/readers/capture.h"
 #include "session.h"
+#include "work_in_flight.h"
 
 namespace {
 
@@ -63,6 +68,115 @@ TEST(CoreStress, EveryCallOnceInThreadOrder) {
       ASSERT_EQ(c.depth, 0u);
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+struct WorkInfo {
+  uint32_t firstThread = ~0u;
+  uint32_t round = 0;
+};
+
+// Four threads each run a quarter of the parts of every work, works and
+// parts interleaved, while a fifth drains; the same keys come back in every
+// round, so slots are freed and made again under the threads' feet. Each
+// work of each round finishes exactly once, with every part, described by
+// the thread that began it first.
+template <size_t kSlots>
+void everyWorkFinishesOnce(size_t works, uint32_t rounds, bool allBegunFirst) {
+  constexpr uint32_t kThreads = 4, kPartsPerThread = 16;
+  gtap::core::WorkInFlight<WorkInfo, kSlots> table;
+  std::map<std::pair<uint32_t, uint64_t>, uint64_t> finished;  // (round, key) -> parts
+  auto take = [&](const auto& f) {
+    ++finished[{f.info.round, f.key[0]}];
+    EXPECT_EQ(f.parts, uint64_t{kThreads} * kPartsPerThread);
+    EXPECT_LT(f.info.firstThread, kThreads);
+    EXPECT_EQ(f.key[1], f.key[0] * 3);
+    EXPECT_EQ(f.key[2], ~f.key[0]);
+  };
+  std::atomic<bool> running{true};
+  std::thread drainer([&] {
+    while (running.load()) table.drain(take);
+  });
+  for (uint32_t round = 0; round < rounds; ++round) {
+    std::atomic<uint32_t> begun{0};
+    std::vector<std::thread> threads;
+    for (uint32_t t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        auto key = [](size_t w) { return std::array<uint64_t, 3>{w + 1, (w + 1) * 3, ~uint64_t(w + 1)}; };
+        auto describe = [&](WorkInfo& info) {
+          info.firstThread = t;
+          info.round = round;
+          return uint64_t{kThreads} * kPartsPerThread;
+        };
+        if (allBegunFirst) {
+          // Every work in flight at once: more than the table's slots.
+          for (size_t w = 0; w < works; ++w)
+            for (uint32_t p = 0; p < kPartsPerThread; ++p) table.begin(key(w), describe);
+          begun.fetch_add(1);
+          while (begun.load() < kThreads) std::this_thread::yield();
+          for (size_t w = 0; w < works; ++w)
+            for (uint32_t p = 0; p < kPartsPerThread; ++p) table.end(key(w), static_cast<int64_t>(p));
+          return;
+        }
+        for (uint32_t p = 0; p < kPartsPerThread; ++p)
+          for (size_t w = (t * 7) % works, n = 0; n < works; ++n, w = (w + 1) % works) {
+            table.begin(key(w), describe);
+            table.end(key(w), static_cast<int64_t>(p));
+          }
+      });
+    }
+    for (auto& th : threads) th.join();
+    // A work whose parts all ended is not in flight.
+    EXPECT_EQ(table.inFlight(), 0u) << "round " << round;
+  }
+  running.store(false);
+  drainer.join();
+  table.drain(take);
+  // A work finishes only once its every part ended, and each part began
+  // before it ended: once per round.
+  EXPECT_EQ(finished.size(), works * rounds);
+  for (const auto& [k, n] : finished) EXPECT_EQ(n, 1u) << "round " << k.first << " work " << k.second;
+}
+
+TEST(WorkInFlight, EveryWorkOfManyThreadsFinishesOnceWithAllItsParts) {
+  everyWorkFinishesOnce<1024>(64, 20, true);
+}
+
+TEST(WorkInFlight, WorksBeyondTheTableStillFinish) {
+  everyWorkFinishesOnce<8>(40, 5, true);
+}
+
+// Parts begun and ended one at a time in every order: the table never loses
+// a part's count (every finished work had all its parts) and ends empty.
+TEST(WorkInFlight, InterleavedPartsNeverFinishAWorkEarly) {
+  everyWorkFinishesOnce<16>(12, 10, false);
+}
+
+TEST(WorkInFlight, AWorkWhosePartsDoNotAllEndStaysInFlight) {
+  gtap::core::WorkInFlight<WorkInfo, 4> table;
+  std::array<uint64_t, 3> key{1, 2, 3};
+  table.begin(key, [](WorkInfo&) { return uint64_t{3}; });
+  table.end(key, 10);
+  table.end(key, 11);
+  size_t finished = 0;
+  table.drain([&](const auto&) { ++finished; });
+  EXPECT_EQ(finished, 0u);
+  EXPECT_EQ(table.inFlight(), 1u);
+  table.end(key, 12);
+  table.drain([&](const auto& f) {
+    ++finished;
+    EXPECT_EQ(f.parts, 3u);
+    EXPECT_EQ(f.endNs, 12);
+  });
+  EXPECT_EQ(finished, 1u);
+  EXPECT_EQ(table.inFlight(), 0u);
+  // An end with no begin counts nothing.
+  table.end({9, 9, 9}, 13);
+  table.drain([&](const auto&) { ++finished; });
+  EXPECT_EQ(finished, 1u);
 }
 
 }  // namespace
