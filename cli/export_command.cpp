@@ -23,23 +23,19 @@ struct ExportOptions {
   bool force = false;
 };
 
-// A text or protobuf export into `out`. Throws what the exporters throw; a
-// failed write shows in the stream's state.
-void writeTextOrProtobuf(const ExportOptions& o, const std::vector<readers::LoadedCapture>& loaded,
-                         std::ostream& out) {
-  if (o.format == "jsonl") {
-    readers::writeJsonLines(loaded, out);
-  } else {
-    auto timeline = readers::buildTimeline(loaded);
-    if (o.format == "chrome") readers::writeChromeTrace(timeline, out);
-    else readers::writePerfettoTrace(timeline, out);
-  }
+// A timeline export into `out`. Throws what the exporters throw; a failed
+// write shows in the stream's state.
+void writeTimeline(const ExportOptions& o, const std::vector<readers::LoadedCapture>& loaded, std::ostream& out) {
+  auto timeline = readers::buildTimeline(loaded);
+  if (o.format == "chrome") readers::writeChromeTrace(timeline, out);
+  else readers::writePerfettoTrace(timeline, out);
 }
 
-// The export on standard output; false (said on stderr) when that failed.
-bool writeToStdout(const ExportOptions& o, const std::vector<readers::LoadedCapture>& loaded) {
+// `write` on standard output; false (said on stderr) when that failed.
+template <class Write>
+bool onStdout(Write&& write) {
   try {
-    writeTextOrProtobuf(o, loaded, std::cout);
+    write(std::cout);
   } catch (const std::exception& e) {
     std::cerr << "gtap export: " << e.what() << "\n";
     return false;
@@ -52,12 +48,22 @@ bool writeToStdout(const ExportOptions& o, const std::vector<readers::LoadedCapt
   return true;
 }
 
-// Writes the export into `out` and puts it in place; the exit status (a
-// failure said on stderr, the temporary file removed).
-int writeExport(const ExportOptions& o, const std::vector<readers::LoadedCapture>& loaded, readers::OutputFile& out) {
+bool writeToStdout(const ExportOptions& o, const std::vector<readers::LoadedCapture>& loaded) {
+  return onStdout([&](std::ostream& out) { writeTimeline(o, loaded, out); });
+}
+
+// JSON Lines (the only record export a pipe takes).
+bool writeRecordsToStdout(const std::vector<const readers::Capture*>& captures, std::vector<std::string>& notes) {
+  return onStdout([&](std::ostream& out) { readers::writeJsonLines(captures, out, notes); });
+}
+
+// Writes the export into `out` with `write` and puts it in place; the exit
+// status (a failure said on stderr, the temporary file removed).
+template <class Write>
+int writeExport(const ExportOptions& o, std::optional<readers::OutputFile>& file, Write&& write) {
+  readers::OutputFile& out = *file;
   try {
-    if (o.format == "sqlite") readers::writeSqlite(loaded, out);
-    else writeTextOrProtobuf(o, loaded, out.stream());
+    write(out);
     out.commit();
   } catch (const readers::OutputError& e) {
     // A target that became one gtap will not write while the export ran.
@@ -93,8 +99,23 @@ int exportTimeline(const ExportOptions& o) {
   auto opened = openCaptures(o.files, "export");
   if (opened.captures.empty()) return kExitError;
   reportNotes(opened, "export");
-  auto loaded = loadDeviceWork(opened, "export");
-  int status = toStdout ? (writeToStdout(o, loaded) ? kExitSuccess : kExitError) : writeExport(o, loaded, *out);
+  int status;
+  if (o.format == "jsonl" || o.format == "sqlite") {
+    // A record a line or a row: each capture's device operations a batch at a time.
+    std::vector<const readers::Capture*> captures;
+    for (const auto& c : opened.captures) captures.push_back(c.get());
+    std::vector<std::string> notes;
+    status = toStdout ? (writeRecordsToStdout(captures, notes) ? kExitSuccess : kExitError)
+                      : writeExport(o, out, [&](readers::OutputFile& file) {
+                          if (o.format == "sqlite") readers::writeSqlite(captures, file, notes);
+                          else readers::writeJsonLines(captures, file.stream(), notes);
+                        });
+    for (const auto& n : notes) std::cerr << "gtap export: " << n << "\n";
+  } else {
+    auto loaded = loadDeviceWork(opened, "export");
+    status = toStdout ? (writeToStdout(o, loaded) ? kExitSuccess : kExitError)
+                      : writeExport(o, out, [&](readers::OutputFile& file) { writeTimeline(o, loaded, file.stream()); });
+  }
   return status == kExitSuccess && opened.failures ? kExitError : status;
 }
 

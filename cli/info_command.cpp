@@ -53,7 +53,10 @@ int info(const InfoOptions& o) {
     std::string args;
     for (const auto& a : p.arguments) args += (args.empty() ? "" : " ") + a;
     // What the capture says it could not see.
-    std::vector<std::string> unrecordedWaits = readers::halUnrecordedWaits(readers::loadDeviceWork(*c));
+    // Objects say it: the operations are not read (the stream stops at once).
+    readers::DeviceWork objects;
+    readers::streamDeviceWork(*c, objects, false, [](std::span<const readers::DeviceOp>) { return false; });
+    std::vector<std::string> unrecordedWaits = readers::halUnrecordedWaits(objects);
     if (format == readers::OutputFormat::jsonl) {
       std::cout << "{\"file\":\"" << readers::jsonEscape(c->path()) << "\",\"format\":\""
                 << c->reader().formatMajor() << "." << c->reader().formatMinor()

@@ -83,34 +83,32 @@ void writeHalOperation(const DeviceOp& op, Lines& out) {
   out << "]";
 }
 
-}  // namespace
-
-void writeJsonLines(const std::vector<LoadedCapture>& loaded, std::ostream& stream) {
-  Lines out(stream);
-  for (const auto& lc : loaded) {
-    const auto& c = *lc.capture;
-    std::string process = jsonEscape(c.label());
-    std::string pid = std::to_string(c.process().pid);
-    // Each function's name escaped once.
-    std::unordered_map<uint32_t, std::string> functions;
-    c.forEachCallBatch([&](std::span<const ApiCall> calls) {
-      for (const ApiCall& call : calls) {
-        auto [f, added] = functions.try_emplace(call.function);
-        if (added) f->second = jsonEscape(c.functionName(call.function));
-        out << "{\"type\":\"api\",\"process\":\"" << process << "\",\"pid\":" << pid
-            << ",\"thread\":" << call.thread << ",\"function\":\"" << f->second << "\",\"begin_ns\":" << call.beginNs;
-        if (call.finished) out << ",\"end_ns\":" << call.endNs << ",\"result\":" << call.result;
-        else out << ",\"finished\":false";
-        out << "}";
-        out.endLine();
-      }
-    });
-    std::unordered_map<uint64_t, std::string> queues;
-    for (size_t index = 0; index < lc.work.ops.size(); ++index) {
-      const auto& op = lc.work.ops[index];
+// One capture's lines: its API calls, then its device operations as
+// `batches` gives them (`work` holds their queues' objects by the first).
+void writeCapture(const Capture& c, const DeviceWork& work, const OpBatches& batches, Lines& out) {
+  std::string process = jsonEscape(c.label());
+  std::string pid = std::to_string(c.process().pid);
+  // Each function's name escaped once.
+  std::unordered_map<uint32_t, std::string> functions;
+  c.forEachCallBatch([&](std::span<const ApiCall> calls) {
+    for (const ApiCall& call : calls) {
+      auto [f, added] = functions.try_emplace(call.function);
+      if (added) f->second = jsonEscape(c.functionName(call.function));
+      out << "{\"type\":\"api\",\"process\":\"" << process << "\",\"pid\":" << pid
+          << ",\"thread\":" << call.thread << ",\"function\":\"" << f->second << "\",\"begin_ns\":" << call.beginNs;
+      if (call.finished) out << ",\"end_ns\":" << call.endNs << ",\"result\":" << call.result;
+      else out << ",\"finished\":false";
+      out << "}";
+      out.endLine();
+    }
+  });
+  std::unordered_map<uint64_t, std::string> queues;
+  size_t index = 0;
+  batches([&](std::span<const DeviceOp> ops) {
+    for (const DeviceOp& op : ops) {
       auto [q, added] = queues.try_emplace(op.queue);
-      if (added) q->second = jsonEscape(lc.work.queueName(op.queue));
-      out << "{\"type\":\"device\",\"process\":\"" << process << "\",\"pid\":" << pid << ",\"index\":" << index
+      if (added) q->second = jsonEscape(work.queueName(op.queue));
+      out << "{\"type\":\"device\",\"process\":\"" << process << "\",\"pid\":" << pid << ",\"index\":" << index++
           << ",\"kind\":\"" << opKindText(op.kind) << "\",\"name\":\"";
       out.json(op.name) << "\",\"queue\":\"" << q->second << "\",\"groups\":[" << op.groupCount[0] << ","
                         << op.groupCount[1] << "," << op.groupCount[2] << "],\"group_size\":[" << op.groupSize[0]
@@ -133,6 +131,23 @@ void writeJsonLines(const std::vector<LoadedCapture>& loaded, std::ostream& stre
       out << "}";
       out.endLine();
     }
+  });
+}
+
+}  // namespace
+
+void writeJsonLines(const std::vector<LoadedCapture>& loaded, std::ostream& stream) {
+  Lines out(stream);
+  for (const auto& lc : loaded)
+    writeCapture(*lc.capture, lc.work, [&](const auto& visit) { visit(std::span<const DeviceOp>(lc.work.ops)); }, out);
+}
+
+void writeJsonLines(std::span<const Capture* const> captures, std::ostream& stream, std::vector<std::string>& notes) {
+  Lines out(stream);
+  for (const Capture* c : captures) {
+    DeviceWork work;  // one capture's at a time
+    writeCapture(*c, work, [&](const auto& visit) { visitDeviceWork(*c, work, true, visit); }, out);
+    notes.insert(notes.end(), work.notes.begin(), work.notes.end());
   }
 }
 

@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 
 #include <cstring>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -146,12 +148,13 @@ class StringTable {
   std::unordered_map<std::pair<const char*, size_t>, int64_t, PlaceHash> stored_;
 };
 
-}  // namespace
-
-// The captures as one database in `out`'s temporary file, in one
-// transaction. The file is the export's own until it is renamed into place,
-// so it goes without a journal or syncs (commit() syncs it once).
-void writeSqlite(const std::vector<LoadedCapture>& loaded, OutputFile& out) {
+// The database of the captures `each` gives: each(write) calls
+// write(capture, work, batches) for every capture in turn, `work` holding
+// what its operations' queues name by the first batch. The names the
+// operations point to must live until the end (the string table keys on
+// where they are stored).
+template <class ForEachCapture>
+void writeDatabase(ForEachCapture&& each, OutputFile& out) {
   SqliteDatabase db(out.temporaryPath());
   out.checkOpenedElsewhere();
   db.exec("PRAGMA journal_mode=OFF");
@@ -170,8 +173,7 @@ void writeSqlite(const std::vector<LoadedCapture>& loaded, OutputFile& out) {
       "hal_submission_id, direction) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   int64_t processId = 0;
   int64_t opIds = 0;  // device_ops ids before this capture's
-  for (const auto& lc : loaded) {
-    const auto& c = *lc.capture;
+  each([&](const Capture& c, const DeviceWork& work, const OpBatches& batches) {
     ++processId;
     std::string command;
     for (const auto& a : c.process().arguments) command += (command.empty() ? "" : " ") + a;
@@ -208,46 +210,77 @@ void writeSqlite(const std::vector<LoadedCapture>& loaded, OutputFile& out) {
       db.step(call);
     });
     std::unordered_map<uint64_t, int64_t> queueIds;
-    for (size_t index = 0; index < lc.work.ops.size(); ++index) {
-      const auto& o = lc.work.ops[index];
-      auto [q, added] = queueIds.try_emplace(o.queue);
-      if (added) q->second = strings.id(lc.work.queueName(o.queue));
-      db.bind(op, 1, processId);
-      db.bind(op, 2, opKindText(o.kind));
-      db.bind(op, 3, strings.idOfStored(o.name));
-      db.bind(op, 4, q->second);
-      for (int i = 0; i < 3; ++i) {
-        db.bind(op, 5 + i, o.groupCount[i]);
-        db.bind(op, 8 + i, o.groupSize[i]);
+    size_t index = 0;
+    batches([&](std::span<const DeviceOp> ops) {
+      for (const DeviceOp& o : ops) {
+        auto [q, added] = queueIds.try_emplace(o.queue);
+        if (added) q->second = strings.id(work.queueName(o.queue));
+        db.bind(op, 1, processId);
+        db.bind(op, 2, opKindText(o.kind));
+        db.bind(op, 3, strings.idOfStored(o.name));
+        db.bind(op, 4, q->second);
+        for (int i = 0; i < 3; ++i) {
+          db.bind(op, 5 + i, o.groupCount[i]);
+          db.bind(op, 8 + i, o.groupSize[i]);
+        }
+        db.bind(op, 11, static_cast<int64_t>(o.bytes));
+        db.bind(op, 12, o.submitNs);
+        if (o.timed) {
+          db.bind(op, 13, o.startNs);
+          db.bind(op, 14, o.endNs);
+        } else {
+          db.bindNull(op, 13);
+          db.bindNull(op, 14);
+        }
+        db.bind(op, 15, operationLevel(o));
+        if (o.operation.empty()) db.bindNull(op, 16);
+        else db.bind(op, 16, strings.idOfStored(o.operation));
+        db.bind(op, 17, opIds + static_cast<int64_t>(index) + 1);
+        if (o.halDispatch != DeviceOp::kNone) {
+          db.bind(op, 18, opIds + static_cast<int64_t>(o.halDispatch) + 1);
+          db.bind(op, 19, opIds + static_cast<int64_t>(o.halSubmission) + 1);
+        } else {
+          db.bindNull(op, 18);
+          db.bindNull(op, 19);
+        }
+        if (o.kind == schema::DeviceOpKind::COPY) db.bind(op, 20, directionName(o.direction));
+        else db.bindNull(op, 20);
+        db.step(op);
+        ++index;
       }
-      db.bind(op, 11, static_cast<int64_t>(o.bytes));
-      db.bind(op, 12, o.submitNs);
-      if (o.timed) {
-        db.bind(op, 13, o.startNs);
-        db.bind(op, 14, o.endNs);
-      } else {
-        db.bindNull(op, 13);
-        db.bindNull(op, 14);
-      }
-      db.bind(op, 15, operationLevel(o));
-      if (o.operation.empty()) db.bindNull(op, 16);
-      else db.bind(op, 16, strings.idOfStored(o.operation));
-      db.bind(op, 17, opIds + static_cast<int64_t>(index) + 1);
-      if (o.halDispatch != DeviceOp::kNone) {
-        db.bind(op, 18, opIds + static_cast<int64_t>(o.halDispatch) + 1);
-        db.bind(op, 19, opIds + static_cast<int64_t>(o.halSubmission) + 1);
-      } else {
-        db.bindNull(op, 18);
-        db.bindNull(op, 19);
-      }
-      if (o.kind == schema::DeviceOpKind::COPY) db.bind(op, 20, directionName(o.direction));
-      else db.bindNull(op, 20);
-      db.step(op);
-    }
-    opIds += static_cast<int64_t>(lc.work.ops.size());
-  }
+    });
+    opIds += static_cast<int64_t>(index);
+  });
   db.exec("COMMIT");
   db.close();
+}
+
+}  // namespace
+
+// The captures as one database in `out`'s temporary file, in one
+// transaction. The file is the export's own until it is renamed into place,
+// so it goes without a journal or syncs (commit() syncs it once).
+void writeSqlite(const std::vector<LoadedCapture>& loaded, OutputFile& out) {
+  writeDatabase(
+      [&](const auto& write) {
+        for (const auto& lc : loaded)
+          write(*lc.capture, lc.work, [&](const auto& visit) { visit(std::span<const DeviceOp>(lc.work.ops)); });
+      },
+      out);
+}
+
+void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std::vector<std::string>& notes) {
+  // Each capture's work (its names) lives to the end; its operations do not.
+  std::vector<std::unique_ptr<DeviceWork>> works;
+  writeDatabase(
+      [&](const auto& write) {
+        for (const Capture* c : captures) {
+          auto& work = *works.emplace_back(std::make_unique<DeviceWork>());
+          write(*c, work, [&](const auto& visit) { visitDeviceWork(*c, work, true, visit); });
+          notes.insert(notes.end(), work.notes.begin(), work.notes.end());
+        }
+      },
+      out);
 }
 
 }  // namespace gtap::readers

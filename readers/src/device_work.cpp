@@ -508,6 +508,51 @@ bool streamDeviceWork(const Capture& capture, DeviceWork& w, bool lists,
   return true;
 }
 
+bool holdsHalWork(const Capture& capture) {
+  const auto& reader = capture.reader();
+  for (const auto& c : reader.chunks()) {
+    if (static_cast<schema::ChunkKind>(c.kind) != schema::ChunkKind::DEVICE_OPS) continue;
+    bool found = false;
+    // A chunk that cannot be read holds nothing here; the reading that
+    // follows says what is wrong with it.
+    try {
+      auto d = reader.decode(c);
+      auto root = d.root<schema::DeviceOps>();
+      if (root.hasEncoded()) {
+        auto encoded = root.getEncoded();
+        format::decodeDeviceOps(encoded.begin(), encoded.size(), root.getCount(), [&](const format::DeviceOpFields& f) {
+          found = f.recordedBy == schema::Api::IREE_HAL && f.list;
+          return !found;
+        });
+      } else {
+        for (auto o : root.getOps())
+          if (o.getRecordedBy() == schema::Api::IREE_HAL && o.getCommandList()) {
+            found = true;
+            break;
+          }
+      }
+    } catch (const format::FormatError&) {
+    } catch (const kj::Exception&) {
+    }
+    if (found) return true;
+  }
+  return false;
+}
+
+void visitDeviceWork(const Capture& capture, DeviceWork& work, bool lists,
+                     const std::function<void(std::span<const DeviceOp>)>& visit) {
+  if (!holdsHalWork(capture)) {
+    streamDeviceWork(capture, work, lists, [&](std::span<const DeviceOp> ops) {
+      visit(ops);
+      return true;
+    });
+    return;
+  }
+  work = loadDeviceWork(capture);
+  visit(work.ops);
+  work.ops = {};  // the names stay in the work's store
+}
+
 bool isHalSubmission(const DeviceOp& op) {
   return op.recordedBy == schema::Api::IREE_HAL && op.list && op.operation == "queue_execute";
 }

@@ -55,6 +55,12 @@ inline void captureReader(std::span<const uint8_t> bytes) {
     if (!readers::overviewStreamed(capture, work, [&](const readers::DeviceOp& op) { kernels.add(op); }, 3))
       readers::loadDeviceOps(capture, work);
     kernels.rows();
+    // What the record exports read: the operations once each, in order.
+    readers::DeviceWork visited;
+    readers::visitDeviceWork(capture, visited, true, [](std::span<const readers::DeviceOp> ops) {
+      volatile size_t n = ops.size();
+      (void)n;
+    });
     for (const auto& chunk : capture.reader().chunks()) {
       try {
         auto decoded = capture.reader().decode(chunk);

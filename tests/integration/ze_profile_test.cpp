@@ -18,7 +18,9 @@
 #include "gtap/readers/explain.h"
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/memory_stats.h"
+#include "gtap/readers/output_file.h"
 #include "gtap/readers/overview.h"
+#include "gtap/readers/record_export.h"
 #include "process.h"
 #include "sqlite_query.h"
 
@@ -506,6 +508,64 @@ TEST(ZeProfile, KernelRowsReadInBatchesAreThoseOfTheWholeWork) {
     readers::writeExplanation(readers::LoadedCapture{c.get(), readers::loadDeviceWork(*c)}, 5, symbolizer, whole);
     EXPECT_NE(whole.str().find("Slowest launches:"), std::string::npos) << c->path() << whole.str();
     EXPECT_EQ(streamed.str(), whole.str()) << c->path();
+  }
+  // The record exports (JSON Lines, SQLite) of the operations read a batch at
+  // a time (visitDeviceWork) are those of the whole work, one file or all.
+  std::string dir = freshDirectory("profile-streamed-exports");
+  auto tables = [](const std::string& path) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK) << path;
+    std::string all;
+    for (const char* table : {"processes", "threads", "strings", "api_calls", "device_ops"}) {
+      sqlite3_stmt* stmt = nullptr;
+      std::string sql = std::string("SELECT * FROM ") + table + " ORDER BY rowid";
+      EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;
+      while (sqlite3_step(stmt) == SQLITE_ROW) {
+        for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+          auto* text = sqlite3_column_text(stmt, i);
+          all += text ? reinterpret_cast<const char*>(text) : "NULL";
+          all += "|";
+        }
+        all += "\n";
+      }
+      sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db);
+    return all;
+  };
+  size_t databases = 0;
+  for (size_t first = 0; first < captures.size(); ++first) {
+    for (size_t count : {size_t{1}, captures.size() - first}) {
+      SCOPED_TRACE("exports of files " + std::to_string(first) + "+" + std::to_string(count));
+      std::vector<readers::LoadedCapture> loaded;
+      std::vector<const readers::Capture*> streamed;
+      for (size_t i = first; i < first + count; ++i) {
+        loaded.push_back({captures[i].get(), readers::loadDeviceWork(*captures[i])});
+        streamed.push_back(captures[i].get());
+      }
+      std::ostringstream whole, batches;
+      readers::writeJsonLines(loaded, whole);
+      std::vector<std::string> notes;
+      readers::writeJsonLines(streamed, batches, notes);
+      EXPECT_NE(whole.str().find("\"type\":\"device\""), std::string::npos);
+      EXPECT_EQ(batches.str(), whole.str());
+      EXPECT_TRUE(notes.empty());
+      std::string wholeDb = dir + "/whole-" + std::to_string(databases) + ".db";
+      std::string batchesDb = dir + "/batches-" + std::to_string(databases++) + ".db";
+      {
+        readers::OutputFile out(wholeDb, false);
+        readers::writeSqlite(loaded, out);
+        out.commit();
+      }
+      {
+        readers::OutputFile out(batchesDb, false);
+        readers::writeSqlite(streamed, out, notes);
+        out.commit();
+      }
+      std::string rows = tables(wholeDb);
+      EXPECT_NE(rows.find("kernel"), std::string::npos);
+      EXPECT_EQ(tables(batchesDb), rows);
+    }
   }
   // The many launches are all there.
   std::vector<readers::LoadedCapture> one;

@@ -178,6 +178,16 @@ void joinHalDispatches(DeviceWork& work);
 // An IREE HAL queue_execute of a command buffer: what joinHalDispatches joins
 // from (a reader that streams the operations reads a capture holding one whole).
 bool isHalSubmission(const DeviceOp& op);
+// Whether any operation of the capture is IREE HAL command-buffer work
+// (joinsHal): the operations are decoded until the first (nothing is kept).
+bool holdsHalWork(const Capture& capture);
+// Every operation of `capture` in file order, as loadDeviceWork gives them,
+// for readers that must see each once and in order (the record exports):
+// a batch at a time (streamDeviceWork) when the capture holds no IREE HAL
+// command-buffer work, else read whole (the join gives operations the index
+// of others) and given as one batch. `work` holds the rest afterwards.
+void visitDeviceWork(const Capture& capture, DeviceWork& work, bool lists,
+                     const std::function<void(std::span<const DeviceOp>)>& visit);
 // An IREE HAL operation recorded into a command buffer, or submitting one: a
 // capture holding one may hold a submission to join (often only at its end),
 // so a reader that streams the operations stops at the first and reads the

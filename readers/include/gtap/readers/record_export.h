@@ -3,8 +3,11 @@
 // describes both; the timeline exporters are in timeline.h.
 #pragma once
 
+#include <functional>
 #include <ostream>
+#include <span>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "gtap/readers/kernel_stats.h"
@@ -12,9 +15,17 @@
 
 namespace gtap::readers {
 
+// The device operations of one capture as an export reads them: calls its
+// argument with every operation in file order, a batch at a time.
+using OpBatches = std::function<void(const std::function<void(std::span<const DeviceOp>)>&)>;
+
 // One JSON object a line: every API call, then every device operation, of
 // each capture in turn.
 void writeJsonLines(const std::vector<LoadedCapture>& captures, std::ostream& out);
+// The same, reading each capture's device operations a batch at a time
+// (visitDeviceWork: whole when it holds IREE HAL command-buffer work); what
+// reading found wrong is added to `notes`.
+void writeJsonLines(std::span<const Capture* const> captures, std::ostream& out, std::vector<std::string>& notes);
 
 // What SQLite refused, in its own words.
 struct SqliteError : std::runtime_error {
@@ -24,6 +35,9 @@ struct SqliteError : std::runtime_error {
 // The captures as one database in `out`'s temporary file (the caller commits
 // it), in one transaction. Throws SqliteError when SQLite fails.
 void writeSqlite(const std::vector<LoadedCapture>& captures, OutputFile& out);
+// The same, reading each capture's device operations a batch at a time, as
+// writeJsonLines does.
+void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std::vector<std::string>& notes);
 
 // "device", "hal" or "host": the level an operation was recorded at.
 const char* operationLevel(const DeviceOp& op);
