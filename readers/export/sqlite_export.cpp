@@ -76,6 +76,16 @@ class SqliteDatabase {
     check(sqlite3_bind_text64(s, column, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
   }
   void bindNull(sqlite3_stmt* s, int column) { check(sqlite3_bind_null(s, column)); }
+  // Two columns set together, or both NULL when not `set`.
+  void bindPair(sqlite3_stmt* s, int column, bool set, int64_t first, int64_t second) {
+    if (set) {
+      bind(s, column, first);
+      bind(s, column + 1, second);
+    } else {
+      bindNull(s, column);
+      bindNull(s, column + 1);
+    }
+  }
   // Runs an insert with what is bound and makes the statement ready for the next.
   void step(sqlite3_stmt* s) {
     int rc = sqlite3_step(s);
@@ -199,13 +209,7 @@ void writeDatabase(ForEachCapture&& each, OutputFile& out) {
       db.bind(call, 2, a.thread);
       db.bind(call, 3, it->second);
       db.bind(call, 4, a.beginNs);
-      if (a.finished) {
-        db.bind(call, 5, a.endNs);
-        db.bind(call, 6, a.result);
-      } else {
-        db.bindNull(call, 5);
-        db.bindNull(call, 6);
-      }
+      db.bindPair(call, 5, a.finished, a.endNs, a.result);
       db.bind(call, 7, a.depth);
       db.step(call);
     });
@@ -225,24 +229,13 @@ void writeDatabase(ForEachCapture&& each, OutputFile& out) {
         }
         db.bind(op, 11, static_cast<int64_t>(o.bytes));
         db.bind(op, 12, o.submitNs);
-        if (o.timed) {
-          db.bind(op, 13, o.startNs);
-          db.bind(op, 14, o.endNs);
-        } else {
-          db.bindNull(op, 13);
-          db.bindNull(op, 14);
-        }
+        db.bindPair(op, 13, o.timed, o.startNs, o.endNs);
         db.bind(op, 15, operationLevel(o));
         if (o.operation.empty()) db.bindNull(op, 16);
         else db.bind(op, 16, strings.idOfStored(o.operation));
         db.bind(op, 17, opIds + static_cast<int64_t>(index) + 1);
-        if (o.halDispatch != DeviceOp::kNone) {
-          db.bind(op, 18, opIds + static_cast<int64_t>(o.halDispatch) + 1);
-          db.bind(op, 19, opIds + static_cast<int64_t>(o.halSubmission) + 1);
-        } else {
-          db.bindNull(op, 18);
-          db.bindNull(op, 19);
-        }
+        db.bindPair(op, 18, o.halDispatch != DeviceOp::kNone, opIds + static_cast<int64_t>(o.halDispatch) + 1,
+                    opIds + static_cast<int64_t>(o.halSubmission) + 1);
         if (o.kind == schema::DeviceOpKind::COPY) db.bind(op, 20, directionName(o.direction));
         else db.bindNull(op, 20);
         db.step(op);
