@@ -114,7 +114,7 @@ int exportTimeline(const ExportOptions& o) {
   } else {
     auto loaded = loadDeviceWork(opened, "export");
     status = toStdout ? (writeToStdout(o, loaded) ? kExitSuccess : kExitError)
-                      : writeExport(o, out, [&](readers::OutputFile& file) { writeTimeline(o, loaded, file.stream()); });
+                      : writeExport(o, out, [&](readers::OutputFile& f) { writeTimeline(o, loaded, f.stream()); });
   }
   return status == kExitSuccess && opened.failures ? kExitError : status;
 }

@@ -36,7 +36,8 @@ int summary(const SummaryOptions& o) {
   auto opened = openCaptures(o.files, "summary");
   if (opened.captures.empty()) return 1;
   // Each capture's overview, its device operations read a batch at a time;
-  // a capture with IREE HAL command-buffer work is read whole (the join of its submissions needs it).
+  // a capture with IREE HAL command-buffer work is read whole (the join of
+  // its submissions needs it).
   struct Read {
     const readers::Capture* capture;
     std::unique_ptr<readers::DeviceWork> work;

@@ -121,7 +121,8 @@ class WorkInFlight {
     overflow_.erase(it);
   }
 
-  // Hands each finished work to take(const Finished&), in the order they finished.
+  // Hands each finished work to take(const Finished&), in the order they
+  // finished. One caller at a time (the HAL recorder drains under its mutex).
   template <class Take>
   void drain(Take&& take) {
     {

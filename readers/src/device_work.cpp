@@ -6,9 +6,9 @@
 #include "gtap/format/hash.h"
 
 #include <algorithm>
-#include <set>
 #include <cstdio>
 #include <climits>
+#include <set>
 #include <tuple>
 #include <utility>
 #include <unordered_map>

@@ -163,8 +163,8 @@ bool streamDeviceWork(const Capture& capture, DeviceWork& work, bool lists,
                       const std::function<bool(std::span<const DeviceOp>)>& visit);
 // What loadDeviceWork adds to a `work` that streamDeviceWork read (stopped or
 // not): every operation, with its lists, joined to the IREE HAL dispatches.
-// A reader that met IREE HAL command-buffer work (joinsHal) while streaming goes on with this
-// rather than read the capture's other chunks a second time.
+// A reader that met IREE HAL command-buffer work (joinsHal) while streaming
+// goes on with this rather than read the capture's other chunks again.
 void loadDeviceOps(const Capture& capture, DeviceWork& work);
 
 // Joins each execution of an IREE HAL dispatch to the device dispatch it
@@ -176,7 +176,7 @@ void loadDeviceOps(const Capture& capture, DeviceWork& work);
 // earlier than the HAL dispatch was recorded. loadDeviceWork runs it.
 void joinHalDispatches(DeviceWork& work);
 // An IREE HAL queue_execute of a command buffer: what joinHalDispatches joins
-// from (a reader that streams the operations reads a capture holding one whole).
+// from (readers that stream the operations stop earlier, at joinsHal).
 bool isHalSubmission(const DeviceOp& op);
 // Whether any operation of the capture is IREE HAL command-buffer work
 // (joinsHal): the operations are decoded until the first (nothing is kept).

@@ -42,8 +42,8 @@ struct LoadedCapture {
 std::vector<KernelRow> kernelRows(std::span<const LoadedCapture> captures, KernelGrouping by, bool perProcess);
 
 // The rows kernelRows gives, built as the operations come: for a reader that
-// builds other things in the same pass over them (gtap explain). Captures
-// begin in order; the operations' views must outlive rows().
+// builds other things in the same pass over them (gtap summary, explain).
+// Captures begin in order; the operations' views must outlive rows().
 class KernelTable;
 class KernelRowsBuilder {
  public:
@@ -64,9 +64,9 @@ class KernelRowsBuilder {
 // The same rows read a chunk of device operations at a time
 // (streamDeviceWork), without holding every operation: a capture with IREE
 // HAL command-buffer work (joinsHal), whose submissions' dispatches are
-// joined, is read whole. What reading
-// found wrong is added to `notes`. A capture whose work is `loaded` already
-// (same index, not null) is taken from there.
+// joined, is read whole. What reading found wrong is added to `notes`. A
+// capture whose work is `loaded` already (same index, not null) is taken
+// from there.
 std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captures, KernelGrouping by, bool perProcess,
                                           std::vector<std::string>& notes,
                                           std::span<const DeviceWork* const> loaded = {});

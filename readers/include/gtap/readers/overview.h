@@ -68,8 +68,9 @@ ProcessOverview overviewOf(const LoadedCapture& capture, size_t gapCount);
 // The same, reading the device operations a batch at a time
 // (streamDeviceWork) into `work`, which then holds all but the operations
 // (each timed operation is kept as its start, end and name for the busy time
-// and the gaps). Nothing when the capture has IREE HAL command-buffer work (joinsHal), whose
-// join needs every operation at once (loadDeviceWork and overviewOf then).
+// and the gaps). Nothing when the capture has IREE HAL command-buffer work
+// (joinsHal), whose join needs every operation at once (loadDeviceOps and
+// overviewOf then).
 // `also`, when set, sees each operation too (what else a reader builds in the
 // same pass); after such work it has seen only part of them.
 std::optional<ProcessOverview> overviewStreamed(const Capture& capture, DeviceWork& work,
