@@ -15,7 +15,7 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGTAP_BUILD
   -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
 cmake --build build-tsan -j "$(nproc)" --target core_stress_test
 tsan_out=$(mktemp -d)
-GTAP_OUTPUT="$tsan_out/stress-%p.gtap" GTAP_QUIET=1 GTAP_FLUSH_MS=1 GTAP_BUFFER_MB=1 \
+GTAP_OUTPUT="$tsan_out/stress-%p.gtap" GTAP_QUIET=1 GTAP_FLUSH_MS=1 GTAP_BUFFER_MB=1 GTAP_MODE=api,replay \
   TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/core_stress_test
 rm -rf "$tsan_out"
 

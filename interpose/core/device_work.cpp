@@ -1,163 +1,24 @@
 #include "device_work.h"
 
-#include <pthread.h>
-
-#include <atomic>
-#include <cstring>
-#include <mutex>
 #include <new>
 
 #include "chunk_producer.h"
-#include "internal_error.h"
+#include "thread_records.h"
 
 namespace gtap::core::devicework {
 
-namespace {
-
-constexpr uint32_t kBlockBytes = 256 * 1024;
-
-struct Block {
-  std::atomic<uint32_t> committed{0};
-  std::atomic<Block*> next{nullptr};
-  uint32_t capacity = 0;
-  uint8_t* data() { return reinterpret_cast<uint8_t*>(this + 1); }
-};
-static_assert(sizeof(Block) % 8 == 0);
-
-// One thread's records. The producer appends to `current`; the writer reads
-// from `head`. A buffer whose thread exited is drained, then handed to the
-// next new thread, which goes on writing in the same chain of blocks.
-struct Buffer {
-  // Producer.
-  Block* current = nullptr;
-  uint32_t used = 0;
-  // Writer.
-  Block* head = nullptr;
-  uint32_t consumed = 0;
-  // 0 in use, 1 its thread exited, 2 drained and free for a new thread.
-  std::atomic<int> state{0};
-  Buffer* next = nullptr;  // the registry, a list that only grows
-};
-
-std::atomic<Buffer*> g_buffers{nullptr};
-std::mutex g_poolLock;  // the free blocks: once per block, never per record
-Block* g_freeBlocks = nullptr;
-pthread_key_t g_exitKey;
-pthread_once_t g_keyOnce = PTHREAD_ONCE_INIT;
-
-__thread Buffer* t_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
-
-Block* newBlock(uint32_t atLeast) {
-  if (atLeast <= kBlockBytes) {
-    std::lock_guard<std::mutex> lock(g_poolLock);
-    if (Block* b = g_freeBlocks) {
-      g_freeBlocks = b->next.load(std::memory_order_relaxed);
-      b->committed.store(0, std::memory_order_relaxed);
-      b->next.store(nullptr, std::memory_order_relaxed);
-      return b;
-    }
-  }
-  uint32_t capacity = atLeast <= kBlockBytes ? kBlockBytes : atLeast;
-  void* memory = ::operator new(sizeof(Block) + capacity, std::align_val_t(alignof(Block)));
-  Block* b = new (memory) Block();
-  b->capacity = capacity;
-  return b;
-}
-
-void freeBlock(Block* b) {
-  if (b->capacity != kBlockBytes) {
-    b->~Block();
-    ::operator delete(b, std::align_val_t(alignof(Block)));
-    return;
-  }
-  std::lock_guard<std::mutex> lock(g_poolLock);
-  b->next.store(g_freeBlocks, std::memory_order_relaxed);
-  g_freeBlocks = b;
-}
-
-void threadExited(void* buffer) { static_cast<Buffer*>(buffer)->state.store(1, std::memory_order_release); }
-
-// The pool's lock is held across a fork: a child must not find it held by a
-// thread it does not have (the writer giving blocks back, another thread
-// taking one).
-void beforeFork() { g_poolLock.lock(); }
-void afterForkParent() { g_poolLock.unlock(); }
-
-void afterForkChild() {
-  g_poolLock.unlock();
-  // The child's only thread is the one that forked: every other buffer's
-  // thread is gone, and the parent's records are the parent's file's.
-  for (Buffer* b = g_buffers.load(std::memory_order_acquire); b; b = b->next) {
-    if (b->current) {
-      b->head = b->current;
-      b->consumed = b->current->committed.load(std::memory_order_relaxed);
-    }
-    if (b != t_buffer && b->state.load() == 0) b->state.store(1);
-  }
-}
-
-void makeKey() {
-  pthread_key_create(&g_exitKey, &threadExited);
-  pthread_atfork(&beforeFork, &afterForkParent, &afterForkChild);
-}
-
-Buffer* threadBuffer() {
-  if (Buffer* b = t_buffer) return b;
-  pthread_once(&g_keyOnce, &makeKey);
-  Buffer* b = nullptr;
-  for (Buffer* c = g_buffers.load(std::memory_order_acquire); c && !b; c = c->next) {
-    int drained = 2;
-    if (c->state.compare_exchange_strong(drained, 0)) b = c;
-  }
-  if (!b) {
-    b = new Buffer();
-    b->current = b->head = newBlock(kBlockBytes);
-    Buffer* top = g_buffers.load(std::memory_order_relaxed);
-    do b->next = top;
-    while (!g_buffers.compare_exchange_weak(top, b, std::memory_order_release, std::memory_order_relaxed));
-  }
-  pthread_setspecific(g_exitKey, b);
-  t_buffer = b;
-  return b;
-}
-
-constexpr uint32_t roundUp8(uint64_t n) { return static_cast<uint32_t>((n + 7) & ~uint64_t{7}); }
-
-// Before each record in a block: whether it stands.
-enum : uint32_t { kKept = 0, kPending = 1, kDropped = 2 };
-struct Prefix {
-  std::atomic<uint32_t> state{kKept};
-  uint32_t size = 0;  // the prefix, the header and its parts
-};
-static_assert(sizeof(Prefix) == 8);
-Prefix* prefixOf(Header* h) { return reinterpret_cast<Prefix*>(h) - 1; }
-
-}  // namespace
+using threadrecords::Channel;
 
 Header* begin(uint32_t stackCount, uint32_t bindingCount, uint32_t waitCount, uint32_t signalCount,
               uint32_t argumentBytes, uint32_t noteBytes) {
-  uint64_t size = sizeof(Prefix) + sizeof(Header) + 8ull * stackCount + sizeof(profile::OpRecord::Binding) * bindingCount +
+  uint64_t size = sizeof(Header) + 8ull * stackCount + sizeof(profile::OpRecord::Binding) * bindingCount +
                   sizeof(profile::OpRecord::SemaphoreValue) * (uint64_t{waitCount} + signalCount) + argumentBytes +
                   noteBytes;
   if (size > (uint64_t{1} << 30) || stackCount > 0xffff || noteBytes > 0xffff) return nullptr;
-  size = roundUp8(size);
-  Buffer* buffer;
-  try {
-    buffer = threadBuffer();
-    if (buffer->used + size > buffer->current->capacity) {
-      Block* b = newBlock(roundUp8(size));
-      buffer->current->next.store(b, std::memory_order_release);
-      buffer->current = b;
-      buffer->used = 0;
-    }
-  } GTAP_CATCH_INTERNAL {
-    stopAfterInternalError("a thread's device-work buffer");
-    return nullptr;
-  }
-  auto* prefix = new (buffer->current->data() + buffer->used) Prefix();
-  prefix->size = roundUp8(size);
-  auto* h = new (prefix + 1) Header();
-  h->size = prefix->size;
+  void* at = threadrecords::begin(Channel::deviceWork, size);
+  if (!at) return nullptr;
+  auto* h = new (at) Header();
+  h->size = static_cast<uint32_t>((size + 7) & ~uint64_t{7});
   h->stackCount = static_cast<uint16_t>(stackCount);
   h->bindingCount = bindingCount;
   h->waitCount = waitCount;
@@ -167,55 +28,19 @@ Header* begin(uint32_t stackCount, uint32_t bindingCount, uint32_t waitCount, ui
   return h;
 }
 
-void commit(Header* record) {
-  Buffer* buffer = t_buffer;
-  buffer->used += prefixOf(record)->size;
-  buffer->current->committed.store(buffer->used, std::memory_order_release);
-}
-
-void commitPending(Header* record) {
-  prefixOf(record)->state.store(kPending, std::memory_order_relaxed);
-  commit(record);
-}
-
-void settle(Header* record, bool keep) {
-  prefixOf(record)->state.store(keep ? kKept : kDropped, std::memory_order_release);
-}
+void commit(Header* record) { threadrecords::commit(Channel::deviceWork, record); }
+void commitPending(Header* record) { threadrecords::commitPending(Channel::deviceWork, record); }
+void settle(Header* record, bool keep) { threadrecords::settle(record, keep); }
 
 void drain(std::vector<const Header*>& out, std::vector<void*>& done) {
-  for (Buffer* b = g_buffers.load(std::memory_order_acquire); b; b = b->next) {
-    if (b->state.load(std::memory_order_acquire) == 2) continue;
-    bool exited = b->state.load(std::memory_order_acquire) == 1;
-    for (;;) {
-      // The next block first: once it is linked, the producer is done with this one.
-      Block* next = b->head->next.load(std::memory_order_acquire);
-      uint32_t committed = b->head->committed.load(std::memory_order_acquire);
-      bool waiting = false;
-      while (b->consumed < committed) {
-        auto* prefix = reinterpret_cast<Prefix*>(b->head->data() + b->consumed);
-        uint32_t state = prefix->state.load(std::memory_order_acquire);
-        if (state == kPending) {
-          waiting = true;  // its call is still running: the rest waits for the next flush
-          break;
-        }
-        b->consumed += prefix->size;
-        if (state != kDropped) out.push_back(reinterpret_cast<const Header*>(prefix + 1));
-      }
-      if (waiting || !next) break;
-      done.push_back(b->head);
-      b->head = next;
-      b->consumed = 0;
-    }
-    // Read to its end after its thread exited: free for the next new thread
-    // (which appends after what was read: the records stay where they are).
-    if (exited && !b->head->next.load() && b->consumed == b->head->committed.load()) b->state.store(2, std::memory_order_release);
-  }
+  // Writer thread only; kept across flushes so a flush allocates nothing.
+  static auto& records = *new std::vector<const void*>;
+  records.clear();
+  threadrecords::drain(Channel::deviceWork, records, done);
+  for (const void* r : records) out.push_back(static_cast<const Header*>(r));
 }
 
-void release(std::vector<void*>& done) {
-  for (void* b : done) freeBlock(static_cast<Block*>(b));
-  done.clear();
-}
+void release(std::vector<void*>& done) { threadrecords::release(done); }
 
 namespace {
 

@@ -1,9 +1,9 @@
-// Per-thread buffers of device-work records (HSA packets, IREE HAL
-// operations), so that recording one on the program's thread takes no lock
-// and allocates nothing: the thread writes a compact record (OpRecord's fixed
-// fields, its variable parts after them) into a block it owns and publishes it
-// with one release store. At each flush the writer thread encodes them from
-// where they lie into the file's device-ops chunk. A block comes from a pool once per kBlockBytes of records.
+// Device-work records (HSA packets, IREE HAL operations, Level Zero launches
+// with stacks) in the thread's buffer of the device-work channel
+// (thread_records.h), so that recording one on the program's thread takes no
+// lock and allocates nothing: a compact record (OpRecord's fixed fields, its
+// variable parts after them) that the writer thread encodes from where it
+// lies into the file's device-ops chunk at each flush.
 #pragma once
 
 #include <array>
@@ -19,7 +19,7 @@ namespace gtap::core::devicework {
 // header in the buffer, in this order: stack frames (uint64_t), bindings,
 // waits, signals (OpRecord::SemaphoreValue), argument bytes, note bytes.
 struct Header {
-  uint32_t size = 0;  // the header and its parts, a multiple of 8 (set by begin)
+  uint32_t size = 0;  // the header and its parts, rounded up to a multiple of 8 (set by begin)
   uint32_t argumentBytes = 0;
   uint32_t bindingCount = 0, waitCount = 0, signalCount = 0;
   uint16_t stackCount = 0, noteBytes = 0;

@@ -1,6 +1,7 @@
 #include "replay_stream.h"
 
 #include <capnp/message.h>
+#include <capnp/serialize.h>
 #include <signal.h>
 
 #define XXH_STATIC_LINKING_ONLY
@@ -21,6 +22,7 @@
 #include "log.h"
 #include "session.h"
 #include "signals.h"
+#include "thread_records.h"
 
 namespace gtap::core::replay {
 
@@ -58,7 +60,7 @@ struct Stream {
     bool wasNew = false;
   } recent[16];
   std::unordered_set<format::Hash128, format::Hash128Hasher> known;    // written or kept
-  uint32_t signalScopesSeen = 0;
+  std::atomic<uint32_t> signalScopesSeen{0};  // written under mu
   std::unordered_set<uint32_t> functionsDefined;  // writer thread only
 };
 
@@ -68,6 +70,25 @@ Stream& stream() {
 }
 
 std::atomic<uint64_t> g_seq{1};
+
+// A DirectRecord's room: the first segment of its message, zero between
+// records (the builder's destructor zeroes what it used).
+constexpr size_t kScratchWords = 64;
+thread_local capnp::word t_scratch[kScratchWords];
+thread_local bool t_scratchBusy = false;
+
+// A DirectRecord in the thread's buffer: this header, then the message's one
+// segment.
+struct DirectHeader {
+  uint64_t seq = 0;
+  uint64_t ticks = 0;
+  uint32_t thread = 0;
+  uint32_t function = kNoFunction;
+  uint32_t words = 0;
+  uint32_t reserved = 0;
+  const capnp::word* segment() const { return reinterpret_cast<const capnp::word*>(this + 1); }
+};
+static_assert(sizeof(DirectHeader) % 8 == 0);
 // Deliveries of GTAP_SCOPE_SIGNAL; odd counts mean the scope is open.
 std::atomic<uint32_t> g_signalToggles{0};
 
@@ -173,6 +194,11 @@ void produce(ChunkSink& sink, bool) {
   Stream& s = stream();
   std::vector<Record> records;
   std::vector<KeptBlob> blobs;
+  // Writer thread only; kept across flushes.
+  static auto& direct = *new std::vector<const void*>;
+  static auto& doneBlocks = *new std::vector<void*>;
+  direct.clear();
+  threadrecords::drain(threadrecords::Channel::replay, direct, doneBlocks);
   {
     std::lock_guard<std::mutex> lock(s.mu);
     records.swap(s.records);
@@ -183,8 +209,11 @@ void produce(ChunkSink& sink, bool) {
   // twice in a file is harmless: readers keep one definition per id.
   capnp::MallocMessageBuilder defsMessage;
   std::vector<uint32_t> newFunctions;
-  for (const Record& r : records)
-    if (r.function != kNoFunction && s.functionsDefined.insert(r.function).second) newFunctions.push_back(r.function);
+  auto define = [&](uint32_t function) {
+    if (function != kNoFunction && s.functionsDefined.insert(function).second) newFunctions.push_back(function);
+  };
+  for (const Record& r : records) define(r.function);
+  for (const void* d : direct) define(static_cast<const DirectHeader*>(d)->function);
   if (!newFunctions.empty()) {
     auto list = defsMessage.initRoot<schema::Definitions>().initFunctions(static_cast<unsigned>(newFunctions.size()));
     for (size_t i = 0; i < newFunctions.size(); ++i) {
@@ -207,13 +236,27 @@ void produce(ChunkSink& sink, bool) {
   // Bounded chunks: a chunk of a few thousand records compresses well and a
   // damaged one loses little.
   constexpr size_t kPerChunk = 4096;
-  for (size_t first = 0; first < records.size(); first += kPerChunk) {
-    size_t n = std::min(kPerChunk, records.size() - first);
+  const size_t total = records.size() + direct.size();
+  for (size_t first = 0; first < total; first += kPerChunk) {
+    size_t n = std::min(kPerChunk, total - first);
     capnp::MallocMessageBuilder message;
     auto list = message.initRoot<schema::Replay>().initRecords(static_cast<unsigned>(n));
     for (size_t i = 0; i < n; ++i) {
-      Record& r = records[first + i];
       auto b = list[static_cast<unsigned>(i)];
+      if (first + i >= records.size()) {
+        // Copied from where it lies: the operation's fields, then the rest.
+        const auto* d = static_cast<const DirectHeader*>(direct[first + i - records.size()]);
+        kj::ArrayPtr<const capnp::word> segments[1] = {kj::arrayPtr(d->segment(), d->words)};
+        capnp::SegmentArrayMessageReader reader(kj::arrayPtr(segments, 1));
+        list.setWithCaveats(static_cast<unsigned>(i), reader.getRoot<schema::ReplayRecord>());
+        b.setSeq(d->seq);
+        b.setThread(d->thread);
+        b.setFunction(d->function);
+        b.initPayload().setNone();
+        b.setHostNs(sink.toHostNs(d->ticks));
+        continue;
+      }
+      Record& r = records[first + i];
       if (r.message) {
         list.setWithCaveats(static_cast<unsigned>(i), r.message->getRoot<schema::ReplayRecord>().asReader());
       } else {
@@ -250,6 +293,7 @@ void produce(ChunkSink& sink, bool) {
     }
     sink.write(schema::ChunkKind::REPLAY, message);
   }
+  threadrecords::release(doneBlocks);
 }
 
 struct Registration {
@@ -278,11 +322,57 @@ void add(Record record) {
   Stream& s = stream();
   uint32_t toggles = g_signalToggles.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(s.mu);
-  while (s.signalScopesSeen != toggles) {
-    ++s.signalScopesSeen;
-    s.records.push_back(marker(s.signalScopesSeen & 1, "signal", record.thread));
+  for (uint32_t seen = s.signalScopesSeen.load(std::memory_order_relaxed); seen != toggles;) {
+    s.signalScopesSeen.store(++seen, std::memory_order_relaxed);
+    s.records.push_back(marker(seen & 1, "signal", record.thread));
   }
   s.records.push_back(std::move(record));
+}
+
+DirectRecord::DirectRecord() {
+  if (t_scratchBusy) return;  // fallback_ is built instead
+  t_scratchBusy = ownsScratch_ = true;
+  builder_.emplace(kj::arrayPtr(t_scratch, kScratchWords));
+}
+
+DirectRecord::~DirectRecord() {
+  builder_.reset();  // zeroes the scratch it used
+  if (ownsScratch_) t_scratchBusy = false;
+}
+
+schema::ReplayRecord::Builder DirectRecord::fields() {
+  return builder_ ? builder_->getRoot<schema::ReplayRecord>() : fallback_.fields();
+}
+
+void DirectRecord::add(uint64_t seq, uint32_t thread, uint32_t function, uint64_t ticks) {
+  Stream& s = stream();
+  if (builder_) {
+    auto segments = builder_->getSegmentsForOutput();
+    // A scope marker a signal asked for goes through add(), which writes it.
+    bool markerDue =
+        g_signalToggles.load(std::memory_order_relaxed) != s.signalScopesSeen.load(std::memory_order_relaxed);
+    if (segments.size() == 1 && !markerDue) {
+      size_t words = segments[0].size();
+      if (void* at = threadrecords::begin(threadrecords::Channel::replay, sizeof(DirectHeader) + words * 8)) {
+        auto* h = new (at) DirectHeader();
+        h->seq = seq;
+        h->ticks = ticks;
+        h->thread = thread;
+        h->function = function;
+        h->words = static_cast<uint32_t>(words);
+        std::memcpy(static_cast<void*>(h + 1), segments[0].begin(), words * 8);
+        threadrecords::commit(threadrecords::Channel::replay, at);
+        return;
+      }
+    }
+    fallback_.message = std::make_unique<capnp::MallocMessageBuilder>();
+    fallback_.message->setRoot(builder_->getRoot<schema::ReplayRecord>().asReader());
+  }
+  fallback_.seq = seq;
+  fallback_.thread = thread;
+  fallback_.function = function;
+  fallback_.ticks = ticks;
+  replay::add(std::move(fallback_));
 }
 
 void notReplayed(std::atomic<bool>& once, const char* reason) {

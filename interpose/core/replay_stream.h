@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,28 @@ struct Record {
     if (!message) message = std::make_unique<capnp::MallocMessageBuilder>(32);
     return message->getRoot<schema::ReplayRecord>();
   }
+};
+
+// A record with no payload (a launch, a barrier, an event on a regular list)
+// built in the calling thread's scratch space and queued in the thread's
+// buffer of replay records (thread_records.h): no lock and no heap
+// allocation. When the scratch is in use (a signal handler's call while
+// another record is being built on the thread) or the record outgrows it, the
+// record takes the locked path of add() instead. Set the operation with
+// fields(), then add().
+class DirectRecord {
+ public:
+  DirectRecord();
+  ~DirectRecord();
+  DirectRecord(const DirectRecord&) = delete;
+  DirectRecord& operator=(const DirectRecord&) = delete;
+  schema::ReplayRecord::Builder fields();
+  void add(uint64_t seq, uint32_t thread, uint32_t function, uint64_t ticks);
+
+ private:
+  bool ownsScratch_ = false;
+  std::optional<capnp::MallocMessageBuilder> builder_;
+  Record fallback_;
 };
 
 // Whether GTAP_MODE has "replay".

@@ -1,10 +1,11 @@
-// A map from runtime handles to gtap's state for them that the program's
-// threads read without a lock: every launch looks its list and kernel up, and
-// a lock there would be taken once per launch. Writers (object creation and
-// destruction, rare) hold the profiler's lock.
+// A map from runtime handles to gtap's state for them (a pointer, or a value
+// such as a replay id) that the program's threads read without a lock: every
+// launch looks its list and kernel up, and a lock there would be taken once
+// per launch. Writers (object creation and destruction, rare) hold the lock
+// of the map's owner (the profiler's, the replay recorder's).
 //
 // Open addressing over atomic slots. A removed handle keeps its key with a
-// null value, so a reader probing past it never stops early. A full table is
+// zero value, so a reader probing past it never stops early. A full table is
 // replaced by a larger one holding only the live entries; the old one is
 // kept (a reader may still be probing it), so memory grows with the number of
 // distinct handles ever seen, not with lookups.
@@ -18,26 +19,27 @@
 
 namespace gtap::ze {
 
-template <class V>
-class HandleIndex {
+// T: a pointer or an integer; T{} means "none".
+template <class T>
+class HandleMap {
  public:
-  HandleIndex() { table_.store(newTable(64), std::memory_order_release); }
-  HandleIndex(const HandleIndex&) = delete;
-  HandleIndex& operator=(const HandleIndex&) = delete;
+  HandleMap() { table_.store(newTable(64), std::memory_order_release); }
+  HandleMap(const HandleMap&) = delete;
+  HandleMap& operator=(const HandleMap&) = delete;
 
-  // Lock-free; null when the handle is unknown.
-  V* find(const void* key) const {
-    if (!key) return nullptr;
+  // Lock-free; T{} when the handle is unknown.
+  T find(const void* key) const {
+    if (!key) return T{};
     const Table* t = table_.load(std::memory_order_acquire);
     for (size_t i = hash(key) & t->mask;; i = (i + 1) & t->mask) {
       const void* k = t->slots[i].key.load(std::memory_order_acquire);
       if (k == key) return t->slots[i].value.load(std::memory_order_acquire);
-      if (!k) return nullptr;
+      if (!k) return T{};
     }
   }
 
   // Writers: the caller holds the lock that orders all writers.
-  void put(const void* key, V* value) {
+  void put(const void* key, T value) {
     Table* t = table_.load(std::memory_order_relaxed);
     if (Slot* s = slotOf(t, key)) {
       s->value.store(value, std::memory_order_release);
@@ -47,13 +49,13 @@ class HandleIndex {
     insert(t, key, value);
   }
   void erase(const void* key) {
-    if (Slot* s = slotOf(table_.load(std::memory_order_relaxed), key)) s->value.store(nullptr, std::memory_order_release);
+    if (Slot* s = slotOf(table_.load(std::memory_order_relaxed), key)) s->value.store(T{}, std::memory_order_release);
   }
 
  private:
   struct Slot {
     std::atomic<const void*> key{nullptr};
-    std::atomic<V*> value{nullptr};
+    std::atomic<T> value{T{}};
   };
   struct Table {
     size_t mask = 0;
@@ -82,7 +84,7 @@ class HandleIndex {
       if (!k) return nullptr;
     }
   }
-  static void insert(Table* t, const void* key, V* value) {
+  static void insert(Table* t, const void* key, T value) {
     for (size_t i = hash(key) & t->mask;; i = (i + 1) & t->mask) {
       if (t->slots[i].key.load(std::memory_order_relaxed)) continue;
       // The value first: a reader that sees the key sees its value.
@@ -94,12 +96,12 @@ class HandleIndex {
   }
   Table* grow(Table* old) {
     size_t live = 0;
-    for (size_t i = 0; i <= old->mask; ++i) live += old->slots[i].value.load(std::memory_order_relaxed) != nullptr;
+    for (size_t i = 0; i <= old->mask; ++i) live += old->slots[i].value.load(std::memory_order_relaxed) != T{};
     size_t capacity = 64;
     while (capacity < (live + 1) * 4) capacity *= 2;
     Table* t = newTable(capacity);
     for (size_t i = 0; i <= old->mask; ++i)
-      if (V* v = old->slots[i].value.load(std::memory_order_relaxed))
+      if (T v = old->slots[i].value.load(std::memory_order_relaxed); v != T{})
         insert(t, old->slots[i].key.load(std::memory_order_relaxed), v);
     table_.store(t, std::memory_order_release);
     return t;
@@ -108,5 +110,8 @@ class HandleIndex {
   std::atomic<Table*> table_{nullptr};
   std::vector<std::unique_ptr<Table>> tables_;  // every table made, the current one last
 };
+
+template <class V>
+using HandleIndex = HandleMap<V*>;
 
 }  // namespace gtap::ze

@@ -15,6 +15,7 @@
 #include "chunk_producer.h"
 #include "clock.h"
 #include "config.h"
+#include "handle_index.h"
 #include "internal_error.h"
 #include "log.h"
 #include "real.h"
@@ -196,12 +197,19 @@ void setOneObject(schema::ReplayRecord::Builder f, ReplayRecorder::Op op, uint64
 
 }  // namespace
 
+// Appends to a regular list are recorded without the lock: Level Zero leaves
+// a command list to one thread at a time, so its state is the appending
+// thread's, and ids and lists are looked up lock-free (HandleMap). Everything
+// else (creation and destruction, which write those maps; submissions,
+// immediate lists, copies and fills, which read host memory or the table of
+// allocations) holds `mu`.
 struct ReplayRecorder::Impl {
   std::mutex mu;
-  std::unordered_map<const void*, uint64_t> ids;
+  HandleMap<uint64_t> ids;
   uint64_t nextId = 1;
   std::map<uint64_t, Allocation> allocations;  // by address
-  std::unordered_map<const void*, ListState> lists;
+  HandleIndex<ListState> lists;
+  std::unordered_map<const void*, std::unique_ptr<ListState>> listStates;  // owns what `lists` points to
   std::unordered_map<const void*, QueueState> queues;
   std::unordered_map<const void*, Where> eventWhere, fenceWhere;
   std::vector<Pending> pending;
@@ -213,15 +221,16 @@ struct ReplayRecorder::Impl {
   std::map<std::tuple<uint64_t, uint64_t, int64_t, uint64_t>, format::Hash128> wholeFiles, digests;
   bool warnedFilePolicy = false;
 
-  uint64_t idOf(const void* h) const {
-    if (!h) return 0;
-    auto it = ids.find(h);
-    return it == ids.end() ? 0 : it->second;
-  }
+  uint64_t idOf(const void* h) const { return ids.find(h); }
   uint64_t make(const void* h) {
     uint64_t id = nextId++;
-    ids[h] = id;
+    ids.put(h, id);
     return id;
+  }
+  void newList(const void* h, ListState state) {
+    auto owned = std::make_unique<ListState>(std::move(state));
+    lists.put(h, owned.get());
+    listStates[h] = std::move(owned);
   }
 
   const std::pair<const uint64_t, Allocation>* allocationAt(const void* p) const {
@@ -448,9 +457,9 @@ struct ReplayRecorder::Impl {
   // An appended operation: a regular list keeps it for its executions; on an
   // immediate list it is submitted now, in the list's order.
   void appendedToList(const void* list, const ListOp& op, uint32_t thread) {
-    auto l = lists.find(list);
-    if (l == lists.end()) return;
-    ListState& s = l->second;
+    ListState* l = lists.find(list);
+    if (!l) return;
+    ListState& s = *l;
     if (!s.immediate) {
       s.ops.push_back(op);
       return;
@@ -464,6 +473,7 @@ struct ReplayRecorder::Impl {
   void forget(const void* handle) {
     ids.erase(handle);
     lists.erase(handle);
+    listStates.erase(handle);
     queues.erase(handle);
     eventWhere.erase(handle);
     fenceWhere.erase(handle);
@@ -599,7 +609,7 @@ void ReplayRecorder::listCreated(uint64_t seq, const core::CallScope& scope, ze_
     l.setOrdinal(desc->commandQueueGroupOrdinal);
     l.setFlags(desc->flags);
   }
-  impl_->lists[list] = ListState{};
+  impl_->newList(list, {});
   replay::add(std::move(r));
 }
 
@@ -622,7 +632,7 @@ void ReplayRecorder::immediateListCreated(uint64_t seq, const core::CallScope& s
   ListState l;
   l.immediate = true;
   l.synchronous = desc && desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
-  impl_->lists[list] = std::move(l);
+  impl_->newList(list, std::move(l));
   replay::add(std::move(r));
 }
 
@@ -673,7 +683,7 @@ void ReplayRecorder::simple(uint64_t seq, const core::CallScope& scope, Op op, c
   auto r = impl_->record(seq, scope);
   setOneObject(r.fields(), op, impl_->idOf(handle), values);
   if (op == Op::LIST_RESET) {
-    if (auto l = impl_->lists.find(handle); l != impl_->lists.end()) l->second.ops.clear();
+    if (ListState* l = impl_->lists.find(handle)) l->ops.clear();
   } else if (op == Op::EVENT_HOST_RESET) {
     impl_->eventWhere.erase(handle);
   }
@@ -725,16 +735,18 @@ ReplayRecorder::Append ReplayRecorder::appending(const core::CallScope& scope, z
                                                  bool launch) {
   Append a;
   uint32_t thread = threadOf(scope);
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto l = impl_->lists.find(list);
-  bool immediate = l != impl_->lists.end() && l->second.immediate;
-  if (immediate) {
-    impl_->mappingsRead = false;
-    impl_->recordHostChanges(thread);
+  ListState* l = impl_->lists.find(list);
+  if (!l || !l->immediate) {
+    // A regular list's append: only its seq, without the lock. Its launches
+    // are numbered at each execution.
+    a.seq = begin();
+    return a;
   }
-  // An immediate list's launch reaches the device now; a regular list's are
-  // numbered at each execution.
-  if (launch && immediate) {
+  // On an immediate list the append is a submission: host memory first.
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->mappingsRead = false;
+  impl_->recordHostChanges(thread);
+  if (launch) {
     a.dispatch = impl_->dispatches++;
     replay::dispatchesStarting(a.dispatch, 1, thread);
   }
@@ -745,20 +757,32 @@ ReplayRecorder::Append ReplayRecorder::appending(const core::CallScope& scope, z
 void ReplayRecorder::launched(const Append& a, const core::CallScope& scope, ze_command_list_handle_t list,
                               ze_kernel_handle_t kernel, const ze_group_count_t* groups, bool cooperative,
                               ze_event_handle_t signal, uint32_t numWaits, ze_event_handle_t* waits) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(a.seq, scope);
-  auto l = r.fields().initLaunchKernel();
-  l.setList(impl_->idOf(list));
-  l.setKernel(impl_->idOf(kernel));
-  impl_->setEvents(l, signal, numWaits, waits);
-  if (groups) setDim3(l.initGroups(), groups->groupCountX, groups->groupCountY, groups->groupCountZ);
-  l.setCooperative(static_cast<uint8_t>(cooperative ? 1 : 0));
-  l.setDispatch(a.dispatch);
-  replay::add(std::move(r));
+  auto setLaunch = [&](schema::ReplayRecord::Builder f) {
+    auto l = f.initLaunchKernel();
+    l.setList(impl_->idOf(list));
+    l.setKernel(impl_->idOf(kernel));
+    impl_->setEvents(l, signal, numWaits, waits);
+    if (groups) setDim3(l.initGroups(), groups->groupCountX, groups->groupCountY, groups->groupCountZ);
+    l.setCooperative(static_cast<uint8_t>(cooperative ? 1 : 0));
+    l.setDispatch(a.dispatch);
+  };
   ListOp op;
   op.seq = a.seq;
   op.signal = signal;
   op.launch = true;
+  if (ListState* l = impl_->lists.find(list); l && !l->immediate) {
+    // Kept for the list's executions; no lock, no allocation but the list's
+    // own growth.
+    replay::DirectRecord r;
+    setLaunch(r.fields());
+    r.add(a.seq, threadOf(scope), scope.function(), core::nowTicks());
+    l->ops.push_back(op);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(a.seq, scope);
+  setLaunch(r.fields());
+  replay::add(std::move(r));
   impl_->appendedToList(list, op, threadOf(scope));
   if (a.dispatch != ~uint64_t{0}) replay::dispatchesDone(a.dispatch, 1, threadOf(scope));
 }
@@ -825,8 +849,8 @@ void ReplayRecorder::copied(const Append& a, const core::CallScope& scope, ze_co
     op.readBack = contiguous;
   }
   op.hostSource = src && !impl_->allocationAt(src);
-  auto l = impl_->lists.find(list);
-  bool immediate = l != impl_->lists.end() && l->second.immediate;
+  ListState* l = impl_->lists.find(list);
+  bool immediate = l && l->immediate;
   if (immediate && op.hostSource) {
     // Read now: the device reads it from this append on.
     impl_->mappingsRead = false;
@@ -859,27 +883,36 @@ void ReplayRecorder::filled(const Append& a, const core::CallScope& scope, ze_co
 
 void ReplayRecorder::listOp(const Append& a, const core::CallScope& scope, Op op, ze_command_list_handle_t list,
                             ze_event_handle_t signal, uint32_t numEvents, ze_event_handle_t* events) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(a.seq, scope);
-  auto f = r.fields();
   if (!events) numEvents = 0;
-  if (op == Op::BARRIER) {
-    auto b = f.initBarrier();
-    b.setList(impl_->idOf(list));
-    impl_->setEvents(b, signal, numEvents, events);
-  } else if (op == Op::WAIT_ON_EVENTS) {
-    auto w = f.initWaitOnEvents();
-    w.setList(impl_->idOf(list));
-    impl_->setIds(w.initEvents(numEvents), numEvents, reinterpret_cast<const void* const*>(events));
-  } else {
-    auto e = op == Op::SIGNAL_EVENT ? f.initSignalEvent() : f.initEventReset();
-    e.setList(impl_->idOf(list));
-    e.setEvent(impl_->idOf(signal));
-  }
-  replay::add(std::move(r));
+  auto setOp = [&](schema::ReplayRecord::Builder f) {
+    if (op == Op::BARRIER) {
+      auto b = f.initBarrier();
+      b.setList(impl_->idOf(list));
+      impl_->setEvents(b, signal, numEvents, events);
+    } else if (op == Op::WAIT_ON_EVENTS) {
+      auto w = f.initWaitOnEvents();
+      w.setList(impl_->idOf(list));
+      impl_->setIds(w.initEvents(numEvents), numEvents, reinterpret_cast<const void* const*>(events));
+    } else {
+      auto e = op == Op::SIGNAL_EVENT ? f.initSignalEvent() : f.initEventReset();
+      e.setList(impl_->idOf(list));
+      e.setEvent(impl_->idOf(signal));
+    }
+  };
   // The event a signal or barrier sets tells, once the program sees it set,
   // that the work before it on this list finished.
   ze_event_handle_t sets = (op == Op::BARRIER || op == Op::SIGNAL_EVENT) ? signal : nullptr;
+  if (ListState* l = impl_->lists.find(list); l && !l->immediate) {
+    replay::DirectRecord r;
+    setOp(r.fields());
+    r.add(a.seq, threadOf(scope), scope.function(), core::nowTicks());
+    l->ops.push_back({a.seq, sets});
+    return;
+  }
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto r = impl_->record(a.seq, scope);
+  setOp(r.fields());
+  replay::add(std::move(r));
   impl_->appendedToList(list, {a.seq, sets}, threadOf(scope));
 }
 
@@ -890,15 +923,15 @@ uint64_t ReplayRecorder::executing(const core::CallScope& scope, ze_command_queu
   impl_->mappingsRead = false;
   impl_->recordHostChanges(thread);
   for (uint32_t i = 0; lists && i < count; ++i) {
-    auto l = impl_->lists.find(lists[i]);
-    if (l == impl_->lists.end()) continue;
-    for (const ListOp& op : l->second.ops)
+    ListState* l = impl_->lists.find(lists[i]);
+    if (!l) continue;
+    for (const ListOp& op : l->ops)
       if (op.hostSource) impl_->addHostData(thread, op.seq, op.src, op.srcOffset, op.srcExtent);
   }
   uint64_t launches = 0;
   for (uint32_t i = 0; lists && i < count; ++i)
-    if (auto l = impl_->lists.find(lists[i]); l != impl_->lists.end())
-      for (const ListOp& op : l->second.ops) launches += op.launch;
+    if (ListState* l = impl_->lists.find(lists[i]))
+      for (const ListOp& op : l->ops) launches += op.launch;
   uint64_t firstDispatch = impl_->dispatches;
   impl_->dispatches += launches;
   replay::dispatchesStarting(firstDispatch, launches, thread);
@@ -918,9 +951,9 @@ uint64_t ReplayRecorder::executing(const core::CallScope& scope, ze_command_queu
   // may wait for this work as soon as it is submitted.
   QueueState& q = impl_->queues[queue];
   for (uint32_t i = 0; lists && i < count; ++i) {
-    auto l = impl_->lists.find(lists[i]);
-    if (l == impl_->lists.end()) continue;
-    for (const ListOp& op : l->second.ops) {
+    ListState* l = impl_->lists.find(lists[i]);
+    if (!l) continue;
+    for (const ListOp& op : l->ops) {
       ++q.position;
       if (op.signal) impl_->eventWhere[op.signal] = {queue, q.position};
       if (op.readBack) impl_->pending.push_back({op.seq, op.dst, op.dstOffset, op.dstExtent, queue, q.position});

@@ -1,7 +1,9 @@
 // The interposer core in-process, without a runtime: several threads record
-// calls through CallScope while the writer drains, then the session is closed
-// and the file read back. Every call must be there once, in each thread's
-// order. And the table of work counted in parts by several threads at once
+// calls through CallScope, and replay records both through their thread's
+// buffer (DirectRecord) and the locked stream, while the writer drains; then
+// the session is closed and the file read back. Every call must be there
+// once, in each thread's order, and every replay record once with its
+// fields. And the table of work counted in parts by several threads at once
 // (the workgroups of IREE's CPU drivers): every work finishes once, with all
 // its parts. Built as is in every run, and under ThreadSanitizer on request.
 #include <gtest/gtest.h>
@@ -18,6 +20,8 @@
 #include "call_scope.h"
 #include "functions.h"
 #include "gtap/readers/capture.h"
+#include "gtap/readers/replay_stream.h"
+#include "replay_stream.h"
 #include "session.h"
 #include "work_in_flight.h"
 
@@ -36,10 +40,11 @@ TEST(CoreStress, EveryCallOnceInThreadOrder) {
   ASSERT_NE(pattern, nullptr) << "run with GTAP_OUTPUT set (CTest does)";
   std::string output = pattern;
   output.replace(output.find("%p"), 2, std::to_string(getpid()));
+  ASSERT_TRUE(gtap::core::replay::enabled()) << "run with GTAP_MODE holding replay (CTest does)";
   constexpr int kThreads = 4, kCalls = 60000;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([] {
+    threads.emplace_back([t] {
       for (int i = 0; i < kCalls; ++i) {
         uint16_t f = kBase + (i % 3 == 0 ? 1 : 0);
         gtap::core::CallScope scope(gtap::core::kGuardZe, f);
@@ -47,6 +52,30 @@ TEST(CoreStress, EveryCallOnceInThreadOrder) {
         gtap::core::CallScope nested(gtap::core::kGuardZe, kBase);
         nested.end(0);
         scope.end(i);
+        // Every other call makes a replay record: its list is the thread, its
+        // kernel the call. Most go through the thread's buffer; some are too
+        // large for its scratch (many waits) or take the locked path.
+        if (i % 2) continue;
+        uint64_t seq = gtap::core::replay::nextSeq();
+        auto set = [&](gtap::schema::ReplayRecord::Builder fields) {
+          auto l = fields.initLaunchKernel();
+          l.setList(static_cast<uint64_t>(t) + 1);
+          l.setKernel(static_cast<uint64_t>(i));
+          uint32_t waits = i % 1000 == 0 ? 200 : static_cast<uint32_t>(i % 5);
+          auto w = l.initWaits(waits);
+          for (uint32_t k = 0; k < waits; ++k) w.set(k, static_cast<uint64_t>(i) + k);
+        };
+        if (i % 7 == 0) {
+          gtap::core::replay::Record r;
+          r.seq = seq;
+          r.thread = static_cast<uint32_t>(t);
+          set(r.fields());
+          gtap::core::replay::add(std::move(r));
+        } else {
+          gtap::core::replay::DirectRecord r;
+          set(r.fields());
+          r.add(seq, static_cast<uint32_t>(t), f, gtap::core::nowTicks());
+        }
       }
     });
   }
@@ -68,6 +97,28 @@ TEST(CoreStress, EveryCallOnceInThreadOrder) {
       ASSERT_EQ(c.depth, 0u);
     }
   }
+
+  gtap::readers::ReplayStream stream = gtap::readers::loadReplayStream(capture);
+  std::map<std::pair<uint64_t, uint64_t>, int> seen;  // (list, kernel) -> records
+  uint64_t lastSeq = 0;
+  for (const auto& r : stream.records) {
+    ASSERT_GT(r.seq, lastSeq) << "records in seq order, each seq once";
+    lastSeq = r.seq;
+    ASSERT_EQ(r.op, gtap::readers::ReplayOp::LAUNCH_KERNEL) << gtap::readers::recordLabel(r);
+    auto l = r.fields.getLaunchKernel();
+    uint64_t t = l.getList() - 1, i = l.getKernel();
+    ASSERT_LT(t, static_cast<uint64_t>(kThreads));
+    ASSERT_EQ(r.thread, t);
+    ++seen[{t, i}];
+    uint32_t waits = i % 1000 == 0 ? 200 : static_cast<uint32_t>(i % 5);
+    ASSERT_EQ(l.getWaits().size(), waits) << gtap::readers::recordLabel(r);
+    for (uint32_t k = 0; k < waits; ++k) ASSERT_EQ(l.getWaits()[k], i + k);
+    if (i % 7) {
+      ASSERT_EQ(capture.functionName(r.function), i % 3 == 0 ? "stressSecond" : "stressFirst");
+    }
+  }
+  ASSERT_EQ(seen.size(), static_cast<size_t>(kThreads) * kCalls / 2);
+  for (const auto& [key, n] : seen) ASSERT_EQ(n, 1) << "thread " << key.first << " call " << key.second;
 }
 
 }  // namespace
