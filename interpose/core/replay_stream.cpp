@@ -1,7 +1,6 @@
 #include "replay_stream.h"
 
 #include <capnp/message.h>
-#include <capnp/serialize.h>
 #include <signal.h>
 
 #define XXH_STATIC_LINKING_ONLY
@@ -71,24 +70,51 @@ Stream& stream() {
 
 std::atomic<uint64_t> g_seq{1};
 
-// A DirectRecord's room: the first segment of its message, zero between
-// records (the builder's destructor zeroes what it used).
-constexpr size_t kScratchWords = 64;
-thread_local capnp::word t_scratch[kScratchWords];
-thread_local bool t_scratchBusy = false;
-
-// A DirectRecord in the thread's buffer: this header, then the message's one
-// segment.
-struct DirectHeader {
-  uint64_t seq = 0;
-  uint64_t ticks = 0;
-  uint32_t thread = 0;
-  uint32_t function = kNoFunction;
-  uint32_t words = 0;
-  uint32_t reserved = 0;
-  const capnp::word* segment() const { return reinterpret_cast<const capnp::word*>(this + 1); }
-};
-static_assert(sizeof(DirectHeader) % 8 == 0);
+// The command's schema struct (the one place a ListCommand becomes one).
+void setListCommand(schema::ReplayRecord::Builder f, const ListCommand& c) {
+  auto fill = [&](capnp::List<uint64_t>::Builder ids) {
+    for (uint32_t i = 0; i < c.eventCount; ++i) ids.set(i, c.events()[i]);
+  };
+  switch (c.kind) {
+    case ListCommand::Kind::launch: {
+      auto l = f.initLaunchKernel();
+      l.setList(c.list);
+      l.setKernel(c.kernel);
+      l.setSignal(c.event);
+      fill(l.initWaits(c.eventCount));
+      if (c.hasGroups) {
+        auto g = l.initGroups();
+        g.setX(c.groups[0]);
+        g.setY(c.groups[1]);
+        g.setZ(c.groups[2]);
+      }
+      l.setCooperative(static_cast<uint8_t>(c.cooperative ? 1 : 0));
+      l.setDispatch(c.dispatch);
+      return;
+    }
+    case ListCommand::Kind::barrier: {
+      auto b = f.initBarrier();
+      b.setList(c.list);
+      b.setSignal(c.event);
+      fill(b.initWaits(c.eventCount));
+      return;
+    }
+    case ListCommand::Kind::waitOnEvents: {
+      auto w = f.initWaitOnEvents();
+      w.setList(c.list);
+      fill(w.initEvents(c.eventCount));
+      return;
+    }
+    case ListCommand::Kind::signalEvent:
+    case ListCommand::Kind::eventReset: {
+      auto e = c.kind == ListCommand::Kind::signalEvent ? f.initSignalEvent() : f.initEventReset();
+      e.setList(c.list);
+      e.setEvent(c.event);
+      return;
+    }
+  }
+  f.initUnsupported().setReason("a list command of an unknown kind");
+}
 // Deliveries of GTAP_SCOPE_SIGNAL; odd counts mean the scope is open.
 std::atomic<uint32_t> g_signalToggles{0};
 
@@ -213,7 +239,7 @@ void produce(ChunkSink& sink, bool) {
     if (function != kNoFunction && s.functionsDefined.insert(function).second) newFunctions.push_back(function);
   };
   for (const Record& r : records) define(r.function);
-  for (const void* d : direct) define(static_cast<const DirectHeader*>(d)->function);
+  for (const void* d : direct) define(static_cast<const ListCommand*>(d)->function);
   if (!newFunctions.empty()) {
     auto list = defsMessage.initRoot<schema::Definitions>().initFunctions(static_cast<unsigned>(newFunctions.size()));
     for (size_t i = 0; i < newFunctions.size(); ++i) {
@@ -244,11 +270,8 @@ void produce(ChunkSink& sink, bool) {
     for (size_t i = 0; i < n; ++i) {
       auto b = list[static_cast<unsigned>(i)];
       if (first + i >= records.size()) {
-        // Copied from where it lies: the operation's fields, then the rest.
-        const auto* d = static_cast<const DirectHeader*>(direct[first + i - records.size()]);
-        kj::ArrayPtr<const capnp::word> segments[1] = {kj::arrayPtr(d->segment(), d->words)};
-        capnp::SegmentArrayMessageReader reader(kj::arrayPtr(segments, 1));
-        list.setWithCaveats(static_cast<unsigned>(i), reader.getRoot<schema::ReplayRecord>());
+        const auto* d = static_cast<const ListCommand*>(direct[first + i - records.size()]);
+        setListCommand(b, *d);
         b.setSeq(d->seq);
         b.setThread(d->thread);
         b.setFunction(d->function);
@@ -329,50 +352,27 @@ void add(Record record) {
   s.records.push_back(std::move(record));
 }
 
-DirectRecord::DirectRecord() {
-  if (t_scratchBusy) return;  // fallback_ is built instead
-  t_scratchBusy = ownsScratch_ = true;
-  builder_.emplace(kj::arrayPtr(t_scratch, kScratchWords));
+ListCommand* beginListCommand(uint32_t eventCount) {
+  // A scope marker a signal asked for is written by add().
+  if (g_signalToggles.load(std::memory_order_relaxed) != stream().signalScopesSeen.load(std::memory_order_relaxed))
+    return nullptr;
+  void* at = threadrecords::begin(threadrecords::Channel::replay, sizeof(ListCommand) + 8ull * eventCount);
+  if (!at) return nullptr;
+  auto* c = new (at) ListCommand();
+  c->eventCount = eventCount;
+  return c;
 }
 
-DirectRecord::~DirectRecord() {
-  builder_.reset();  // zeroes the scratch it used
-  if (ownsScratch_) t_scratchBusy = false;
-}
+void commitListCommand(ListCommand* command) { threadrecords::commit(threadrecords::Channel::replay, command); }
 
-schema::ReplayRecord::Builder DirectRecord::fields() {
-  return builder_ ? builder_->getRoot<schema::ReplayRecord>() : fallback_.fields();
-}
-
-void DirectRecord::add(uint64_t seq, uint32_t thread, uint32_t function, uint64_t ticks) {
-  Stream& s = stream();
-  if (builder_) {
-    auto segments = builder_->getSegmentsForOutput();
-    // A scope marker a signal asked for goes through add(), which writes it.
-    bool markerDue =
-        g_signalToggles.load(std::memory_order_relaxed) != s.signalScopesSeen.load(std::memory_order_relaxed);
-    if (segments.size() == 1 && !markerDue) {
-      size_t words = segments[0].size();
-      if (void* at = threadrecords::begin(threadrecords::Channel::replay, sizeof(DirectHeader) + words * 8)) {
-        auto* h = new (at) DirectHeader();
-        h->seq = seq;
-        h->ticks = ticks;
-        h->thread = thread;
-        h->function = function;
-        h->words = static_cast<uint32_t>(words);
-        std::memcpy(static_cast<void*>(h + 1), segments[0].begin(), words * 8);
-        threadrecords::commit(threadrecords::Channel::replay, at);
-        return;
-      }
-    }
-    fallback_.message = std::make_unique<capnp::MallocMessageBuilder>();
-    fallback_.message->setRoot(builder_->getRoot<schema::ReplayRecord>().asReader());
-  }
-  fallback_.seq = seq;
-  fallback_.thread = thread;
-  fallback_.function = function;
-  fallback_.ticks = ticks;
-  replay::add(std::move(fallback_));
+Record listCommandRecord(const ListCommand& command) {
+  Record r;
+  r.seq = command.seq;
+  r.thread = command.thread;
+  r.function = command.function;
+  r.ticks = command.ticks;
+  setListCommand(r.fields(), command);
+  return r;
 }
 
 void notReplayed(std::atomic<bool>& once, const char* reason) {

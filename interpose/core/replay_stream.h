@@ -10,7 +10,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,27 +55,37 @@ struct Record {
   }
 };
 
-// A record with no payload (a launch, a barrier, an event on a regular list)
-// built in the calling thread's scratch space and queued in the thread's
-// buffer of replay records (thread_records.h): no lock and no heap
-// allocation. When the scratch is in use (a signal handler's call while
-// another record is being built on the thread) or the record outgrows it, the
-// record takes the locked path of add() instead. Set the operation with
-// fields(), then add().
-class DirectRecord {
- public:
-  DirectRecord();
-  ~DirectRecord();
-  DirectRecord(const DirectRecord&) = delete;
-  DirectRecord& operator=(const DirectRecord&) = delete;
-  schema::ReplayRecord::Builder fields();
-  void add(uint64_t seq, uint32_t thread, uint32_t function, uint64_t ticks);
-
- private:
-  bool ownsScratch_ = false;
-  std::optional<capnp::MallocMessageBuilder> builder_;
-  Record fallback_;
+// A command appended to a command list (a launch, a barrier, an event
+// signalled, reset or waited for): plain values, written as its schema struct
+// by the writer. On a regular list it is kept in the thread's buffer of
+// replay records (thread_records.h): no lock, no allocation, no Cap'n Proto
+// on the program's thread. Event ids follow the struct.
+struct ListCommand {
+  enum class Kind : uint8_t { launch, barrier, waitOnEvents, signalEvent, eventReset };
+  Kind kind = Kind::launch;
+  bool cooperative = false;  // launch
+  bool hasGroups = false;    // launch
+  uint32_t thread = 0;
+  uint32_t function = kNoFunction;
+  uint32_t eventCount = 0;  // launch and barrier: the waits; waitOnEvents: the events
+  uint32_t groups[3] = {};
+  uint64_t seq = 0;
+  uint64_t ticks = 0;
+  uint64_t list = 0, kernel = 0;
+  uint64_t event = 0;  // launch and barrier: the signal; signalEvent, eventReset: the event
+  uint64_t dispatch = ~uint64_t{0};
+  uint64_t* events() { return reinterpret_cast<uint64_t*>(this + 1); }
+  const uint64_t* events() const { return reinterpret_cast<const uint64_t*>(this + 1); }
 };
+static_assert(sizeof(ListCommand) % 8 == 0);
+
+// Room for a command with `eventCount` event ids in the calling thread's
+// buffer; null when it must take the locked path (add(listCommandRecord(...)))
+// instead: no buffer, or a scope marker a signal asked for is due.
+ListCommand* beginListCommand(uint32_t eventCount);
+void commitListCommand(ListCommand* command);
+// The command as a Record, for the locked path.
+Record listCommandRecord(const ListCommand& command);
 
 // Whether GTAP_MODE has "replay".
 bool enabled();

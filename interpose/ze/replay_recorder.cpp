@@ -250,6 +250,38 @@ struct ReplayRecorder::Impl {
     return r;
   }
 
+  // A command appended to `list`: its kind, place, list, event and the ids
+  // of its c.eventCount `events` (the caller sets the rest).
+  void commandOf(replay::ListCommand& c, replay::ListCommand::Kind kind, uint64_t seq, const core::CallScope& scope,
+                 const void* list, const void* event, ze_event_handle_t* events) const {
+    c.kind = kind;
+    c.seq = seq;
+    c.thread = threadOf(scope);
+    c.function = scope.function();
+    c.ticks = core::nowTicks();
+    c.list = idOf(list);
+    c.event = idOf(event);
+    for (uint32_t i = 0; i < c.eventCount; ++i) c.events()[i] = idOf(events[i]);
+  }
+  // In the thread's buffer, when it can be (see beginListCommand).
+  template <typename Fill>
+  static bool recordDirect(uint32_t eventCount, Fill& fill) {
+    replay::ListCommand* c = replay::beginListCommand(eventCount);
+    if (!c) return false;
+    fill(*c);
+    replay::commitListCommand(c);
+    return true;
+  }
+  // As a Record for the locked path.
+  template <typename Fill>
+  static replay::Record commandRecord(uint32_t eventCount, Fill& fill) {
+    std::vector<uint64_t> room(sizeof(replay::ListCommand) / 8 + eventCount);
+    auto* c = new (room.data()) replay::ListCommand();
+    c->eventCount = eventCount;
+    fill(*c);
+    return replay::listCommandRecord(*c);
+  }
+
   template <typename Builder>
   void setIds(Builder&& list, uint32_t n, const void* const* handles) {
     for (uint32_t i = 0; i < n; ++i) list.set(i, idOf(handles[i]));
@@ -757,34 +789,34 @@ ReplayRecorder::Append ReplayRecorder::appending(const core::CallScope& scope, z
 void ReplayRecorder::launched(const Append& a, const core::CallScope& scope, ze_command_list_handle_t list,
                               ze_kernel_handle_t kernel, const ze_group_count_t* groups, bool cooperative,
                               ze_event_handle_t signal, uint32_t numWaits, ze_event_handle_t* waits) {
-  auto setLaunch = [&](schema::ReplayRecord::Builder f) {
-    auto l = f.initLaunchKernel();
-    l.setList(impl_->idOf(list));
-    l.setKernel(impl_->idOf(kernel));
-    impl_->setEvents(l, signal, numWaits, waits);
-    if (groups) setDim3(l.initGroups(), groups->groupCountX, groups->groupCountY, groups->groupCountZ);
-    l.setCooperative(static_cast<uint8_t>(cooperative ? 1 : 0));
-    l.setDispatch(a.dispatch);
+  if (!waits) numWaits = 0;
+  const uint32_t thread = threadOf(scope);
+  auto fill = [&](replay::ListCommand& c) {
+    impl_->commandOf(c, replay::ListCommand::Kind::launch, a.seq, scope, list, signal, waits);
+    c.kernel = impl_->idOf(kernel);
+    if (groups) {
+      c.hasGroups = true;
+      c.groups[0] = groups->groupCountX;
+      c.groups[1] = groups->groupCountY;
+      c.groups[2] = groups->groupCountZ;
+    }
+    c.cooperative = cooperative;
+    c.dispatch = a.dispatch;
   };
   ListOp op;
   op.seq = a.seq;
   op.signal = signal;
   op.launch = true;
-  if (ListState* l = impl_->lists.find(list); l && !l->immediate) {
+  if (ListState* l = impl_->lists.find(list); l && !l->immediate && Impl::recordDirect(numWaits, fill)) {
     // Kept for the list's executions; no lock, no allocation but the list's
     // own growth.
-    replay::DirectRecord r;
-    setLaunch(r.fields());
-    r.add(a.seq, threadOf(scope), scope.function(), core::nowTicks());
     l->ops.push_back(op);
     return;
   }
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(a.seq, scope);
-  setLaunch(r.fields());
-  replay::add(std::move(r));
-  impl_->appendedToList(list, op, threadOf(scope));
-  if (a.dispatch != ~uint64_t{0}) replay::dispatchesDone(a.dispatch, 1, threadOf(scope));
+  replay::add(Impl::commandRecord(numWaits, fill));
+  impl_->appendedToList(list, op, thread);
+  if (a.dispatch != ~uint64_t{0}) replay::dispatchesDone(a.dispatch, 1, thread);
 }
 
 namespace {
@@ -883,36 +915,24 @@ void ReplayRecorder::filled(const Append& a, const core::CallScope& scope, ze_co
 
 void ReplayRecorder::listOp(const Append& a, const core::CallScope& scope, Op op, ze_command_list_handle_t list,
                             ze_event_handle_t signal, uint32_t numEvents, ze_event_handle_t* events) {
-  if (!events) numEvents = 0;
-  auto setOp = [&](schema::ReplayRecord::Builder f) {
-    if (op == Op::BARRIER) {
-      auto b = f.initBarrier();
-      b.setList(impl_->idOf(list));
-      impl_->setEvents(b, signal, numEvents, events);
-    } else if (op == Op::WAIT_ON_EVENTS) {
-      auto w = f.initWaitOnEvents();
-      w.setList(impl_->idOf(list));
-      impl_->setIds(w.initEvents(numEvents), numEvents, reinterpret_cast<const void* const*>(events));
-    } else {
-      auto e = op == Op::SIGNAL_EVENT ? f.initSignalEvent() : f.initEventReset();
-      e.setList(impl_->idOf(list));
-      e.setEvent(impl_->idOf(signal));
-    }
+  using Kind = replay::ListCommand::Kind;
+  if (!events || op == Op::SIGNAL_EVENT || op == Op::EVENT_RESET) numEvents = 0;
+  Kind kind = op == Op::BARRIER          ? Kind::barrier
+              : op == Op::WAIT_ON_EVENTS ? Kind::waitOnEvents
+              : op == Op::SIGNAL_EVENT   ? Kind::signalEvent
+                                         : Kind::eventReset;
+  auto fill = [&](replay::ListCommand& c) {
+    impl_->commandOf(c, kind, a.seq, scope, list, kind == Kind::waitOnEvents ? nullptr : signal, events);
   };
   // The event a signal or barrier sets tells, once the program sees it set,
   // that the work before it on this list finished.
   ze_event_handle_t sets = (op == Op::BARRIER || op == Op::SIGNAL_EVENT) ? signal : nullptr;
-  if (ListState* l = impl_->lists.find(list); l && !l->immediate) {
-    replay::DirectRecord r;
-    setOp(r.fields());
-    r.add(a.seq, threadOf(scope), scope.function(), core::nowTicks());
+  if (ListState* l = impl_->lists.find(list); l && !l->immediate && Impl::recordDirect(numEvents, fill)) {
     l->ops.push_back({a.seq, sets});
     return;
   }
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto r = impl_->record(a.seq, scope);
-  setOp(r.fields());
-  replay::add(std::move(r));
+  replay::add(Impl::commandRecord(numEvents, fill));
   impl_->appendedToList(list, {a.seq, sets}, threadOf(scope));
 }
 

@@ -1,6 +1,6 @@
 // The interposer core in-process, without a runtime: several threads record
 // calls through CallScope, and replay records both through their thread's
-// buffer (DirectRecord) and the locked stream, while the writer drains; then
+// buffer (ListCommand) and the locked stream, while the writer drains; then
 // the session is closed and the file read back. Every call must be there
 // once, in each thread's order, and every replay record once with its
 // fields. And the table of work counted in parts by several threads at once
@@ -53,28 +53,31 @@ TEST(CoreStress, EveryCallOnceInThreadOrder) {
         nested.end(0);
         scope.end(i);
         // Every other call makes a replay record: its list is the thread, its
-        // kernel the call. Most go through the thread's buffer; some are too
-        // large for its scratch (many waits) or take the locked path.
+        // kernel the call. Most go through the thread's buffer; some take the
+        // locked path, and some carry many ids.
         if (i % 2) continue;
-        uint64_t seq = gtap::core::replay::nextSeq();
-        auto set = [&](gtap::schema::ReplayRecord::Builder fields) {
-          auto l = fields.initLaunchKernel();
-          l.setList(static_cast<uint64_t>(t) + 1);
-          l.setKernel(static_cast<uint64_t>(i));
-          uint32_t waits = i % 1000 == 0 ? 200 : static_cast<uint32_t>(i % 5);
-          auto w = l.initWaits(waits);
-          for (uint32_t k = 0; k < waits; ++k) w.set(k, static_cast<uint64_t>(i) + k);
+        uint32_t waits = i % 1000 == 0 ? 200 : static_cast<uint32_t>(i % 5);
+        auto fill = [&](gtap::core::replay::ListCommand& c) {
+          c.seq = gtap::core::replay::nextSeq();
+          c.thread = static_cast<uint32_t>(t);
+          c.function = f;
+          c.ticks = gtap::core::nowTicks();
+          c.list = static_cast<uint64_t>(t) + 1;
+          c.kernel = static_cast<uint64_t>(i);
+          c.hasGroups = true;
+          c.groups[0] = static_cast<uint32_t>(i);
+          for (uint32_t k = 0; k < waits; ++k) c.events()[k] = static_cast<uint64_t>(i) + k;
         };
-        if (i % 7 == 0) {
-          gtap::core::replay::Record r;
-          r.seq = seq;
-          r.thread = static_cast<uint32_t>(t);
-          set(r.fields());
-          gtap::core::replay::add(std::move(r));
+        gtap::core::replay::ListCommand* direct = i % 7 ? gtap::core::replay::beginListCommand(waits) : nullptr;
+        if (direct) {
+          fill(*direct);
+          gtap::core::replay::commitListCommand(direct);
         } else {
-          gtap::core::replay::DirectRecord r;
-          set(r.fields());
-          r.add(seq, static_cast<uint32_t>(t), f, gtap::core::nowTicks());
+          std::vector<uint64_t> room(sizeof(gtap::core::replay::ListCommand) / 8 + waits);
+          auto* c = new (room.data()) gtap::core::replay::ListCommand();
+          c->eventCount = waits;
+          fill(*c);
+          gtap::core::replay::add(gtap::core::replay::listCommandRecord(*c));
         }
       }
     });
@@ -112,10 +115,10 @@ TEST(CoreStress, EveryCallOnceInThreadOrder) {
     ++seen[{t, i}];
     uint32_t waits = i % 1000 == 0 ? 200 : static_cast<uint32_t>(i % 5);
     ASSERT_EQ(l.getWaits().size(), waits) << gtap::readers::recordLabel(r);
+    ASSERT_TRUE(l.hasGroups());
+    ASSERT_EQ(l.getGroups().getX(), i);
     for (uint32_t k = 0; k < waits; ++k) ASSERT_EQ(l.getWaits()[k], i + k);
-    if (i % 7) {
-      ASSERT_EQ(capture.functionName(r.function), i % 3 == 0 ? "stressSecond" : "stressFirst");
-    }
+    ASSERT_EQ(capture.functionName(r.function), i % 3 == 0 ? "stressSecond" : "stressFirst");
   }
   ASSERT_EQ(seen.size(), static_cast<size_t>(kThreads) * kCalls / 2);
   for (const auto& [key, n] : seen) ASSERT_EQ(n, 1) << "thread " << key.first << " call " << key.second;
