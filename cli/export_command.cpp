@@ -25,8 +25,7 @@ struct ExportOptions {
 
 // A timeline export into `out`. Throws what the exporters throw; a failed
 // write shows in the stream's state.
-void writeTimeline(const ExportOptions& o, const std::vector<readers::LoadedCapture>& loaded, std::ostream& out) {
-  auto timeline = readers::buildTimeline(loaded);
+void writeTimeline(const ExportOptions& o, const readers::Timeline& timeline, std::ostream& out) {
   if (o.format == "chrome") readers::writeChromeTrace(timeline, out);
   else readers::writePerfettoTrace(timeline, out);
 }
@@ -48,8 +47,8 @@ bool onStdout(Write&& write) {
   return true;
 }
 
-bool writeToStdout(const ExportOptions& o, const std::vector<readers::LoadedCapture>& loaded) {
-  return onStdout([&](std::ostream& out) { writeTimeline(o, loaded, out); });
+bool writeToStdout(const ExportOptions& o, const readers::Timeline& timeline) {
+  return onStdout([&](std::ostream& out) { writeTimeline(o, timeline, out); });
 }
 
 // JSON Lines (the only record export a pipe takes).
@@ -100,10 +99,11 @@ int exportTimeline(const ExportOptions& o) {
   if (opened.captures.empty()) return kExitError;
   reportNotes(opened, "export");
   int status;
+  // Each capture's device operations are read a batch at a time.
+  std::vector<const readers::Capture*> captures;
+  for (const auto& c : opened.captures) captures.push_back(c.get());
   if (o.format == "jsonl" || o.format == "sqlite") {
-    // A record a line or a row: each capture's device operations a batch at a time.
-    std::vector<const readers::Capture*> captures;
-    for (const auto& c : opened.captures) captures.push_back(c.get());
+    // A record a line or a row.
     std::vector<std::string> notes;
     status = toStdout ? (writeRecordsToStdout(captures, notes) ? kExitSuccess : kExitError)
                       : writeExport(o, out, [&](readers::OutputFile& file) {
@@ -112,9 +112,12 @@ int exportTimeline(const ExportOptions& o) {
                         });
     for (const auto& n : notes) std::cerr << "gtap export: " << n << "\n";
   } else {
-    auto loaded = loadDeviceWork(opened, "export");
-    status = toStdout ? (writeToStdout(o, loaded) ? kExitSuccess : kExitError)
-                      : writeExport(o, out, [&](readers::OutputFile& f) { writeTimeline(o, loaded, f.stream()); });
+    // A timeline holds every slice (the exporters write them in time order).
+    std::vector<std::string> notes;
+    auto timeline = readers::buildTimeline(captures, notes);
+    for (const auto& n : notes) std::cerr << "gtap export: " << n << "\n";
+    status = toStdout ? (writeToStdout(o, timeline) ? kExitSuccess : kExitError)
+                      : writeExport(o, out, [&](readers::OutputFile& f) { writeTimeline(o, timeline, f.stream()); });
   }
   return status == kExitSuccess && opened.failures ? kExitError : status;
 }

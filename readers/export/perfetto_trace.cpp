@@ -2,6 +2,7 @@
 // `packet` fields, one TracePacket at a time. Track descriptors come first
 // (the root, then each process, then each host thread and device queue under
 // its process), then slice begin and end events in time order.
+#include <algorithm>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -137,7 +138,12 @@ class PerfettoTraceWriter {
     SliceEdges edges(timeline_, index_);
     SliceEdge edge;
     while (edges.next(edge)) {
-      protos::TrackEvent* event = startPacket(true, edge.ns).mutable_track_event();
+      // The packet borrows one event for each edge (a packet's Clear frees
+      // the event it owns; this one keeps its allocations from edge to edge).
+      startPacket(true, edge.ns);
+      protos::TrackEvent* event = &event_;
+      event->Clear();
+      packet_.unsafe_arena_set_allocated_track_event(event);
       event->set_track_uuid(trackUuid(edge.track));
       if (edge.begin) {
         describeBegin(*event, timeline_.slices[edge.slice]);
@@ -150,17 +156,27 @@ class PerfettoTraceWriter {
         }
       }
       finishPacket();
+      packet_.unsafe_arena_release_track_event();
     }
+  }
+
+  // Text as Perfetto requires it (UTF-8): ASCII, most of it, as it is;
+  // anything else checked and repaired.
+  template <class Set>
+  static void setText(std::string_view text, Set&& set) {
+    bool ascii = std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    if (ascii) set(text.data(), text.size());
+    else set(validUtf8(text));
   }
 
   static void describeBegin(protos::TrackEvent& event, const TimelineSlice& slice) {
     event.set_type(protos::TrackEvent::TYPE_SLICE_BEGIN);
-    event.set_name(validUtf8(slice.name));
-    if (!slice.category.empty()) event.add_categories(validUtf8(slice.category));
+    setText(slice.name, [&](auto&&... v) { event.set_name(v...); });
+    if (!slice.category.empty()) setText(slice.category, [&](auto&&... v) { event.add_categories(v...); });
     for (const auto& [name, value] : slice.args) {
       protos::DebugAnnotation* annotation = event.add_debug_annotations();
-      annotation->set_name(validUtf8(name));
-      annotation->set_string_value(validUtf8(value));
+      setText(name, [&](auto&&... v) { annotation->set_name(v...); });
+      setText(value, [&](auto&&... v) { annotation->set_string_value(v...); });
     }
     // Perfetto wants an id in one of the two lists of an event, not both.
     if (slice.flowOut && slice.flowOut != slice.flowIn) event.add_flow_ids(slice.flowOut);
@@ -171,6 +187,7 @@ class PerfettoTraceWriter {
   const TimelineIndex index_;
   OutputBuffer out_;
   protos::TracePacket packet_;  // reused: Clear() keeps its allocations
+  protos::TrackEvent event_;    // lent to packet_ for each slice edge
   std::string serialized_;
   bool firstPacket_ = true;
 };

@@ -26,7 +26,10 @@ SliceEdges::SliceEdges(const Timeline& timeline, const TimelineIndex& index)
     return a < b;
   };
   for (uint32_t t = 0; t < cursors_.size(); ++t) {
-    std::sort(order_.begin() + cursors_[t].next, order_.begin() + cursors_[t].end, nesting);
+    // A track's slices usually come in this order already (one thread's
+    // calls, one queue's work): checked before sorting.
+    auto first = order_.begin() + cursors_[t].next, last = order_.begin() + cursors_[t].end;
+    if (!std::is_sorted(first, last, nesting)) std::sort(first, last, nesting);
     if (hasMore(t)) ready_.emplace(peek(t).ns, t);
   }
 }

@@ -70,19 +70,40 @@ std::string_view opKindText(schema::DeviceOpKind k) {
 
 std::string opKindName(schema::DeviceOpKind k) { return std::string(opKindText(k)); }
 
-bool Device::toHostNs(uint64_t ticks, uint8_t bits, int64_t nearHostNs, int64_t& out) const {
-  if (samples.empty() || frequencyHz == 0 || bits == 0) return false;
+const Device::Sample* Device::sampleNear(int64_t nearHostNs, uint8_t bits) const {
+  if (samples.empty() || frequencyHz == 0 || bits == 0) return nullptr;
   auto it = std::lower_bound(samples.begin(), samples.end(), nearHostNs,
                              [](const Sample& s, int64_t t) { return s.hostNs < t; });
   if (it == samples.end() || (it != samples.begin() && nearHostNs - (it - 1)->hostNs < it->hostNs - nearHostNs)) --it;
+  return &*it;
+}
+
+int64_t Device::hostNsFrom(const Sample& sample, uint64_t ticks, uint8_t bits) const {
   // Both readings reduced to the timestamp's width; the difference taken
   // modulo 2^bits and read as signed covers a wrap in either direction.
   uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  uint64_t diff = (ticks - it->ticks) & mask;
+  uint64_t diff = (ticks - sample.ticks) & mask;
   int64_t delta = bits >= 64 ? static_cast<int64_t>(diff)
                              : (diff & (uint64_t{1} << (bits - 1)) ? static_cast<int64_t>(diff) - (int64_t{1} << bits)
                                                                      : static_cast<int64_t>(diff));
-  out = it->hostNs + static_cast<int64_t>(static_cast<long double>(delta) * 1e9L / frequencyHz);
+  // delta * 1e9 / frequency, exact and truncated toward zero, without
+  // overflow: whole seconds of ticks, then the rest.
+  constexpr uint64_t kNsPerSecond = 1000000000;
+  uint64_t magnitude = delta < 0 ? 0 - static_cast<uint64_t>(delta) : static_cast<uint64_t>(delta);
+  uint64_t ns;
+  if (frequencyHz == kNsPerSecond) {
+    ns = magnitude;
+  } else {
+    uint64_t seconds = magnitude / frequencyHz, rest = magnitude % frequencyHz;
+    ns = seconds * kNsPerSecond + static_cast<uint64_t>(static_cast<unsigned __int128>(rest) * kNsPerSecond / frequencyHz);
+  }
+  return sample.hostNs + (delta < 0 ? -static_cast<int64_t>(ns) : static_cast<int64_t>(ns));
+}
+
+bool Device::toHostNs(uint64_t ticks, uint8_t bits, int64_t nearHostNs, int64_t& out) const {
+  const Sample* s = sampleNear(nearHostNs, bits);
+  if (!s) return false;
+  out = hostNsFrom(*s, ticks, bits);
   return true;
 }
 
@@ -361,12 +382,20 @@ class OpReader {
         x.name = opKindText(x.kind);
       }
       if (x.timed) {
-        auto dev = w.devices.find(x.device);
-        if (dev == w.devices.end() || !dev->second.toHostNs(r.start, dev->second.kernelBits, x.submitNs, x.startNs) ||
-            !dev->second.toHostNs(r.end, dev->second.kernelBits, x.submitNs, x.endNs)) {
+        if (!lastDevice_ || x.device != lastDeviceId_) {
+          auto dev = w.devices.find(x.device);
+          lastDevice_ = dev == w.devices.end() ? nullptr : &dev->second;
+          lastDeviceId_ = x.device;
+        }
+        const Device::Sample* sample = lastDevice_ ? lastDevice_->sampleNear(x.submitNs, lastDevice_->kernelBits) : nullptr;
+        if (!sample) {
           x.timed = false;
           x.note = "no clock sample for its device";
-        } else if (x.endNs < x.startNs) {
+          continue;
+        }
+        x.startNs = lastDevice_->hostNsFrom(*sample, r.start, lastDevice_->kernelBits);
+        x.endNs = lastDevice_->hostNsFrom(*sample, r.end, lastDevice_->kernelBits);
+        if (x.endNs < x.startNs) {
           x.timed = false;
           x.note = "device end before start";
         }
@@ -388,6 +417,10 @@ class OpReader {
   uint64_t lastKernel_ = 0;
   std::pair<std::string_view, std::string_view> lastNames_;
   bool haveLast_ = false;
+  // The device of the last timed operation (its samples are complete once
+  // finish runs).
+  const Device* lastDevice_ = nullptr;
+  uint32_t lastDeviceId_ = 0;
 };
 
 bool isOther(schema::ChunkKind kind) {

@@ -90,7 +90,9 @@ class KernelTable {
         break;
     }
     Acc* accp = nullptr;
-    if (cacheable)
+    // Launches of one kernel come in runs: the last group first.
+    if (cacheable && lastAcc_ && fk == lastKey_) accp = lastAcc_;
+    else if (cacheable)
       if (auto f = fast_.find(fk); f != fast_.end()) accp = f->second;
     if (!accp) {
       std::string key;
@@ -114,6 +116,10 @@ class KernelTable {
       acc.row.process = process_;
       accp = &acc;
       if (cacheable) fast_.emplace(fk, accp);
+    }
+    if (cacheable) {
+      lastKey_ = fk;
+      lastAcc_ = accp;
     }
     Acc& acc = *accp;
     // The views point into the work's store, which outlives the table's use.
@@ -144,7 +150,9 @@ class KernelTable {
     all_ += later.all_;
     later.groups_.clear();
     later.fast_.clear();
+    later.lastAcc_ = nullptr;
     fast_.clear();  // its entries name this table's groups by capture; later captures add new ones
+    lastAcc_ = nullptr;
   }
 
   std::vector<KernelRow> rows() {
@@ -186,6 +194,8 @@ class KernelTable {
   std::unordered_map<uint64_t, std::string> queueNames_;
   std::map<std::tuple<std::string, std::string, std::string>, Acc> groups_;
   std::unordered_map<FastKey, Acc*, FastKeyHash> fast_;
+  FastKey lastKey_;
+  Acc* lastAcc_ = nullptr;  // the group of lastKey_, while fast_ holds it
   int64_t all_ = 0;
 };
 

@@ -5,11 +5,10 @@
 namespace gtap::readers {
 
 namespace {
-// Nearest-rank percentile of sorted values.
-int64_t percentile(const std::vector<int64_t>& sorted, double p) {
-  size_t rank = static_cast<size_t>(p / 100.0 * static_cast<double>(sorted.size()) + 0.999999);
-  rank = std::clamp<size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
+// The nearest rank (from 1) of percentile p among n values.
+size_t rankOf(double p, size_t n) {
+  size_t rank = static_cast<size_t>(p / 100.0 * static_cast<double>(n) + 0.999999);
+  return std::clamp<size_t>(rank, 1, n);
 }
 }  // namespace
 
@@ -17,13 +16,21 @@ Distribution distributionOf(std::vector<int64_t>& values) {
   Distribution d;
   d.count = values.size();
   if (values.empty()) return d;
-  std::sort(values.begin(), values.end());
-  for (int64_t v : values) d.total += v;
-  d.min = values.front();
-  d.max = values.back();
+  d.min = d.max = values.front();
+  for (int64_t v : values) {
+    d.total += v;
+    d.min = std::min(d.min, v);
+    d.max = std::max(d.max, v);
+  }
   d.mean = static_cast<double>(d.total) / static_cast<double>(d.count);
-  d.p50 = percentile(values, 50);
-  d.p99 = percentile(values, 99);
+  // Selection, not a sort: the 99th percentile's place, then the median's
+  // among the values not above it.
+  auto at99 = values.begin() + static_cast<std::ptrdiff_t>(rankOf(99, values.size()) - 1);
+  std::nth_element(values.begin(), at99, values.end());
+  d.p99 = *at99;
+  auto at50 = values.begin() + static_cast<std::ptrdiff_t>(rankOf(50, values.size()) - 1);
+  std::nth_element(values.begin(), at50, at99);
+  d.p50 = at50 == at99 ? d.p99 : *at50;
   return d;
 }
 

@@ -1,5 +1,6 @@
 #include "gtap/readers/timeline_builder.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <span>
@@ -9,12 +10,268 @@
 namespace gtap::readers {
 
 namespace {
+
 std::string triple(const std::array<uint32_t, 3>& v) {
   return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
 }
-}  // namespace
 
-Timeline buildTimeline(const std::vector<LoadedCapture>& captures) {
+// (thread, call index) to the id of the flow starting at that call: open
+// addressing in one array, no allocation per entry (a timeline of a million
+// launches looks a call up twice per launch).
+class CallFlows {
+ public:
+  bool empty() const { return used_ == 0; }
+  // 0 when the call starts no flow.
+  uint64_t find(uint32_t thread, uint64_t index) const {
+    if (slots_.empty()) return 0;
+    for (size_t i = hash(thread, index) & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.flow == 0) return 0;
+      if (s.thread == thread && s.index == index) return s.flow;
+    }
+  }
+  // The call's flow; a new one numbered `next` (and `next` advanced) when it
+  // has none yet.
+  uint64_t add(uint32_t thread, uint64_t index, uint64_t& next) {
+    if ((used_ + 1) * 2 > slots_.size()) grow();
+    for (size_t i = hash(thread, index) & mask_;; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.flow == 0) {
+        s = {index, thread, next++};
+        ++used_;
+        return s.flow;
+      }
+      if (s.thread == thread && s.index == index) return s.flow;
+    }
+  }
+
+ private:
+  struct Slot {
+    uint64_t index = 0;
+    uint32_t thread = 0;
+    uint64_t flow = 0;  // 0: empty
+  };
+  static size_t hash(uint32_t thread, uint64_t index) {
+    uint64_t x = index * 0x9e3779b97f4a7c15ull ^ (uint64_t{thread} << 32 | thread);
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 32;
+    return static_cast<size_t>(x);
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (s.flow == 0) continue;
+      size_t i = hash(s.thread, s.index) & mask_;
+      while (slots_[i].flow != 0) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  size_t used_ = 0;
+};
+
+// One capture's part of the timeline: its thread tracks first, then its
+// device operations as they come (a batch at a time: queue tracks, slices and
+// flow ends), then its API calls (slices and flow starts). The calls' slices
+// are then moved before the operations', as tracks are ordered.
+class CaptureTimeline {
+ public:
+  CaptureTimeline(Timeline& t, const Capture& c, uint32_t pid, std::string processName, uint64_t& nextTrack,
+                  uint64_t& nextFlow)
+      : t_(t), c_(c), pid_(pid), processName_(std::move(processName)), nextTrack_(nextTrack), nextFlow_(nextFlow),
+        opsFrom_(t.slices.size()) {
+    for (const auto& [id, th] : c.threads()) {
+      TimelineTrack track;
+      track.id = nextTrack_++;
+      track.kind = TimelineTrack::Kind::hostThread;
+      track.pid = pid_;
+      track.processName = processName_;
+      track.tid = th.osTid;
+      track.name = th.name.empty() ? "thread " + std::to_string(th.osTid) : th.name;
+      track.sortIndex = static_cast<int32_t>(id);
+      threadTracks_[id] = track.id;
+      t_.tracks.push_back(track);
+    }
+  }
+
+  // Operations in file order. `ops` is every operation when the capture's
+  // IREE HAL work was joined (the joins index it), else a batch.
+  void addOps(std::span<const DeviceOp> ops, const DeviceWork& work) {
+    for (const DeviceOp& op : ops) {
+      if (!op.timed) continue;
+      if (lastQueueTrack_ && op.queue == lastQueue_) {
+        addSlice(op, lastQueueTrack_, ops);
+        continue;
+      }
+      auto [it, fresh] = queueTracks_.try_emplace(op.queue, 0);
+      if (fresh) {
+        TimelineTrack track;
+        track.id = nextTrack_++;
+        track.kind = TimelineTrack::Kind::deviceQueue;
+        track.pid = pid_;
+        track.processName = processName_;
+        track.name = work.queueName(op.queue);
+        track.sortIndex = 1000 + static_cast<int32_t>(queueTracks_.size());
+        it->second = track.id;
+        t_.tracks.push_back(track);
+      }
+      lastQueue_ = op.queue;
+      lastQueueTrack_ = it->second;
+      addSlice(op, it->second, ops);
+    }
+  }
+
+  void addSlice(const DeviceOp& op, uint64_t track, std::span<const DeviceOp> ops) {
+    auto at = [&](size_t i) -> const DeviceOp* { return i < ops.size() ? &ops[i] : nullptr; };
+    const DeviceOp* dispatch = op.halDispatch != DeviceOp::kNone ? at(op.halDispatch) : nullptr;
+    TimelineSlice& s = t_.slices.emplace_back();
+    s.track = track;
+    s.startNs = op.startNs;
+    s.endNs = op.endNs;
+    if (op.name.data() != lastName_.data() || op.name.size() != lastName_.size()) {
+      lastName_ = op.name;
+      lastNameStored_ = t_.text(op.name);
+    }
+    s.name = lastNameStored_;
+    s.category = opKindText(op.kind);
+    s.args = argsOf(op, dispatch);
+    // Flows: an append call (thread, begin index) to the operations it
+    // made; for a device dispatch an IREE HAL dispatch became, the
+    // program's queue_execute that submitted it. Numbered in the order of
+    // the operations; a flow has one end (a regular list executed again
+    // gets no second arrow).
+    const DeviceOp* from = op.halSubmission != DeviceOp::kNone ? at(op.halSubmission) : &op;
+    if (!from || from->appendIndex == ~uint64_t{0}) return;
+    uint64_t before = nextFlow_;
+    uint64_t flow = flows_.add(from->thread, from->appendIndex, nextFlow_);
+    if (nextFlow_ != before) s.flowIn = flow;
+  }
+
+  // The API calls, then the operations' slices moved after them (in place).
+  void finish() {
+    const size_t callsFrom = t_.slices.size();
+    std::unordered_map<uint32_t, std::string_view> functionNames;
+    std::unordered_map<int64_t, std::span<const TimelineArg>> resultArgs;
+    std::string_view api = t_.text("api");
+    c_.forEachCallBatch([&](std::span<const ApiCall> calls) {
+      for (const ApiCall& call : calls) {
+        if (!call.finished) continue;
+        auto track = threadTracks_.find(call.thread);
+        if (track == threadTracks_.end()) continue;
+        TimelineSlice& s = t_.slices.emplace_back();
+        s.track = track->second;
+        s.startNs = call.beginNs;
+        s.endNs = call.endNs;
+        auto [name, newName] = functionNames.try_emplace(call.function);
+        if (newName) name->second = t_.text(c_.functionName(call.function));
+        s.name = name->second;
+        s.category = api;
+        auto [args, newResult] = resultArgs.try_emplace(call.result);
+        if (newResult) args->second = t_.args({{"result", std::to_string(call.result)}});
+        s.args = args->second;
+        if (!flows_.empty()) s.flowOut = flows_.find(call.thread, call.beginIndex);
+      }
+    });
+    auto first = t_.slices.begin();
+    std::rotate(first + static_cast<std::ptrdiff_t>(opsFrom_), first + static_cast<std::ptrdiff_t>(callsFrom),
+                t_.slices.end());
+  }
+
+ private:
+  // What an operation's arguments are made of; the text is made again only
+  // when these differ from the last operation's.
+  struct ArgsKey {
+    schema::DeviceOpKind kind;
+    std::array<uint32_t, 3> groupCount, groupSize;
+    uint64_t bytes;
+    schema::CopyDirection direction;
+    bool hal;
+    std::string_view halName;
+    uint64_t halList;
+    bool operator==(const ArgsKey& o) const {
+      return kind == o.kind && groupCount == o.groupCount && groupSize == o.groupSize && bytes == o.bytes &&
+             direction == o.direction && hal == o.hal && halName.data() == o.halName.data() &&
+             halName.size() == o.halName.size() && halList == o.halList;
+    }
+  };
+
+  std::span<const TimelineArg> argsOf(const DeviceOp& op, const DeviceOp* dispatch) {
+    bool kernel = op.kind == schema::DeviceOpKind::KERNEL;
+    ArgsKey key{op.kind,
+                kernel ? op.groupCount : std::array<uint32_t, 3>{},
+                kernel ? op.groupSize : std::array<uint32_t, 3>{},
+                op.bytes,
+                op.kind == schema::DeviceOpKind::COPY ? op.direction : schema::CopyDirection::UNKNOWN,
+                dispatch != nullptr,
+                dispatch ? dispatch->name : std::string_view(),
+                dispatch ? dispatch->list : 0};
+    if (haveLastArgs_ && key == lastKey_) return lastArgs_;
+    // The arguments as text, interned whole when they differ from the last
+    // op's text (operations of different kinds may still read alike).
+    TimelineArg list[6];
+    size_t n = 0;
+    std::string groups, groupSize, bytes, buffer, direction;
+    if (kernel) {
+      groups = triple(op.groupCount);
+      groupSize = triple(op.groupSize);
+      list[n++] = {"groups", groups};
+      list[n++] = {"group size", groupSize};
+    }
+    if (op.bytes) {
+      bytes = std::to_string(op.bytes);
+      list[n++] = {"bytes", bytes};
+    }
+    if (op.kind == schema::DeviceOpKind::COPY) {
+      direction = directionName(op.direction);
+      list[n++] = {"direction", direction};
+    }
+    if (dispatch) {
+      buffer = std::to_string(dispatch->list);
+      list[n++] = {"IREE HAL dispatch", dispatch->name};
+      list[n++] = {"HAL command buffer", buffer};
+    }
+    argsKey_.clear();
+    for (size_t a = 0; a < n; ++a) {
+      argsKey_.append(list[a].first).push_back('\0');
+      argsKey_.append(list[a].second).push_back('\0');
+    }
+    if (!haveLastArgs_ || argsKey_ != lastArgsText_ || lastArgs_.size() != n) {
+      auto stored = t_.store->allocate<TimelineArg>(n);
+      for (size_t a = 0; a < n; ++a) stored[a] = {t_.text(list[a].first), t_.text(list[a].second)};
+      lastArgs_ = stored;
+      std::swap(lastArgsText_, argsKey_);
+    }
+    lastKey_ = key;
+    haveLastArgs_ = true;
+    return lastArgs_;
+  }
+
+  Timeline& t_;
+  const Capture& c_;
+  uint32_t pid_;
+  std::string processName_;
+  uint64_t& nextTrack_;
+  uint64_t& nextFlow_;
+  std::map<uint32_t, uint64_t> threadTracks_;
+  std::unordered_map<uint64_t, uint64_t> queueTracks_;
+  uint64_t lastQueue_ = 0, lastQueueTrack_ = 0;  // the last operation's (0: none yet)
+  CallFlows flows_;
+  size_t opsFrom_;  // where this capture's slices begin in the timeline
+  std::string_view lastName_, lastNameStored_;
+  bool haveLastArgs_ = false;
+  ArgsKey lastKey_{};
+  std::string lastArgsText_, argsKey_;
+  std::span<const TimelineArg> lastArgs_;
+};
+
+// Builds the timeline of each capture in turn; `ops(i, builder)` feeds
+// capture i's operations to the builder.
+template <class Ops>
+Timeline build(size_t count, const std::function<const Capture&(size_t)>& captureAt, Ops&& ops) {
   Timeline t;
   uint64_t nextTrack = 1;
   uint64_t nextFlow = 1;
@@ -22,8 +279,8 @@ Timeline buildTimeline(const std::vector<LoadedCapture>& captures) {
   // time) may share one, so each capture gets a pid of its own in the timeline
   // and its real one stays in the process name.
   std::set<uint32_t> pidsUsed;
-  for (const auto& lc : captures) {
-    const Capture& c = *lc.capture;
+  for (size_t i = 0; i < count; ++i) {
+    const Capture& c = captureAt(i);
     std::string processName = c.label();
     if (!c.process().executable.empty()) processName += " " + c.process().executable;
     uint32_t pid = c.process().pid;
@@ -32,136 +289,29 @@ Timeline buildTimeline(const std::vector<LoadedCapture>& captures) {
       while (pidsUsed.count(pid)) pid += 1u << 22;  // above Linux's pid_max
     }
     pidsUsed.insert(pid);
-    std::map<uint32_t, uint64_t> threadTracks;
-    for (const auto& [id, th] : c.threads()) {
-      TimelineTrack track;
-      track.id = nextTrack++;
-      track.kind = TimelineTrack::Kind::hostThread;
-      track.pid = pid;
-      track.processName = processName;
-      track.tid = th.osTid;
-      track.name = th.name.empty() ? "thread " + std::to_string(th.osTid) : th.name;
-      track.sortIndex = static_cast<int32_t>(id);
-      threadTracks[id] = track.id;
-      t.tracks.push_back(track);
-    }
-    // Flows: an append call (thread, begin index) to the operations it made;
-    // for a device dispatch an IREE HAL dispatch became, the program's
-    // queue_execute that submitted it.
-    const auto& ops = lc.work.ops;
-    auto madeBy = [&](const DeviceOp& op) {
-      const DeviceOp& from = op.halSubmission != DeviceOp::kNone ? ops[op.halSubmission] : op;
-      return std::make_pair(from.thread, from.appendIndex);
-    };
-    struct CallHash {
-      size_t operator()(const std::pair<uint32_t, uint64_t>& k) const {
-        return std::hash<uint64_t>()(k.second * 0x9e3779b97f4a7c15ull ^ k.first);
-      }
-    };
-    // Flow ids are numbered in the order of the operations, as the calls
-    // they start at are first met there.
-    std::unordered_map<std::pair<uint32_t, uint64_t>, uint64_t, CallHash> flowOfCall;
-    for (const DeviceOp& op : ops) {
-      auto call = madeBy(op);
-      if (op.timed && call.second != ~uint64_t{0} && flowOfCall.try_emplace(call, nextFlow).second) ++nextFlow;
-    }
-    // Per function, its interned name and a result's argument list (results
-    // are few: each distinct one is kept once).
-    std::unordered_map<uint32_t, std::string_view> functionNames;
-    std::unordered_map<int64_t, std::span<const TimelineArg>> resultArgs;
-    std::string_view api = t.text("api");
-    c.forEachCallBatch([&](std::span<const ApiCall> calls) {
-      for (const ApiCall& call : calls) {
-        if (!call.finished) continue;
-        auto track = threadTracks.find(call.thread);
-        if (track == threadTracks.end()) continue;
-        TimelineSlice& s = t.slices.emplace_back();
-        s.track = track->second;
-        s.startNs = call.beginNs;
-        s.endNs = call.endNs;
-        auto [name, newName] = functionNames.try_emplace(call.function);
-        if (newName) name->second = t.text(c.functionName(call.function));
-        s.name = name->second;
-        s.category = api;
-        auto [args, newResult] = resultArgs.try_emplace(call.result);
-        if (newResult) args->second = t.args({{"result", std::to_string(call.result)}});
-        s.args = args->second;
-        if (!flowOfCall.empty())
-          if (auto f = flowOfCall.find({call.thread, call.beginIndex}); f != flowOfCall.end()) s.flowOut = f->second;
-      }
-    });
-    std::unordered_map<uint64_t, uint64_t> queueTracks;
-    std::vector<bool> flowEnded;
-    // The arguments of the ops of one kernel, shape and join, once.
-    std::string lastArgsKey, argsKey;
-    std::span<const TimelineArg> lastArgs;
-    for (const DeviceOp& op : lc.work.ops) {
-      if (!op.timed) continue;
-      auto [it, fresh] = queueTracks.try_emplace(op.queue, 0);
-      if (fresh) {
-        TimelineTrack track;
-        track.id = nextTrack++;
-        track.kind = TimelineTrack::Kind::deviceQueue;
-        track.pid = pid;
-        track.processName = processName;
-        track.name = lc.work.queueName(op.queue);
-        track.sortIndex = 1000 + static_cast<int32_t>(queueTracks.size());
-        it->second = track.id;
-        t.tracks.push_back(track);
-      }
-      TimelineSlice& s = t.slices.emplace_back();
-      s.track = it->second;
-      s.startNs = op.startNs;
-      s.endNs = op.endNs;
-      s.name = t.text(op.name);
-      s.category = opKindText(op.kind);
-      // The arguments as text, interned whole when they differ from the last op's.
-      TimelineArg list[6];
-      size_t n = 0;
-      std::string groups, groupSize, bytes, buffer;
-      if (op.kind == schema::DeviceOpKind::KERNEL) {
-        groups = triple(op.groupCount);
-        groupSize = triple(op.groupSize);
-        list[n++] = {"groups", groups};
-        list[n++] = {"group size", groupSize};
-      }
-      if (op.bytes) {
-        bytes = std::to_string(op.bytes);
-        list[n++] = {"bytes", bytes};
-      }
-      std::string direction;
-      if (op.kind == schema::DeviceOpKind::COPY) {
-        direction = directionName(op.direction);
-        list[n++] = {"direction", direction};
-      }
-      if (op.halDispatch != DeviceOp::kNone) {
-        buffer = std::to_string(ops[op.halDispatch].list);
-        list[n++] = {"IREE HAL dispatch", ops[op.halDispatch].name};
-        list[n++] = {"HAL command buffer", buffer};
-      }
-      argsKey.clear();
-      for (size_t a = 0; a < n; ++a) {
-        argsKey.append(list[a].first).push_back('\0');
-        argsKey.append(list[a].second).push_back('\0');
-      }
-      if (argsKey != lastArgsKey || lastArgs.size() != n) {
-        auto stored = t.store->allocate<TimelineArg>(n);
-        for (size_t a = 0; a < n; ++a) stored[a] = {t.text(list[a].first), t.text(list[a].second)};
-        lastArgs = stored;
-        std::swap(lastArgsKey, argsKey);
-      }
-      s.args = lastArgs;
-      // A flow has one end: a regular list executed again gets no second arrow.
-      if (auto f = flowOfCall.find(madeBy(op)); f != flowOfCall.end()) {
-        if (flowEnded.size() <= f->second) flowEnded.resize(f->second + 1);
-        if (!flowEnded[f->second]) {
-          s.flowIn = f->second;
-          flowEnded[f->second] = true;
-        }
-      }
-    }
+    CaptureTimeline b(t, c, pid, std::move(processName), nextTrack, nextFlow);
+    ops(i, b);
+    b.finish();
   }
   return t;
+}
+
+}  // namespace
+
+Timeline buildTimeline(const std::vector<LoadedCapture>& captures) {
+  return build(
+      captures.size(), [&](size_t i) -> const Capture& { return *captures[i].capture; },
+      [&](size_t i, CaptureTimeline& b) { b.addOps(captures[i].work.ops, captures[i].work); });
+}
+
+Timeline buildTimeline(std::span<const Capture* const> captures, std::vector<std::string>& notes) {
+  return build(
+      captures.size(), [&](size_t i) -> const Capture& { return *captures[i]; },
+      [&](size_t i, CaptureTimeline& b) {
+        DeviceWork work;
+        visitDeviceWork(*captures[i], work, false, [&](std::span<const DeviceOp> ops) { b.addOps(ops, work); });
+        notes.insert(notes.end(), work.notes.begin(), work.notes.end());
+      });
 }
 
 }  // namespace gtap::readers

@@ -55,6 +55,8 @@ inline void captureReader(std::span<const uint8_t> bytes) {
     if (!readers::overviewStreamed(capture, work, [&](const readers::DeviceOp& op) { kernels.add(op); }, 3))
       readers::loadDeviceOps(capture, work);
     kernels.rows();
+    // The timeline exports' reading: a batch at a time.
+    readers::buildTimeline(streamed, notes);
     // What the record exports read: the operations once each, in order.
     readers::DeviceWork visited;
     readers::visitDeviceWork(capture, visited, true, [](std::span<const readers::DeviceOp> ops) {

@@ -96,6 +96,11 @@ Outcome readEverything(const std::string& path) {
         readers::transferRows(loaded, false);
       });
       guarded(path + ": timeline", out, [&] { readers::buildTimeline(loaded); });
+      guarded(path + ": streamed timeline", out, [&] {
+        const readers::Capture* one[] = {&capture};
+        std::vector<std::string> notes;
+        readers::buildTimeline(one, notes);
+      });
       guarded(path + ": executables", out, [&] { readers::executableRows(loaded, out.notes); });
       for (const auto& n : loaded[0].work.notes) out.notes.push_back(n);
     }

@@ -35,6 +35,10 @@ struct Device {
   // nearest `nearHostNs`; the timestamp may have wrapped since the sample.
   // Returns false when there is no sample or no frequency.
   bool toHostNs(uint64_t ticks, uint8_t bits, int64_t nearHostNs, int64_t& out) const;
+  // The same in two steps, for several timestamps near one host time: the
+  // sample (null when toHostNs would return false), then each conversion.
+  const Sample* sampleNear(int64_t nearHostNs, uint8_t bits) const;
+  int64_t hostNsFrom(const Sample& sample, uint64_t ticks, uint8_t bits) const;
 };
 
 struct Object {

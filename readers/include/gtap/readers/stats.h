@@ -17,7 +17,7 @@ struct Distribution {
   double mean = 0;
 };
 
-// Exact: sorts `values` in place.
+// Exact (nearest-rank percentiles): reorders `values` in place.
 Distribution distributionOf(std::vector<int64_t>& values);
 
 // The least, the median and the greatest of a few measurements (all 0 when

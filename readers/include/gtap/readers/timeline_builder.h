@@ -4,11 +4,19 @@
 // append call to the device work it created.
 #pragma once
 
+#include <span>
+#include <string>
+#include <vector>
+
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/timeline.h"
 
 namespace gtap::readers {
 
 Timeline buildTimeline(const std::vector<LoadedCapture>& captures);
+// The same from the captures themselves: each one's device operations read a
+// batch at a time (visitDeviceWork), so only the timeline is held; what
+// reading found wrong goes to `notes`.
+Timeline buildTimeline(std::span<const Capture* const> captures, std::vector<std::string>& notes);
 
 }  // namespace gtap::readers
