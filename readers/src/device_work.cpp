@@ -95,7 +95,11 @@ int64_t Device::hostNsFrom(const Sample& sample, uint64_t ticks, uint8_t bits) c
     ns = magnitude;
   } else {
     uint64_t seconds = magnitude / frequencyHz, rest = magnitude % frequencyHz;
-    ns = seconds * kNsPerSecond + static_cast<uint64_t>(static_cast<unsigned __int128>(rest) * kNsPerSecond / frequencyHz);
+    // rest * 1e9 fits 64 bits below 18.4 GHz: one 64-bit division then.
+    uint64_t part = frequencyHz <= ~uint64_t{0} / kNsPerSecond
+                        ? rest * kNsPerSecond / frequencyHz
+                        : static_cast<uint64_t>(static_cast<unsigned __int128>(rest) * kNsPerSecond / frequencyHz);
+    ns = seconds * kNsPerSecond + part;
   }
   return sample.hostNs + (delta < 0 ? -static_cast<int64_t>(ns) : static_cast<int64_t>(ns));
 }

@@ -74,7 +74,11 @@ class OverviewBuilder {
       default: break;
     }
     if (op.timed) {
-      d.timed.push_back({op.startNs, op.endNs, op.name});
+      // In blocks that never move: no copy as the list grows.
+      if (d.timed.empty() || d.timed.back().size() == kBlock) d.timed.emplace_back().reserve(kBlock);
+      d.timed.back().push_back({op.startNs, op.endNs, op.name});
+      d.inStartOrder = d.inStartOrder && op.startNs >= d.lastStart;
+      d.lastStart = op.startNs;
       span(op.startNs, op.endNs);
     } else {
       ++d.o.untimed;
@@ -134,8 +138,13 @@ class OverviewBuilder {
       auto& timed = per.timed;
       // In start order; equal starts in file order (most captures are in
       // that order already: one queue's work comes as it ran).
-      auto byStart = [](const Interval& a, const Interval& b) { return a.startNs < b.startNs; };
-      if (!std::is_sorted(timed.begin(), timed.end(), byStart)) std::stable_sort(timed.begin(), timed.end(), byStart);
+      if (!per.inStartOrder) {
+        std::vector<Interval> all;
+        for (auto& block : timed) all.insert(all.end(), block.begin(), block.end());
+        timed.clear();
+        std::stable_sort(all.begin(), all.end(), [](const Interval& a, const Interval& b) { return a.startNs < b.startNs; });
+        timed.push_back(std::move(all));
+      }
       if (!timed.empty()) gaps(d, timed, outermost);
       p.devices.push_back(std::move(d));
     }
@@ -159,9 +168,12 @@ class OverviewBuilder {
     int64_t startNs, endNs;
     std::string_view name;
   };
+  static constexpr size_t kBlock = 1 << 16;
   struct PerDevice {
     DeviceOverview o;
-    std::vector<Interval> timed;
+    std::vector<std::vector<Interval>> timed;  // in file order
+    bool inStartOrder = true;  // every start at or after the one before
+    int64_t lastStart = INT64_MIN;
   };
 
   void span(int64_t a, int64_t b) {
@@ -169,41 +181,62 @@ class OverviewBuilder {
     p_.endNs = std::max(p_.endNs, b);
   }
 
-  void gaps(DeviceOverview& d, const std::vector<Interval>& timed, const std::vector<Call>& outermost) {
-    d.firstNs = timed.front().startNs;
+  // `timed`: blocks of intervals in start order.
+  void gaps(DeviceOverview& d, const std::vector<std::vector<Interval>>& timed, const std::vector<Call>& outermost) {
+    const Interval& earliest = timed.front().front();
+    d.firstNs = earliest.startNs;
     // Union of intervals: busy time counts overlapping work once; a stretch
     // covered by nothing is an idle gap.
-    int64_t coverEnd = timed.front().endNs;
-    const Interval* lastEnding = &timed.front();
-    d.busyNs = timed.front().endNs - timed.front().startNs;
-    // Every idle stretch as four words; names only for the largest kept.
+    int64_t coverEnd = earliest.endNs;
+    const Interval* lastEnding = &earliest;
+    d.busyNs = earliest.endNs - earliest.startNs;
+    // The longest idle stretches (longest first; equal lengths in time
+    // order: gaps never share a start), kept in a heap of gapCount_ as the
+    // stretches come, so memory does not grow with the number of gaps.
     struct Idle {
       int64_t startNs, endNs;
       const Interval* before;
       const Interval* after;
     };
-    std::vector<Idle> idle;
-    for (size_t i = 1; i < timed.size(); ++i) {
-      const Interval* op = &timed[i];
-      if (op->startNs > coverEnd) {
-        if (gapCount_) idle.push_back({coverEnd, op->startNs, lastEnding, op});
-        d.busyNs += op->endNs - op->startNs;
-      } else if (op->endNs > coverEnd) {
-        d.busyNs += op->endNs - coverEnd;
-      }
-      if (op->endNs > coverEnd) {
-        coverEnd = op->endNs;
-        lastEnding = op;
-      }
-    }
-    d.lastNs = coverEnd;
-    // Longest first; equal lengths in time order.
     auto longer = [](const Idle& a, const Idle& b) {
       int64_t la = a.endNs - a.startNs, lb = b.endNs - b.startNs;
       return la != lb ? la > lb : a.startNs < b.startNs;
     };
-    size_t kept = std::min(gapCount_, idle.size());
-    std::partial_sort(idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(kept), idle.end(), longer);
+    std::vector<Idle> idle;  // a heap whose top is the least of those kept
+    idle.reserve(std::min<size_t>(gapCount_, 1024));
+    auto keep = [&](const Idle& g) {
+      if (idle.size() < gapCount_) {
+        idle.push_back(g);
+        std::push_heap(idle.begin(), idle.end(), longer);
+      } else if (longer(g, idle.front())) {
+        std::pop_heap(idle.begin(), idle.end(), longer);
+        idle.back() = g;
+        std::push_heap(idle.begin(), idle.end(), longer);
+      }
+    };
+    bool first = true;
+    for (const auto& block : timed) {
+      for (const Interval& each : block) {
+        if (first) {
+          first = false;
+          continue;
+        }
+        const Interval* op = &each;
+        if (op->startNs > coverEnd) {
+          if (gapCount_) keep({coverEnd, op->startNs, lastEnding, op});
+          d.busyNs += op->endNs - op->startNs;
+        } else if (op->endNs > coverEnd) {
+          d.busyNs += op->endNs - coverEnd;
+        }
+        if (op->endNs > coverEnd) {
+          coverEnd = op->endNs;
+          lastEnding = op;
+        }
+      }
+    }
+    d.lastNs = coverEnd;
+    std::sort_heap(idle.begin(), idle.end(), longer);
+    size_t kept = idle.size();
     std::vector<Gap> gaps;
     gaps.reserve(kept);
     for (size_t i = 0; i < kept; ++i)

@@ -281,6 +281,16 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
   std::vector<OpSemaphore> waits, signals;
   std::string_view note, operation;  // views into the stream, kept from row to row
   DeviceOpFields f;
+  std::string bad;  // what was wrong, when a check below fails
+  // False (and `bad` said) when x does not fit.
+  auto fits32 = [&](uint64_t x, const char* what, uint32_t& out) {
+    if (__builtin_expect(x > 0xffffffffu, 0)) {
+      bad = std::string(what) + " " + std::to_string(x) + " does not fit 32 bits";
+      return false;
+    }
+    out = static_cast<uint32_t>(x);
+    return true;
+  };
   for (; row < count; ++row) {
     uint64_t head;
     if (!get(head)) return at("cut short");
@@ -290,12 +300,6 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
     f.kind = static_cast<schema::DeviceOpKind>(head & 7);
     f.timed = fields & kDevOpTimed;
     uint64_t v = 0, w = 0;
-    auto fits32 = [&](uint64_t x, const char* what, uint32_t& out) {
-      if (x > 0xffffffffu) return std::string(what) + " " + std::to_string(x) + " does not fit 32 bits";
-      out = static_cast<uint32_t>(x);
-      return std::string();
-    };
-    std::string bad;
     auto text = [&](std::string_view& out, const char* what) {
       uint64_t n;
       if (!get(n)) return false;
@@ -344,7 +348,7 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
       if (!(fields & bit)) continue;
       for (uint32_t& x : *shape) {
         GTAP_DEVOPS_GET(v);
-        if (!(bad = fits32(v, bit == kDevOpGroupCount ? "group count" : "group size", x)).empty()) return at(bad);
+        if (!fits32(v, bit == kDevOpGroupCount ? "group count" : "group size", x)) return at(bad);
       }
     }
     f.kernel = prev.kernel;
@@ -365,7 +369,7 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
                                    std::tuple{kDevOpDevice, &prev.device, "device"}}) {
       if (!(fields & bit)) continue;
       GTAP_DEVOPS_GET(v);
-      if (!(bad = fits32(v, what, *slot)).empty()) return at(bad);
+      if (!fits32(v, what, *slot)) return at(bad);
     }
     f.thread = prev.thread;
     f.submitThread = prev.submitThread;
@@ -373,7 +377,7 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
     f.stack = 0;
     if (fields & kDevOpStack) {
       GTAP_DEVOPS_GET(v);
-      if (!(bad = fits32(v, "stack", f.stack)).empty()) return at(bad);
+      if (!fits32(v, "stack", f.stack)) return at(bad);
     }
     if (fields & kDevOpQueueIndex) {
       GTAP_DEVOPS_GET(v);
@@ -394,7 +398,7 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
       for (uint64_t i = 0; i < w; ++i) {
         GTAP_DEVOPS_GET(v);
         uint32_t x;
-        if (!(bad = fits32(v, "grid size", x)).empty()) return at(bad);
+        if (!fits32(v, "grid size", x)) return at(bad);
         grid.push_back(x);
       }
     }
@@ -422,7 +426,7 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
         GTAP_DEVOPS_GET(b.offset);
         GTAP_DEVOPS_GET(b.length);
         GTAP_DEVOPS_GET(slot);
-        if (!(bad = fits32(slot, "binding slot", b.slot)).empty()) return at(bad);
+        if (!fits32(slot, "binding slot", b.slot)) return at(bad);
         bindings.push_back(b);
       }
     }

@@ -22,6 +22,22 @@ inline bool get(const uint8_t*& p, const uint8_t* end, uint64_t& out) {
     out = *p++;
     return true;
   }
+  if (__builtin_expect(end - p >= 10, 1)) {  // room for the longest value: no bound checks
+    uint64_t value = 0;
+#pragma GCC unroll 10
+    for (int i = 0; i < 10; ++i) {
+      uint8_t b = p[i];
+      value |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+      if (!(b & 0x80)) {
+        out = value;
+        p += i + 1;
+        return true;
+      }
+    }
+    out = value;
+    p += 10;
+    return false;
+  }
   out = 0;
   for (int shift = 0; shift < 64; shift += 7) {
     if (p >= end) return false;
