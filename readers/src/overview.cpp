@@ -98,12 +98,38 @@ class OverviewBuilder {
     p.closedCleanly = c_.recovery().closedCleanly;
     p.recovery = c_.recovery().stopReason;
     p.eventsDropped = c_.trailer().eventsDropped;
-    // The outermost calls are kept only for what the host did during a
-    // device's idle gaps: when gaps are asked for and some device operation
-    // was timed.
-    bool keepCalls = gapCount_ > 0 && std::any_of(devices_.begin(), devices_.end(),
-                                                  [](const auto& d) { return !d.second.timed.empty(); });
-    std::vector<Call> outermost;
+    p.untimedReasons.assign(reasons_.begin(), reasons_.end());
+    p.halUnrecordedWaits = halUnrecordedWaits(work_);
+    p.halExecutables = halExecutables_.size();
+    // Each device's busy time and longest idle gaps first; then, as the
+    // calls come, what the host was doing during those gaps (the outermost
+    // calls' time inside each, by function).
+    for (auto& [device, per] : devices_) {
+      DeviceOverview d = per.o;
+      d.device = device;
+      auto dev = work_.devices.find(device);
+      d.name = dev != work_.devices.end() ? dev->second.name : "device " + std::to_string(device);
+      auto& timed = per.timed;
+      // In start order; equal starts in file order (most captures are in
+      // that order already: one queue's work comes as it ran).
+      if (!per.inStartOrder) {
+        std::vector<Interval> all;
+        for (auto& block : timed) all.insert(all.end(), block.begin(), block.end());
+        timed.clear();
+        std::stable_sort(all.begin(), all.end(), [](const Interval& a, const Interval& b) { return a.startNs < b.startNs; });
+        timed.push_back(std::move(all));
+      }
+      if (!timed.empty()) gaps(d, timed);
+      timed = {};
+      p.devices.push_back(std::move(d));
+    }
+    struct HostDuring {
+      Gap* gap;
+      std::map<uint32_t, int64_t> byFunction;
+    };
+    std::vector<HostDuring> during;
+    for (auto& d : p.devices)
+      for (Gap& g : d.largestGaps) during.push_back({&g, {}});
     std::unordered_map<uint32_t, schema::Api> apiOf;
     c_.forEachCallBatch([&](std::span<const ApiCall> calls) {
       for (const ApiCall& call : calls) {
@@ -120,33 +146,17 @@ class OverviewBuilder {
         span(call.beginNs, call.endNs);
         if (call.depth == 0) {
           p.apiNs += call.endNs - call.beginNs;
-          if (keepCalls) outermost.push_back({call.beginNs, call.endNs, call.function});
+          for (HostDuring& h : during) {
+            int64_t overlap = std::min(call.endNs, h.gap->endNs) - std::max(call.beginNs, h.gap->startNs);
+            if (overlap > 0) h.byFunction[call.function] += overlap;
+          }
         }
       }
     });
-    auto byBegin = [](const Call& a, const Call& b) { return a.begin < b.begin; };
-    if (!std::is_sorted(outermost.begin(), outermost.end(), byBegin))
-      std::sort(outermost.begin(), outermost.end(), byBegin);
-    p.untimedReasons.assign(reasons_.begin(), reasons_.end());
-    p.halUnrecordedWaits = halUnrecordedWaits(work_);
-    p.halExecutables = halExecutables_.size();
-    for (auto& [device, per] : devices_) {
-      DeviceOverview d = per.o;
-      d.device = device;
-      auto dev = work_.devices.find(device);
-      d.name = dev != work_.devices.end() ? dev->second.name : "device " + std::to_string(device);
-      auto& timed = per.timed;
-      // In start order; equal starts in file order (most captures are in
-      // that order already: one queue's work comes as it ran).
-      if (!per.inStartOrder) {
-        std::vector<Interval> all;
-        for (auto& block : timed) all.insert(all.end(), block.begin(), block.end());
-        timed.clear();
-        std::stable_sort(all.begin(), all.end(), [](const Interval& a, const Interval& b) { return a.startNs < b.startNs; });
-        timed.push_back(std::move(all));
-      }
-      if (!timed.empty()) gaps(d, timed, outermost);
-      p.devices.push_back(std::move(d));
+    for (HostDuring& h : during) {
+      auto& calls = h.gap->hostCalls;
+      for (auto& [f, ns] : h.byFunction) calls.emplace_back(c_.functionName(f), ns);
+      std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     }
     for (const MemoryOp& m : work_.memory) {
       span(m.hostNs, m.hostNs);
@@ -160,10 +170,6 @@ class OverviewBuilder {
   }
 
  private:
-  struct Call {
-    int64_t begin, end;
-    uint32_t function;
-  };
   struct Interval {
     int64_t startNs, endNs;
     std::string_view name;
@@ -182,7 +188,7 @@ class OverviewBuilder {
   }
 
   // `timed`: blocks of intervals in start order.
-  void gaps(DeviceOverview& d, const std::vector<std::vector<Interval>>& timed, const std::vector<Call>& outermost) {
+  void gaps(DeviceOverview& d, const std::vector<std::vector<Interval>>& timed) {
     const Interval& earliest = timed.front().front();
     d.firstNs = earliest.startNs;
     // Union of intervals: busy time counts overlapping work once; a stretch
@@ -242,17 +248,6 @@ class OverviewBuilder {
     for (size_t i = 0; i < kept; ++i)
       gaps.push_back({idle[i].startNs, idle[i].endNs, std::string(idle[i].before->name),
                       std::string(idle[i].after->name), {}});
-    // What the host was doing meanwhile.
-    for (Gap& g : gaps) {
-      std::map<uint32_t, int64_t> byFunction;
-      for (const Call& call : outermost) {
-        if (call.begin >= g.endNs) break;
-        int64_t overlap = std::min(call.end, g.endNs) - std::max(call.begin, g.startNs);
-        if (overlap > 0) byFunction[call.function] += overlap;
-      }
-      for (auto& [f, ns] : byFunction) g.hostCalls.emplace_back(c_.functionName(f), ns);
-      std::sort(g.hostCalls.begin(), g.hostCalls.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    }
     d.largestGaps = std::move(gaps);
   }
 
