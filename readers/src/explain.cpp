@@ -8,6 +8,7 @@
 #include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/stack_text.h"
 #include "gtap/readers/table.h"
+#include "top_k.h"
 
 namespace gtap::readers {
 
@@ -65,27 +66,16 @@ void writeKernelShares(std::vector<KernelRow> rows, size_t top, std::ostream& ou
 // order they were read.
 class SlowestLaunches {
  public:
-  explicit SlowestLaunches(size_t top) : top_(top) {}
+  explicit SlowestLaunches(size_t top) : kept_(top, slower) {}
   void offer(const DeviceOp& op) {
     uint64_t order = read_++;
-    if (!op.timed || op.kind != schema::DeviceOpKind::KERNEL || top_ == 0) return;
-    Kept k{op.durationNs(), order, op};
-    if (kept_.size() < top_) {
-      kept_.push_back(k);
-      std::push_heap(kept_.begin(), kept_.end(), slower);
-    } else if (slower(k, kept_.front())) {
-      std::pop_heap(kept_.begin(), kept_.end(), slower);
-      kept_.back() = k;
-      std::push_heap(kept_.begin(), kept_.end(), slower);
-    }
+    if (!op.timed || op.kind != schema::DeviceOpKind::KERNEL) return;
+    kept_.offer({op.durationNs(), order, op});
   }
   // Longest first.
   std::vector<DeviceOp> take() {
-    std::sort_heap(kept_.begin(), kept_.end(), slower);
     std::vector<DeviceOp> ops;
-    ops.reserve(kept_.size());
-    for (auto& k : kept_) ops.push_back(k.op);
-    kept_.clear();
+    for (auto& k : kept_.take()) ops.push_back(k.op);
     return ops;
   }
 
@@ -95,13 +85,11 @@ class SlowestLaunches {
     uint64_t order;
     DeviceOp op;
   };
-  // Ranks before: the heap's front is the kept launch that ranks last.
   static bool slower(const Kept& a, const Kept& b) {
     return a.durationNs != b.durationNs ? a.durationNs > b.durationNs : a.order < b.order;
   }
-  size_t top_;
   uint64_t read_ = 0;
-  std::vector<Kept> kept_;
+  TopK<Kept, bool (*)(const Kept&, const Kept&)> kept_;
 };
 
 void writeIdleGaps(const ProcessOverview& p, std::ostream& out) {

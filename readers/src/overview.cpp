@@ -1,5 +1,7 @@
 #include "gtap/readers/overview.h"
 
+#include "top_k.h"
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -197,8 +199,8 @@ class OverviewBuilder {
     const Interval* lastEnding = &earliest;
     d.busyNs = earliest.endNs - earliest.startNs;
     // The longest idle stretches (longest first; equal lengths in time
-    // order: gaps never share a start), kept in a heap of gapCount_ as the
-    // stretches come, so memory does not grow with the number of gaps.
+    // order: gaps never share a start), kept as the stretches come, so
+    // memory does not grow with the number of gaps.
     struct Idle {
       int64_t startNs, endNs;
       const Interval* before;
@@ -208,18 +210,7 @@ class OverviewBuilder {
       int64_t la = a.endNs - a.startNs, lb = b.endNs - b.startNs;
       return la != lb ? la > lb : a.startNs < b.startNs;
     };
-    std::vector<Idle> idle;  // a heap whose top is the least of those kept
-    idle.reserve(std::min<size_t>(gapCount_, 1024));
-    auto keep = [&](const Idle& g) {
-      if (idle.size() < gapCount_) {
-        idle.push_back(g);
-        std::push_heap(idle.begin(), idle.end(), longer);
-      } else if (longer(g, idle.front())) {
-        std::pop_heap(idle.begin(), idle.end(), longer);
-        idle.back() = g;
-        std::push_heap(idle.begin(), idle.end(), longer);
-      }
-    };
+    TopK<Idle, decltype(longer)> longest(gapCount_, longer);
     bool first = true;
     for (const auto& block : timed) {
       for (const Interval& each : block) {
@@ -229,7 +220,7 @@ class OverviewBuilder {
         }
         const Interval* op = &each;
         if (op->startNs > coverEnd) {
-          if (gapCount_) keep({coverEnd, op->startNs, lastEnding, op});
+          if (gapCount_) longest.offer({coverEnd, op->startNs, lastEnding, op});
           d.busyNs += op->endNs - op->startNs;
         } else if (op->endNs > coverEnd) {
           d.busyNs += op->endNs - coverEnd;
@@ -241,7 +232,7 @@ class OverviewBuilder {
       }
     }
     d.lastNs = coverEnd;
-    std::sort_heap(idle.begin(), idle.end(), longer);
+    std::vector<Idle> idle = longest.take();
     size_t kept = idle.size();
     std::vector<Gap> gaps;
     gaps.reserve(kept);
