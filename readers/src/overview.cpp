@@ -114,14 +114,12 @@ class OverviewBuilder {
       auto& timed = per.timed;
       // In start order; equal starts in file order (most captures are in
       // that order already: one queue's work comes as it ran).
-      if (!per.inStartOrder) {
-        std::vector<Interval> all;
-        for (auto& block : timed) all.insert(all.end(), block.begin(), block.end());
-        timed.clear();
-        std::stable_sort(all.begin(), all.end(), [](const Interval& a, const Interval& b) { return a.startNs < b.startNs; });
-        timed.push_back(std::move(all));
-      }
-      if (!timed.empty()) gaps(d, timed);
+      // Otherwise each block is sorted where it lies and the blocks merged
+      // as they are read.
+      if (!per.inStartOrder)
+        for (auto& block : timed)
+          std::stable_sort(block.begin(), block.end(), [](const Interval& a, const Interval& b) { return a.startNs < b.startNs; });
+      if (!timed.empty()) gaps(d, timed, !per.inStartOrder);
       timed = {};
       p.devices.push_back(std::move(d));
     }
@@ -189,15 +187,52 @@ class OverviewBuilder {
     p_.endNs = std::max(p_.endNs, b);
   }
 
-  // `timed`: blocks of intervals in start order.
-  void gaps(DeviceOverview& d, const std::vector<std::vector<Interval>>& timed) {
-    const Interval& earliest = timed.front().front();
-    d.firstNs = earliest.startNs;
+  // Calls f on each interval of `blocks` in start order (equal starts in
+  // block order): the blocks in turn when they follow one another, else
+  // merged (each block in start order).
+  template <class F>
+  static void inStartOrder(const std::vector<std::vector<Interval>>& blocks, bool merge, F&& f) {
+    if (!merge) {
+      for (const auto& block : blocks)
+        for (const Interval& each : block) f(each);
+      return;
+    }
+    struct Head {
+      int64_t startNs;
+      size_t block, at;
+    };
+    auto after = [](const Head& a, const Head& b) { return a.startNs != b.startNs ? a.startNs > b.startNs : a.block > b.block; };
+    std::vector<Head> heads;
+    for (size_t b = 0; b < blocks.size(); ++b)
+      if (!blocks[b].empty()) heads.push_back({blocks[b][0].startNs, b, 0});
+    std::make_heap(heads.begin(), heads.end(), after);
+    while (!heads.empty()) {
+      std::pop_heap(heads.begin(), heads.end(), after);
+      Head& h = heads.back();
+      f(blocks[h.block][h.at]);
+      if (++h.at < blocks[h.block].size()) {
+        h.startNs = blocks[h.block][h.at].startNs;
+        std::push_heap(heads.begin(), heads.end(), after);
+      } else {
+        heads.pop_back();
+      }
+    }
+  }
+
+  // `timed`: blocks of intervals, in start order or (merge) each sorted.
+  void gaps(DeviceOverview& d, const std::vector<std::vector<Interval>>& timed, bool merge) {
+    // The first in start order: the first block's first, or (merging) the
+    // earliest block front, the first block of those that tie.
+    const Interval* earliest = &timed.front().front();
+    if (merge)
+      for (const auto& block : timed)
+        if (!block.empty() && block.front().startNs < earliest->startNs) earliest = &block.front();
+    d.firstNs = earliest->startNs;
     // Union of intervals: busy time counts overlapping work once; a stretch
     // covered by nothing is an idle gap.
-    int64_t coverEnd = earliest.endNs;
-    const Interval* lastEnding = &earliest;
-    d.busyNs = earliest.endNs - earliest.startNs;
+    int64_t coverEnd = earliest->endNs;
+    const Interval* lastEnding = earliest;
+    d.busyNs = earliest->endNs - earliest->startNs;
     // The longest idle stretches (longest first; equal lengths in time
     // order: gaps never share a start), kept as the stretches come, so
     // memory does not grow with the number of gaps.
@@ -211,26 +246,20 @@ class OverviewBuilder {
       return la != lb ? la > lb : a.startNs < b.startNs;
     };
     TopK<Idle, decltype(longer)> longest(gapCount_, longer);
-    bool first = true;
-    for (const auto& block : timed) {
-      for (const Interval& each : block) {
-        if (first) {
-          first = false;
-          continue;
-        }
-        const Interval* op = &each;
-        if (op->startNs > coverEnd) {
-          if (gapCount_) longest.offer({coverEnd, op->startNs, lastEnding, op});
-          d.busyNs += op->endNs - op->startNs;
-        } else if (op->endNs > coverEnd) {
-          d.busyNs += op->endNs - coverEnd;
-        }
-        if (op->endNs > coverEnd) {
-          coverEnd = op->endNs;
-          lastEnding = op;
-        }
+    inStartOrder(timed, merge, [&](const Interval& each) {
+      const Interval* op = &each;
+      if (op == earliest) return;
+      if (op->startNs > coverEnd) {
+        if (gapCount_) longest.offer({coverEnd, op->startNs, lastEnding, op});
+        d.busyNs += op->endNs - op->startNs;
+      } else if (op->endNs > coverEnd) {
+        d.busyNs += op->endNs - coverEnd;
       }
-    }
+      if (op->endNs > coverEnd) {
+        coverEnd = op->endNs;
+        lastEnding = op;
+      }
+    });
     d.lastNs = coverEnd;
     std::vector<Idle> idle = longest.take();
     size_t kept = idle.size();

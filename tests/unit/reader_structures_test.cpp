@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/op_store.h"
+#include "gtap/readers/overview.h"
 #include "gtap/readers/timeline_builder.h"
 #include "profile_capture_builder.h"
 
@@ -163,6 +166,66 @@ TEST(Timeline, EachKernelSliceHasItsOwnShapeWhenShapesAlternate) {
   loaded.clear();
   ASSERT_FALSE(t.slices.empty());
   EXPECT_EQ(t.slices.front().name, "zeInit");
+}
+
+
+// A device's busy time (the union of its operations) and its longest idle
+// gaps, against a plain reference, when more operations than one block of
+// the overview's come in file order that is not start order (several queues
+// read in turn), some nested in others; read whole and streamed alike.
+TEST(Overview, BusyTimeAndGapsAreRightForOperationsOutOfStartOrder) {
+  constexpr int64_t kOps = 150000;
+  struct Span {
+    int64_t start, end;
+    std::string name;
+  };
+  std::vector<Span> spans;
+  for (int64_t i = 0; i < kOps; ++i) {
+    int64_t start = 1000 * i + (i % 997 == 0 ? 400 : 0);  // some gaps longer than the rest
+    spans.push_back({start, start + 500 + (i % 13), "k" + std::to_string(i % 3)});
+    if (i % 10 == 0) spans.push_back({start + 100, start + 200, "inner"});  // inside the one before
+  }
+  // File order: a fixed permutation, far from start order.
+  std::vector<size_t> order(spans.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = (i * 7919) % order.size();
+  ASSERT_EQ(std::set<size_t>(order.begin(), order.end()).size(), order.size());
+  test::ProfileCaptureBuilder b;
+  b.opsPerChunk = 5000;
+  for (size_t i : order) b.kernel(spans[i].name, spans[i].start, spans[i].start, spans[i].end);
+  // The reference: sorted, then unioned.
+  std::vector<Span> sorted = spans;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Span& a, const Span& c) { return a.start < c.start; });
+  int64_t busy = 0, cover = INT64_MIN;
+  std::vector<std::pair<int64_t, int64_t>> gaps;  // (length, start)
+  for (const Span& x : sorted) {
+    if (x.start > cover) {
+      if (cover != INT64_MIN) gaps.push_back({x.start - cover, cover});
+      busy += x.end - x.start;
+      cover = x.end;
+    } else if (x.end > cover) {
+      busy += x.end - cover;
+      cover = x.end;
+    }
+  }
+  std::sort(gaps.begin(), gaps.end(), [](const auto& a, const auto& c) { return a.first != c.first ? a.first > c.first : a.second < c.second; });
+  Files files;
+  auto c = files.open(b);
+  LoadedCapture whole{c.get(), loadDeviceWork(*c)};
+  DeviceWork work;
+  auto streamed = overviewStreamed(*c, work, nullptr, 5);
+  ASSERT_TRUE(streamed.has_value());
+  for (const ProcessOverview& p : {overviewOf(whole, 5), *streamed}) {
+    ASSERT_EQ(p.devices.size(), 1u);
+    const DeviceOverview& d = p.devices[0];
+    EXPECT_EQ(d.busyNs, busy);
+    EXPECT_EQ(d.firstNs, sorted.front().start);
+    EXPECT_EQ(d.lastNs, cover);
+    ASSERT_EQ(d.largestGaps.size(), 5u);
+    for (size_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(d.largestGaps[i].startNs, gaps[i].second) << "gap " << i;
+      EXPECT_EQ(d.largestGaps[i].endNs - d.largestGaps[i].startNs, gaps[i].first) << "gap " << i;
+    }
+  }
 }
 
 }  // namespace
