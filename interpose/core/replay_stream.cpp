@@ -262,15 +262,24 @@ void produce(ChunkSink& sink, bool) {
   // Bounded chunks: a chunk of a few thousand records compresses well and a
   // damaged one loses little.
   constexpr size_t kPerChunk = 4096;
+  // Both kinds in seq order, so a reader of a file written by one thread
+  // finds its records in order (it sorts them otherwise).
   const size_t total = records.size() + direct.size();
+  static auto& order = *new std::vector<std::pair<uint64_t, size_t>>;  // writer thread only
+  order.clear();
+  for (size_t i = 0; i < records.size(); ++i) order.push_back({records[i].seq, i});
+  for (size_t i = 0; i < direct.size(); ++i)
+    order.push_back({static_cast<const ListCommand*>(direct[i])->seq, records.size() + i});
+  if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
   for (size_t first = 0; first < total; first += kPerChunk) {
     size_t n = std::min(kPerChunk, total - first);
     capnp::MallocMessageBuilder message;
     auto list = message.initRoot<schema::Replay>().initRecords(static_cast<unsigned>(n));
     for (size_t i = 0; i < n; ++i) {
       auto b = list[static_cast<unsigned>(i)];
-      if (first + i >= records.size()) {
-        const auto* d = static_cast<const ListCommand*>(direct[first + i - records.size()]);
+      const size_t at = order[first + i].second;
+      if (at >= records.size()) {
+        const auto* d = static_cast<const ListCommand*>(direct[at - records.size()]);
         setListCommand(b, *d);
         b.setSeq(d->seq);
         b.setThread(d->thread);
@@ -279,7 +288,7 @@ void produce(ChunkSink& sink, bool) {
         b.setHostNs(sink.toHostNs(d->ticks));
         continue;
       }
-      Record& r = records[first + i];
+      Record& r = records[at];
       if (r.message) {
         list.setWithCaveats(static_cast<unsigned>(i), r.message->getRoot<schema::ReplayRecord>().asReader());
       } else {

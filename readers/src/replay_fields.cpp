@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <optional>
+#include <unordered_map>
 
 #include "gtap/readers/json.h"
 
@@ -69,6 +70,35 @@ Kind kindOf(const Field& f) {
   return Kind::number;
 }
 
+// What reading a struct's fields needs of each, worked out once per struct
+// type (the schema's reflection is slow to ask field by field, record by
+// record).
+struct FieldPlan {
+  Field field;
+  capnp::Type type;
+  Kind kind;
+  bool inUnion;
+  std::string name;
+  bool structList;  // a list of structs
+  bool integerList;
+};
+
+const std::vector<FieldPlan>& planOf(capnp::StructSchema schema) {
+  // Per thread: no lock on the way to a record's fields.
+  thread_local std::unordered_map<uint64_t, std::vector<FieldPlan>> plans;
+  auto [it, fresh] = plans.try_emplace(schema.getProto().getId());
+  if (fresh) {
+    for (const Field& f : schema.getFields()) {
+      capnp::Type t = f.getType();
+      bool list = t.isList();
+      it->second.push_back({f, t, kindOf(f), inUnion(f), f.getProto().getName().cStr(),
+                            list && t.asList().getElementType().isStruct(),
+                            list && isInteger(t.asList().getElementType())});
+    }
+  }
+  return it->second;
+}
+
 uint64_t asNumber(capnp::DynamicValue::Reader v) {
   if (v.getType() == capnp::DynamicValue::BOOL) return v.as<bool>() ? 1 : 0;
   if (v.getType() == capnp::DynamicValue::INT) return static_cast<uint64_t>(v.as<int64_t>());
@@ -77,17 +107,18 @@ uint64_t asNumber(capnp::DynamicValue::Reader v) {
 
 void appendStruct(std::vector<ReplayField>& out, capnp::DynamicStruct::Reader s, const std::string& prefix) {
   auto active = s.which();
-  for (const Field& f : s.getSchema().getFields()) {
-    if (inUnion(f)) {
+  for (const FieldPlan& plan : planOf(s.getSchema())) {
+    const Field& f = plan.field;
+    if (plan.inUnion) {
       KJ_IF_MAYBE (a, active) {
         if (*a != f) continue;
       } else {
         continue;
       }
     }
-    std::string name = prefix + f.getProto().getName().cStr();
-    capnp::Type t = f.getType();
-    Kind kind = kindOf(f);
+    std::string name = prefix + plan.name;
+    const capnp::Type& t = plan.type;
+    Kind kind = plan.kind;
     if (t.isText()) {
       if (s.has(f)) out.push_back({name, kind, {}, s.get(f).as<capnp::Text>()});
     } else if (isDim3(t)) {
@@ -95,7 +126,7 @@ void appendStruct(std::vector<ReplayField>& out, capnp::DynamicStruct::Reader s,
       out.push_back({name, kind, {asNumber(d.get("x")), asNumber(d.get("y")), asNumber(d.get("z"))}, {}});
     } else if (t.isList()) {
       ReplayField field{name, kind, {}, {}};
-      if (isInteger(t.asList().getElementType()))
+      if (plan.integerList)
         for (auto v : s.get(f).as<capnp::DynamicList>()) field.values.push_back(asNumber(v));
       out.push_back(std::move(field));
     } else if (t.isStruct()) {
@@ -110,20 +141,21 @@ void appendStruct(std::vector<ReplayField>& out, capnp::DynamicStruct::Reader s,
 // a pointer of the wrong kind throws here rather than in a later reader.
 void checkPointers(capnp::DynamicStruct::Reader s) {
   auto active = s.which();
-  for (const Field& f : s.getSchema().getFields()) {
-    if (inUnion(f)) {
+  for (const FieldPlan& plan : planOf(s.getSchema())) {
+    const Field& f = plan.field;
+    if (plan.inUnion) {
       KJ_IF_MAYBE (a, active) {
         if (*a != f) continue;
       } else {
         continue;
       }
     }
-    capnp::Type t = f.getType();
+    const capnp::Type& t = plan.type;
     if (t.isStruct()) {
       checkPointers(s.get(f).as<capnp::DynamicStruct>());
     } else if (t.isList()) {
       auto list = s.get(f).as<capnp::DynamicList>();
-      if (t.asList().getElementType().isStruct())
+      if (plan.structList)
         for (auto e : list) checkPointers(e.as<capnp::DynamicStruct>());
       else
         for (auto e : list) (void)e;

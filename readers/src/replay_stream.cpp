@@ -135,8 +135,17 @@ ReplayStream loadReplayStream(const Capture& capture) {
   // Threads race to the lock, so chunks may hold records out of order (a
   // single-threaded program's never do: no sort then).
   auto bySeq = [](const ReplayRecord& a, const ReplayRecord& b) { return a.seq < b.seq; };
-  if (!std::is_sorted(stream.records.begin(), stream.records.end(), bySeq))
-    std::stable_sort(stream.records.begin(), stream.records.end(), bySeq);
+  if (!std::is_sorted(stream.records.begin(), stream.records.end(), bySeq)) {
+    // The order worked out on (seq, place) pairs, then each record moved
+    // once: records are large to move about.
+    std::vector<std::pair<uint64_t, size_t>> order(stream.records.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = {stream.records[i].seq, i};
+    std::sort(order.begin(), order.end());
+    std::vector<ReplayRecord> sorted;
+    sorted.reserve(order.size());
+    for (const auto& [seq, at] : order) sorted.push_back(std::move(stream.records[at]));
+    stream.records = std::move(sorted);
+  }
   const auto& rec = capture.recovery();
   if (!rec.closedCleanly || !stream.notes.empty()) {
     stream.complete = false;
