@@ -215,7 +215,12 @@ class OpReader {
     x.timed = f.timed;
     x.stack = f.stack;
     if (!f.note.empty()) x.note = store.intern(f.note);
-    if (!f.grid.empty()) x.gridSize = store.copy(f.grid.data(), f.grid.size());
+    if (!f.grid.empty()) {
+      // Launches repeat their shapes: one copy while the grid stays the same.
+      if (!std::equal(f.grid.begin(), f.grid.end(), lastGrid_.begin(), lastGrid_.end()))
+        lastGrid_ = store.copy(f.grid.data(), f.grid.size());
+      x.gridSize = lastGrid_;
+    }
     x.packetHeader = f.packetHeader;
     x.queueIndex = f.queueIndex;
     x.recordedBy = f.recordedBy;
@@ -421,6 +426,7 @@ class OpReader {
   uint64_t lastKernel_ = 0;
   std::pair<std::string_view, std::string_view> lastNames_;
   bool haveLast_ = false;
+  std::span<const uint32_t> lastGrid_;  // in the store
   // The device of the last timed operation (its samples are complete once
   // finish runs).
   const Device* lastDevice_ = nullptr;
