@@ -64,7 +64,7 @@ int summary(const SummaryOptions& o) {
       transferTable.merge(mine);
       kernelTable.merge(std::move(myKernels));
     } else {
-      readers::loadDeviceOps(*c, *r.work);
+      readers::loadDeviceOps(*c, *r.work, false);
       readers::LoadedCapture lc{c.get(), std::move(*r.work)};
       r.overview = readers::overviewOf(lc, 0);
       transferTable.beginCapture(*c);

@@ -70,16 +70,17 @@ void writeHalOperation(const DeviceOp& op, Lines& out) {
   out << ",\"operation\":\"";
   out.json(op.operation) << "\",\"thread\":" << op.thread << ",\"call_index\":" << op.appendIndex
                          << ",\"command_buffer\":" << op.list << ",\"buffers\":[";
-  for (size_t i = 0; i < op.bindings.size(); ++i)
-    out << (i ? "," : "") << "[" << op.bindings[i].buffer << "," << op.bindings[i].offset << ","
-        << op.bindings[i].length << "]";
+  auto bindings = op.bindings();
+  for (size_t i = 0; i < bindings.size(); ++i)
+    out << (i ? "," : "") << "[" << bindings[i].buffer << "," << bindings[i].offset << ","
+        << bindings[i].length << "]";
   auto semaphores = [&](const char* key, std::span<const DeviceOp::SemaphoreValue> values) {
     out << "],\"" << key << "\":[";
     for (size_t i = 0; i < values.size(); ++i)
       out << (i ? "," : "") << "[" << values[i].semaphore << "," << values[i].value << "]";
   };
-  semaphores("waits", op.waits);
-  semaphores("signals", op.signals);
+  semaphores("waits", op.waits());
+  semaphores("signals", op.signals());
   out << "]";
 }
 

@@ -226,10 +226,14 @@ class OpReader {
     x.recordedBy = f.recordedBy;
     if (!f.operation.empty()) x.operation = store.intern(f.operation);
     if (lists_) {
-      if (!f.arguments.empty()) x.arguments = store.copy(f.arguments.data(), f.arguments.size());
-      if (!f.bindings.empty()) x.bindings = store.copy(f.bindings.data(), f.bindings.size());
-      if (!f.waits.empty()) x.waits = store.copy(f.waits.data(), f.waits.size());
-      if (!f.signals.empty()) x.signals = store.copy(f.signals.data(), f.signals.size());
+      if (!f.arguments.empty() || !f.bindings.empty() || !f.waits.empty() || !f.signals.empty()) {
+        DeviceOp::Lists& l = store.allocate<DeviceOp::Lists>(1)[0];
+        if (!f.arguments.empty()) l.arguments = store.copy(f.arguments.data(), f.arguments.size());
+        if (!f.bindings.empty()) l.bindings = store.copy(f.bindings.data(), f.bindings.size());
+        if (!f.waits.empty()) l.waits = store.copy(f.waits.data(), f.waits.size());
+        if (!f.signals.empty()) l.signals = store.copy(f.signals.data(), f.signals.size());
+        x.lists = &l;
+      }
     }
     ticks.push_back({f.startTicks, f.endTicks});
     if (visit_ && ops_.size() >= batch_) flush();
@@ -448,9 +452,9 @@ void sortSamples(DeviceWork& w) {
 namespace {
 
 // Every operation into `w`, joined; the other chunks too with `others`.
-void readWhole(const Capture& capture, DeviceWork& w, bool others) {
+void readWhole(const Capture& capture, DeviceWork& w, bool others, bool lists) {
   const auto& reader = capture.reader();
-  OpReader in(capture, w, w.ops, true);
+  OpReader in(capture, w, w.ops, lists);
   // Room for every operation at once. Operations of 1.4 on are rows of a few
   // bytes: their chunks are decompressed first (a fourteenth of the struct
   // lists before them) and their counts, each checked against its bytes,
@@ -507,15 +511,15 @@ void readWhole(const Capture& capture, DeviceWork& w, bool others) {
 
 DeviceWork loadDeviceWork(const Capture& capture) {
   DeviceWork w;
-  readWhole(capture, w, true);
+  readWhole(capture, w, true, true);
   return w;
 }
 
-void loadDeviceOps(const Capture& capture, DeviceWork& w) {
+void loadDeviceOps(const Capture& capture, DeviceWork& w, bool lists) {
   w.ops.clear();
   w.halJoin = {};
   size_t before = w.notes.size();
-  readWhole(capture, w, false);
+  readWhole(capture, w, false, lists);
   // What was wrong with an operations chunk read before is said once.
   std::set<std::string> said(w.notes.begin(), w.notes.begin() + static_cast<std::ptrdiff_t>(before));
   auto repeated = std::remove_if(w.notes.begin() + static_cast<std::ptrdiff_t>(before), w.notes.end(),
@@ -728,8 +732,8 @@ void joinHalDispatches(DeviceWork& w) {
         }
         next[k] = k + 1;
         size_t i = list[k];
-        w.ops[i].halDispatch = d;
-        w.ops[i].halSubmission = s;
+        w.ops[i].halDispatch = static_cast<uint32_t>(d);
+        w.ops[i].halSubmission = static_cast<uint32_t>(s);
         ++hal.deviceDispatches;
         ++w.halJoin.joined;
       }

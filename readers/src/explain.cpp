@@ -212,7 +212,7 @@ void writeExplanation(const Capture& capture, size_t top, Symbolizer& symbolizer
     return;
   }
   // IREE HAL command-buffer work: its submissions' dispatches are joined over every operation.
-  loadDeviceOps(capture, work);
+  loadDeviceOps(capture, work, false);
   writeExplanation(LoadedCapture{&capture, std::move(work)}, top, symbolizer, out);
 }
 

@@ -247,7 +247,7 @@ std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captur
     });
     if (whole) {
       mine = KernelTable(by, perProcess);
-      loadDeviceOps(*captures[ci], *work);
+      loadDeviceOps(*captures[ci], *work, false);
       mine.beginCapture(ci, *captures[ci], *work);
       for (const DeviceOp& op : work->ops) mine.add(op);
       work->ops = {};  // the names stay in the store

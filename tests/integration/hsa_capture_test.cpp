@@ -103,7 +103,7 @@ TEST_P(CapturedHsaWorkload, MatchesWhatTheWorkloadDid) {
            std::to_string(op.groupSize[1]) + "," + std::to_string(op.groupSize[2])]++;
       // The kernarg bytes the packet pointed at, as long as the kernel declares.
       ASSERT_TRUE(kernargSize.count(op.kernel)) << op.name;
-      EXPECT_EQ(op.arguments.size(), kernargSize[op.kernel]) << op.name;
+      EXPECT_EQ(op.arguments().size(), kernargSize[op.kernel]) << op.name;
       EXPECT_EQ(op.packetHeader & 0xff, 2) << "HSA_PACKET_TYPE_KERNEL_DISPATCH";
     } else if (op.kind == schema::DeviceOpKind::BARRIER) {
       ++barriers;

@@ -87,25 +87,35 @@ struct DeviceOp {
   // an IREE command buffer (no device times at that level), else the device
   // runtime's (UNKNOWN in older files).
   schema::Api recordedBy = schema::Api::UNKNOWN;
-  // HSA packets: the AQL header, the index in the program's queue, and the
-  // kernarg bytes of a kernel dispatch.
+  // HSA packets: the AQL header and the index in the program's queue.
   uint16_t packetHeader = 0;
   uint64_t queueIndex = 0;
-  std::span<const uint8_t> arguments;
-  using Binding = format::OpBinding;
-  std::span<const Binding> bindings;  // IREE HAL: buffers bound or touched
   // IREE HAL operations: the method that issued it ("dispatch",
-  // "queue_execute", ...), and the semaphore values waited for and signalled.
+  // "queue_execute", ...).
   std::string_view operation;
-  using SemaphoreValue = format::OpSemaphore;
-  std::span<const SemaphoreValue> waits, signals;
   // IREE HAL dispatches joined to the device dispatches they became
   // (joinHalDispatches): on a device-level kernel, the HAL dispatch record
   // and the queue_execute that submitted it (indices into DeviceWork::ops);
   // on a HAL dispatch, how many device dispatches it became.
-  static constexpr size_t kNone = ~size_t{0};
-  size_t halDispatch = kNone;
-  size_t halSubmission = kNone;
+  static constexpr uint32_t kNone = ~uint32_t{0};
+  uint32_t halDispatch = kNone;
+  uint32_t halSubmission = kNone;
+  using Binding = format::OpBinding;
+  using SemaphoreValue = format::OpSemaphore;
+  // The lists an operation may carry, read only when asked for (in the
+  // DeviceWork's store; null when there are none): an HSA dispatch's kernarg
+  // bytes; an IREE HAL operation's buffers bound or touched, and the
+  // semaphore values it waited for and signalled.
+  struct Lists {
+    std::span<const uint8_t> arguments;
+    std::span<const Binding> bindings;
+    std::span<const SemaphoreValue> waits, signals;
+  };
+  const Lists* lists = nullptr;
+  std::span<const uint8_t> arguments() const { return lists ? lists->arguments : std::span<const uint8_t>(); }
+  std::span<const Binding> bindings() const { return lists ? lists->bindings : std::span<const Binding>(); }
+  std::span<const SemaphoreValue> waits() const { return lists ? lists->waits : std::span<const SemaphoreValue>(); }
+  std::span<const SemaphoreValue> signals() const { return lists ? lists->signals : std::span<const SemaphoreValue>(); }
   int64_t durationNs() const { return endNs - startNs; }
 };
 
@@ -166,10 +176,11 @@ DeviceWork loadDeviceWork(const Capture& capture);
 bool streamDeviceWork(const Capture& capture, DeviceWork& work, bool lists,
                       const std::function<bool(std::span<const DeviceOp>)>& visit);
 // What loadDeviceWork adds to a `work` that streamDeviceWork read (stopped or
-// not): every operation, with its lists, joined to the IREE HAL dispatches.
-// A reader that met IREE HAL command-buffer work (joinsHal) while streaming
-// goes on with this rather than read the capture's other chunks again.
-void loadDeviceOps(const Capture& capture, DeviceWork& work);
+// not): every operation, with its lists when asked for, joined to the IREE
+// HAL dispatches. A reader that met IREE HAL command-buffer work (joinsHal)
+// while streaming goes on with this rather than read the capture's other
+// chunks again; the reports, which show no lists, leave them out.
+void loadDeviceOps(const Capture& capture, DeviceWork& work, bool lists = true);
 
 // Joins each execution of an IREE HAL dispatch to the device dispatch it
 // became, in one process: a queue_execute runs the dispatches its command
