@@ -144,6 +144,12 @@ class PerfettoTraceWriter {
       protos::TrackEvent* event = &event_;
       event->Clear();
       packet_.unsafe_arena_set_allocated_track_event(event);
+      // Taken back however the packet is left (a failed write throws): the
+      // packet must never free or keep a member.
+      struct Return {
+        protos::TracePacket& packet;
+        ~Return() { packet.unsafe_arena_release_track_event(); }
+      } giveBack{packet_};
       event->set_track_uuid(trackUuid(edge.track));
       if (edge.begin) {
         describeBegin(*event, timeline_.slices[edge.slice]);
@@ -156,7 +162,6 @@ class PerfettoTraceWriter {
         }
       }
       finishPacket();
-      packet_.unsafe_arena_release_track_event();
     }
   }
 
