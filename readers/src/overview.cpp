@@ -127,9 +127,15 @@ class OverviewBuilder {
       Gap* gap;
       std::map<uint32_t, int64_t> byFunction;
     };
-    std::vector<HostDuring> during;
-    for (auto& d : p.devices)
-      for (Gap& g : d.largestGaps) during.push_back({&g, {}});
+    // Per device, its gaps in time order (they never overlap): a call looks
+    // only at those it can overlap.
+    std::vector<std::vector<HostDuring>> during;
+    for (auto& d : p.devices) {
+      if (d.largestGaps.empty()) continue;
+      auto& mine = during.emplace_back();
+      for (Gap& g : d.largestGaps) mine.push_back({&g, {}});
+      std::sort(mine.begin(), mine.end(), [](const HostDuring& a, const HostDuring& b) { return a.gap->startNs < b.gap->startNs; });
+    }
     std::unordered_map<uint32_t, schema::Api> apiOf;
     c_.forEachCallBatch([&](std::span<const ApiCall> calls) {
       for (const ApiCall& call : calls) {
@@ -146,17 +152,23 @@ class OverviewBuilder {
         span(call.beginNs, call.endNs);
         if (call.depth == 0) {
           p.apiNs += call.endNs - call.beginNs;
-          for (HostDuring& h : during) {
-            int64_t overlap = std::min(call.endNs, h.gap->endNs) - std::max(call.beginNs, h.gap->startNs);
-            if (overlap > 0) h.byFunction[call.function] += overlap;
+          for (auto& device : during) {
+            auto h = std::partition_point(device.begin(), device.end(),
+                                          [&](const HostDuring& x) { return x.gap->endNs <= call.beginNs; });
+            for (; h != device.end() && h->gap->startNs < call.endNs; ++h) {
+              int64_t overlap = std::min(call.endNs, h->gap->endNs) - std::max(call.beginNs, h->gap->startNs);
+              if (overlap > 0) h->byFunction[call.function] += overlap;
+            }
           }
         }
       }
     });
-    for (HostDuring& h : during) {
-      auto& calls = h.gap->hostCalls;
-      for (auto& [f, ns] : h.byFunction) calls.emplace_back(c_.functionName(f), ns);
-      std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (auto& device : during) {
+      for (HostDuring& h : device) {
+        auto& calls = h.gap->hostCalls;
+        for (auto& [f, ns] : h.byFunction) calls.emplace_back(c_.functionName(f), ns);
+        std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+      }
     }
     for (const MemoryOp& m : work_.memory) {
       span(m.hostNs, m.hostNs);
