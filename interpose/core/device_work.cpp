@@ -32,27 +32,20 @@ void commit(Header* record) { threadrecords::commit(Channel::deviceWork, record)
 void commitPending(Header* record) { threadrecords::commitPending(Channel::deviceWork, record); }
 void settle(Header* record, bool keep) { threadrecords::settle(record, keep); }
 
-void drain(std::vector<const Header*>& out, std::vector<void*>& done) {
-  // Writer thread only; kept across flushes so a flush allocates nothing.
-  static auto& records = *new std::vector<const void*>;
-  records.clear();
-  threadrecords::drain(Channel::deviceWork, records, done);
-  for (const void* r : records) out.push_back(static_cast<const Header*>(r));
-}
-
-void release(std::vector<void*>& done) { threadrecords::release(done); }
-
 namespace {
 
 void produceChunks(ChunkSink& sink, bool) {
   // Writer thread only; kept across flushes so a flush allocates nothing,
   // and never destroyed (the last flush may come after static destructors).
+  static auto& published = *new std::vector<const void*>;
   static auto& records = *new std::vector<const Header*>;
   static auto& done = *new std::vector<void*>;
+  published.clear();
   records.clear();
-  drain(records, done);
+  threadrecords::drain(Channel::deviceWork, published, done);
+  for (const void* r : published) records.push_back(static_cast<const Header*>(r));
   profile::writeDeviceWork(sink, records);
-  release(done);
+  threadrecords::release(done);
 }
 
 // After the front ends' producers (constructor 103): the objects these records

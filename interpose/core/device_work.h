@@ -67,10 +67,4 @@ void commit(Header* record);
 void commitPending(Header* record);
 void settle(Header* record, bool keep);
 
-// Writer thread: every record published since the last call, appended to
-// `out` where it lies, and the blocks read to their end to `done`: the
-// records stay valid until release(done) gives those blocks back.
-void drain(std::vector<const Header*>& out, std::vector<void*>& done);
-void release(std::vector<void*>& done);
-
 }  // namespace gtap::core::devicework

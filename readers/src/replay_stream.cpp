@@ -132,8 +132,9 @@ ReplayStream loadReplayStream(const Capture& capture) {
                             " (capture with --mode=" + mode + ",replay)");
   }
   stream.blobs = capture.blobIndex();
-  // Threads race to the lock, so chunks may hold records out of order (a
-  // single-threaded program's never do: no sort then).
+  // Records of several threads, or a thread's appends left in its buffer
+  // until the next flush, may come in a later chunk than records with a
+  // higher seq (docs/replay.md); a one-thread program's come in order.
   auto bySeq = [](const ReplayRecord& a, const ReplayRecord& b) { return a.seq < b.seq; };
   if (!std::is_sorted(stream.records.begin(), stream.records.end(), bySeq)) {
     // The order worked out on (seq, place) pairs, then each record moved
