@@ -35,9 +35,8 @@ int summary(const SummaryOptions& o) {
   }
   auto opened = openCaptures(o.files, "summary");
   if (opened.captures.empty()) return 1;
-  // Each capture's overview, its device operations read a batch at a time;
-  // a capture with IREE HAL command-buffer work is read whole (the join of
-  // its submissions needs it).
+  // Each capture's overview, its device operations read a batch at a time
+  // (twice, with the join between, when it has IREE HAL command-buffer work).
   struct Read {
     const readers::Capture* capture;
     std::unique_ptr<readers::DeviceWork> work;
@@ -45,7 +44,7 @@ int summary(const SummaryOptions& o) {
   };
   std::vector<Read> reads;
   // Transfers and kernels in the same pass (each capture's rows kept apart
-  // until it is known whether it was read whole).
+  // until it is known whether it is read again, joined).
   readers::TransferTable transferTable(false);
   readers::KernelRowsBuilder kernelTable(readers::KernelGrouping::name, false);
   for (size_t ci = 0; ci < opened.captures.size(); ++ci) {
@@ -55,29 +54,23 @@ int summary(const SummaryOptions& o) {
     mine.beginCapture(*c);
     readers::KernelRowsBuilder myKernels(readers::KernelGrouping::name, false);
     myKernels.beginCapture(ci, *c, *r.work);
-    if (auto p = readers::overviewStreamed(*c, *r.work, [&](const readers::DeviceOp& op) {
+    r.overview = readers::overviewStreamed(
+        *c, *r.work,
+        [&](const readers::DeviceOp& op) {
           mine.add(op);
           myKernels.add(op);
-        })) {
-      r.overview = std::move(*p);
-      transferTable.beginCapture(*c);
-      transferTable.merge(mine);
-      kernelTable.merge(std::move(myKernels));
-    } else {
-      readers::loadDeviceOps(*c, *r.work, false);
-      readers::LoadedCapture lc{c.get(), std::move(*r.work)};
-      r.overview = readers::overviewOf(lc, 0);
-      transferTable.beginCapture(*c);
-      myKernels = readers::KernelRowsBuilder(readers::KernelGrouping::name, false);
-      myKernels.beginCapture(ci, *c, lc.work);
-      for (const auto& op : lc.work.ops) {
-        transferTable.add(op);
-        myKernels.add(op);
-      }
-      kernelTable.merge(std::move(myKernels));
-      *r.work = std::move(lc.work);
-      r.work->ops = {};  // what was joined is counted; the names stay in the work's store
-    }
+        },
+        0,
+        [&] {
+          // IREE HAL command-buffer work, joined: the operations come again.
+          mine = readers::TransferTable(false);
+          mine.beginCapture(*c);
+          myKernels = readers::KernelRowsBuilder(readers::KernelGrouping::name, false);
+          myKernels.beginCapture(ci, *c, *r.work);
+        });
+    transferTable.beginCapture(*c);
+    transferTable.merge(mine);
+    kernelTable.merge(std::move(myKernels));
     for (const auto& n : r.work->notes) std::cerr << "gtap summary: " << n << "\n";
     reads.push_back(std::move(r));
   }

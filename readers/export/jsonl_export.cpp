@@ -125,8 +125,7 @@ void writeCapture(const Capture& c, const DeviceWork& work, const OpBatches& bat
       out << ",\"level\":\"" << operationLevel(op) << "\"";
       if (op.recordedBy == schema::Api::IREE_HAL) writeHalOperation(op, out);
       // The join of HAL and device dispatches, by the index of the other line.
-      if (op.halDispatch != DeviceOp::kNone)
-        out << ",\"hal_dispatch\":" << op.halDispatch << ",\"hal_submission\":" << op.halSubmission;
+      if (op.hal) out << ",\"hal_dispatch\":" << op.hal->dispatch << ",\"hal_submission\":" << op.hal->submission;
       if (op.recordedBy == schema::Api::IREE_HAL && op.operation == "dispatch")
         out << ",\"device_dispatches\":" << op.deviceDispatches;
       out << "}";

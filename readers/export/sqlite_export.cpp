@@ -234,8 +234,8 @@ void writeDatabase(ForEachCapture&& each, OutputFile& out) {
         if (o.operation.empty()) db.bindNull(op, 16);
         else db.bind(op, 16, strings.idOfStored(o.operation));
         db.bind(op, 17, opIds + static_cast<int64_t>(index) + 1);
-        db.bindPair(op, 18, o.halDispatch != DeviceOp::kNone, opIds + static_cast<int64_t>(o.halDispatch) + 1,
-                    opIds + static_cast<int64_t>(o.halSubmission) + 1);
+        db.bindPair(op, 18, o.hal != nullptr, opIds + static_cast<int64_t>(o.hal ? o.hal->dispatch : 0) + 1,
+                    opIds + static_cast<int64_t>(o.hal ? o.hal->submission : 0) + 1);
         if (o.kind == schema::DeviceOpKind::COPY) db.bind(op, 20, directionName(o.direction));
         else db.bindNull(op, 20);
         db.step(op);

@@ -161,9 +161,22 @@ class OpReader {
   void flush() {
     if (!visit_ || ops_.empty()) return;
     finish(0);
+    if (w_.halJoined) applyJoin();
     if (!stopped_ && !(*visit_)(ops_)) stopped_ = true;
     ops_.clear();
     ticks.clear();
+    batchLists_.clear();
+  }
+
+  // The work's IREE HAL join on ops_, the next operations in file order.
+  void applyJoin() {
+    const auto& origins = w_.halOrigins;
+    const auto& counts = w_.halDispatchCounts;
+    for (DeviceOp& op : ops_) {
+      size_t i = index_++;
+      if (nextOrigin_ < origins.size() && origins[nextOrigin_].op == i) op.hal = &origins[nextOrigin_++];
+      if (nextCount_ < counts.size() && counts[nextCount_].first == i) op.deviceDispatches = counts[nextCount_++].second;
+    }
   }
 
   std::string where(const format::ChunkInfo& c) const {
@@ -214,7 +227,11 @@ class OpReader {
     x.completedNs = f.completedNs;
     x.timed = f.timed;
     x.stack = f.stack;
-    if (!f.note.empty()) x.note = store.intern(f.note);
+    // Notes and methods repeat from row to row: interned when they change.
+    if (!f.note.empty()) {
+      if (f.note != lastNote_) lastNote_ = store.intern(f.note);
+      x.note = lastNote_;
+    }
     if (!f.grid.empty()) {
       // Launches repeat their shapes: one copy while the grid stays the same.
       if (!std::equal(f.grid.begin(), f.grid.end(), lastGrid_.begin(), lastGrid_.end()))
@@ -224,14 +241,19 @@ class OpReader {
     x.packetHeader = f.packetHeader;
     x.queueIndex = f.queueIndex;
     x.recordedBy = f.recordedBy;
-    if (!f.operation.empty()) x.operation = store.intern(f.operation);
+    if (!f.operation.empty()) {
+      if (f.operation != lastOperation_) lastOperation_ = store.intern(f.operation);
+      x.operation = lastOperation_;
+    }
     if (lists_) {
       if (!f.arguments.empty() || !f.bindings.empty() || !f.waits.empty() || !f.signals.empty()) {
-        DeviceOp::Lists& l = store.allocate<DeviceOp::Lists>(1)[0];
-        if (!f.arguments.empty()) l.arguments = store.copy(f.arguments.data(), f.arguments.size());
-        if (!f.bindings.empty()) l.bindings = store.copy(f.bindings.data(), f.bindings.size());
-        if (!f.waits.empty()) l.waits = store.copy(f.waits.data(), f.waits.size());
-        if (!f.signals.empty()) l.signals = store.copy(f.signals.data(), f.signals.size());
+        // A stream's lists last only while their batch is visited.
+        OpStore& held = visit_ ? batchLists_ : store;
+        DeviceOp::Lists& l = held.allocate<DeviceOp::Lists>(1)[0];
+        if (!f.arguments.empty()) l.arguments = held.copy(f.arguments.data(), f.arguments.size());
+        if (!f.bindings.empty()) l.bindings = held.copy(f.bindings.data(), f.bindings.size());
+        if (!f.waits.empty()) l.waits = held.copy(f.waits.data(), f.waits.size());
+        if (!f.signals.empty()) l.signals = held.copy(f.signals.data(), f.signals.size());
         x.lists = &l;
       }
     }
@@ -431,6 +453,11 @@ class OpReader {
   std::pair<std::string_view, std::string_view> lastNames_;
   bool haveLast_ = false;
   std::span<const uint32_t> lastGrid_;  // in the store
+  std::string_view lastNote_, lastOperation_;  // in the store
+  OpStore batchLists_;  // a stream's lists, for one batch
+  // Where applyJoin is: the index of the next operation, and the next origin
+  // and count to give.
+  size_t index_ = 0, nextOrigin_ = 0, nextCount_ = 0;
   // The device of the last timed operation (its samples are complete once
   // finish runs).
   const Device* lastDevice_ = nullptr;
@@ -447,9 +474,82 @@ void sortSamples(DeviceWork& w) {
     std::sort(dev.samples.begin(), dev.samples.end(), [](const auto& a, const auto& b) { return a.hostNs < b.hostNs; });
 }
 
-}  // namespace
+// The devices, objects, memory operations and stacks, the samples sorted.
+void readOthers(const Capture& capture, DeviceWork& w) {
+  const auto& reader = capture.reader();
+  std::vector<DeviceOp> none;
+  OpReader in(capture, w, none, false);
+  for (const auto& c : reader.chunks()) {
+    auto kind = static_cast<schema::ChunkKind>(c.kind);
+    if (!isOther(kind)) continue;
+    in.guarded(c, [&] {
+      auto d = reader.decode(c);
+      in.addOther(kind, d);
+    });
+  }
+  sortSamples(w);
+}
 
-namespace {
+// Notes added since `before` that repeat one made before it are dropped: what
+// was wrong with an operations chunk read before is said once.
+void dropRepeatedNotes(DeviceWork& w, size_t before) {
+  if (w.notes.size() == before) return;
+  std::set<std::string> said(w.notes.begin(), w.notes.begin() + static_cast<std::ptrdiff_t>(before));
+  auto repeated = std::remove_if(w.notes.begin() + static_cast<std::ptrdiff_t>(before), w.notes.end(),
+                                 [&](const std::string& n) { return said.count(n) > 0; });
+  w.notes.erase(repeated, w.notes.end());
+}
+
+// What the join needs of an operation, some 64 bytes: a device-level kernel,
+// or an IREE HAL dispatch, begin or queue_execute on a command buffer.
+struct JoinOp {
+  enum class Role : uint8_t { device, dispatch, begin, submission };
+  std::string_view name;
+  uint64_t list;
+  int64_t appendNs;
+  int64_t submitted;  // when the device runtime saw it submitted
+  uint64_t appendIndex;
+  uint32_t thread;
+  uint32_t index;  // in file order
+  Role role;
+};
+
+// Operations in file order, kept when the join needs them.
+class JoinInput {
+ public:
+  HalJoin counts;
+  std::vector<JoinOp> ops;
+  size_t submissions = 0;
+  bool tooMany = false;  // more operations than an index holds: nothing joins
+
+  void add(const DeviceOp& op, size_t index) {
+    JoinOp::Role role;
+    if (op.recordedBy != schema::Api::IREE_HAL) {
+      if (op.kind != schema::DeviceOpKind::KERNEL) return;
+      ++counts.deviceKernels;
+      role = JoinOp::Role::device;
+    } else if (!op.list) {
+      return;
+    } else if (op.operation == "dispatch") {
+      role = JoinOp::Role::dispatch;
+    } else if (op.operation == "begin") {
+      role = JoinOp::Role::begin;
+    } else if (op.operation == "queue_execute") {
+      role = JoinOp::Role::submission;
+      ++submissions;
+    } else {
+      return;
+    }
+    if (index >= UINT32_MAX) {
+      tooMany = true;
+      return;
+    }
+    ops.push_back({op.name, op.list, op.appendNs, op.submitNs ? op.submitNs : op.appendNs, op.appendIndex, op.thread,
+                   static_cast<uint32_t>(index), role});
+  }
+};
+
+void join(JoinInput& in, DeviceWork& w);
 
 // Every operation into `w`, joined; the other chunks too with `others`.
 void readWhole(const Capture& capture, DeviceWork& w, bool others, bool lists) {
@@ -517,32 +617,26 @@ DeviceWork loadDeviceWork(const Capture& capture) {
 
 void loadDeviceOps(const Capture& capture, DeviceWork& w, bool lists) {
   w.ops.clear();
-  w.halJoin = {};
   size_t before = w.notes.size();
   readWhole(capture, w, false, lists);
-  // What was wrong with an operations chunk read before is said once.
-  std::set<std::string> said(w.notes.begin(), w.notes.begin() + static_cast<std::ptrdiff_t>(before));
-  auto repeated = std::remove_if(w.notes.begin() + static_cast<std::ptrdiff_t>(before), w.notes.end(),
-                                 [&](const std::string& n) { return said.count(n) > 0; });
-  w.notes.erase(repeated, w.notes.end());
+  dropRepeatedNotes(w, before);
 }
 
 bool streamDeviceWork(const Capture& capture, DeviceWork& w, bool lists,
                       const std::function<bool(std::span<const DeviceOp>)>& visit) {
+  readOthers(capture, w);
+  return streamDeviceOps(capture, w, lists, visit);
+}
+
+bool streamDeviceOps(const Capture& capture, DeviceWork& w, bool lists,
+                     const std::function<bool(std::span<const DeviceOp>)>& visit) {
   const auto& reader = capture.reader();
+  size_t before = w.notes.size();
   std::vector<DeviceOp> batch;
   OpReader in(capture, w, batch, lists);
-  for (const auto& c : reader.chunks()) {
-    auto kind = static_cast<schema::ChunkKind>(c.kind);
-    if (!isOther(kind)) continue;
-    in.guarded(c, [&] {
-      auto d = reader.decode(c);
-      in.addOther(kind, d);
-    });
-  }
-  sortSamples(w);
   // Batches of a few thousand: a megabyte of operations, used again and again.
   in.streamTo(&visit, 4096);
+  bool whole = true;
   for (const auto& c : reader.chunks()) {
     if (static_cast<schema::ChunkKind>(c.kind) != schema::ChunkKind::DEVICE_OPS) continue;
     in.guarded(c, [&] {
@@ -550,9 +644,24 @@ bool streamDeviceWork(const Capture& capture, DeviceWork& w, bool lists,
       in.addChunk(c, d.root<schema::DeviceOps>());
     });
     in.flush();
-    if (in.stopped()) return false;
+    if (in.stopped()) {
+      whole = false;
+      break;
+    }
   }
-  return true;
+  dropRepeatedNotes(w, before);
+  return whole;
+}
+
+void joinHalStreamed(const Capture& capture, DeviceWork& w) {
+  w.halJoined = false;
+  JoinInput in;
+  size_t index = 0;
+  streamDeviceOps(capture, w, false, [&](std::span<const DeviceOp> ops) {
+    for (const DeviceOp& op : ops) in.add(op, index++);
+    return true;
+  });
+  join(in, w);
 }
 
 bool holdsHalWork(const Capture& capture) {
@@ -588,16 +697,12 @@ bool holdsHalWork(const Capture& capture) {
 
 void visitDeviceWork(const Capture& capture, DeviceWork& work, bool lists,
                      const std::function<void(std::span<const DeviceOp>)>& visit) {
-  if (!holdsHalWork(capture)) {
-    streamDeviceWork(capture, work, lists, [&](std::span<const DeviceOp> ops) {
-      visit(ops);
-      return true;
-    });
-    return;
-  }
-  work = loadDeviceWork(capture);
-  visit(work.ops);
-  work.ops = {};  // the names stay in the work's store
+  readOthers(capture, work);
+  if (holdsHalWork(capture)) joinHalStreamed(capture, work);
+  streamDeviceOps(capture, work, lists, [&](std::span<const DeviceOp> ops) {
+    visit(ops);
+    return true;
+  });
 }
 
 bool isHalSubmission(const DeviceOp& op) {
@@ -607,11 +712,38 @@ bool isHalSubmission(const DeviceOp& op) {
 bool joinsHal(const DeviceOp& op) { return op.recordedBy == schema::Api::IREE_HAL && op.list; }
 
 void joinHalDispatches(DeviceWork& w) {
-  w.halJoin = {};
+  w.halJoined = false;
+  JoinInput in;
+  // Most captures have no HAL submissions: counted first, nothing is kept.
   for (DeviceOp& op : w.ops) {
-    op.halDispatch = op.halSubmission = DeviceOp::kNone;
+    op.hal = nullptr;
     op.deviceDispatches = 0;
+    in.counts.deviceKernels += op.recordedBy != schema::Api::IREE_HAL && op.kind == schema::DeviceOpKind::KERNEL;
+    in.submissions += isHalSubmission(op);
   }
+  if (in.submissions) {
+    in = {};
+    for (size_t i = 0; i < w.ops.size(); ++i) in.add(w.ops[i], i);
+  }
+  join(in, w);
+  if (!w.halJoined) return;
+  for (const HalOrigin& o : w.halOrigins) w.ops[o.op].hal = &o;
+  for (const auto& [index, count] : w.halDispatchCounts) w.ops[index].deviceDispatches = count;
+}
+
+namespace {
+
+void join(JoinInput& in, DeviceWork& w) {
+  w.halJoin = in.counts;
+  w.halJoin.notFromHal = w.halJoin.deviceKernels;
+  w.halOrigins = {};
+  w.halDispatchCounts.clear();
+  w.halJoined = true;
+  if (!in.submissions || in.tooMany) {
+    if (in.tooMany) w.notes.push_back("IREE HAL dispatches were not joined: the capture holds more than 2^32 operations");
+    return;
+  }
+  const std::vector<JoinOp>& j = in.ops;
   // Device dispatches by kernel name, in the order they were submitted, and
   // per position the next one not taken at or after it (a union-find, so a
   // long run of taken ones is skipped once).
@@ -642,28 +774,18 @@ void joinHalDispatches(DeviceWork& w) {
   std::unordered_map<uint64_t, Recording> buffers;
   std::vector<size_t> submissions;
   std::unordered_map<std::string_view, Candidates> device;
-  auto recorded = [&](size_t i) { return std::make_tuple(w.ops[i].appendNs, w.ops[i].thread, w.ops[i].appendIndex); };
-  // Most captures have no HAL submissions: counted first, nothing else is built.
-  for (size_t i = 0; i < w.ops.size(); ++i) {
-    const DeviceOp& op = w.ops[i];
-    if (op.recordedBy != schema::Api::IREE_HAL) w.halJoin.deviceKernels += op.kind == schema::DeviceOpKind::KERNEL;
-    else if (isHalSubmission(op)) submissions.push_back(i);
-  }
-  w.halJoin.notFromHal = w.halJoin.deviceKernels;
-  if (submissions.empty()) return;
-  for (size_t i = 0; i < w.ops.size(); ++i) {
-    const DeviceOp& op = w.ops[i];
-    if (op.recordedBy != schema::Api::IREE_HAL) {
-      if (op.kind == schema::DeviceOpKind::KERNEL) device[op.name].ops.push_back(i);
-    } else if (op.operation == "dispatch") {
-      buffers[op.list].dispatches.push_back(i);
-    } else if (op.operation == "begin") {
-      buffers[op.list].begins.push_back(op.appendNs);
+  auto recorded = [&](size_t i) { return std::make_tuple(j[i].appendNs, j[i].thread, j[i].appendIndex); };
+  for (size_t i = 0; i < j.size(); ++i) {
+    const JoinOp& op = j[i];
+    switch (op.role) {
+      case JoinOp::Role::device: device[op.name].ops.push_back(i); break;
+      case JoinOp::Role::dispatch: buffers[op.list].dispatches.push_back(i); break;
+      case JoinOp::Role::begin: buffers[op.list].begins.push_back(op.appendNs); break;
+      case JoinOp::Role::submission: submissions.push_back(i); break;
     }
   }
-  auto submitted = [&](size_t i) { return w.ops[i].submitNs ? w.ops[i].submitNs : w.ops[i].appendNs; };
   for (auto& [name, c] : device) {
-    std::stable_sort(c.ops.begin(), c.ops.end(), [&](size_t a, size_t b) { return submitted(a) < submitted(b); });
+    std::stable_sort(c.ops.begin(), c.ops.end(), [&](size_t a, size_t b) { return j[a].submitted < j[b].submitted; });
     c.next.resize(c.ops.size() + 1);
     for (size_t k = 0; k <= c.ops.size(); ++k) c.next[k] = k;
   }
@@ -671,20 +793,20 @@ void joinHalDispatches(DeviceWork& w) {
     std::sort(r.dispatches.begin(), r.dispatches.end(), [&](size_t a, size_t b) { return recorded(a) < recorded(b); });
     std::sort(r.begins.begin(), r.begins.end());
     r.dispatchNs.reserve(r.dispatches.size());
-    for (size_t d : r.dispatches) r.dispatchNs.push_back(w.ops[d].appendNs);
+    for (size_t d : r.dispatches) r.dispatchNs.push_back(j[d].appendNs);
     // A dispatch belongs to the stretch after the last begin at or before it.
     r.stretches.resize(r.begins.size() + 1);
     std::unordered_map<const Candidates*, size_t> groupOf;
     size_t stretch = SIZE_MAX;
     auto begin = r.begins.begin();
     for (size_t d : r.dispatches) {
-      int64_t ns = w.ops[d].appendNs;
+      int64_t ns = j[d].appendNs;
       while (begin != r.begins.end() && *begin <= ns) ++begin;
       if (static_cast<size_t>(begin - r.begins.begin()) != stretch) {
         stretch = begin - r.begins.begin();
         groupOf = {};  // clear() would sweep every bucket a large stretch left
       }
-      auto candidates = device.find(w.ops[d].name);
+      auto candidates = device.find(j[d].name);
       if (candidates == device.end()) continue;
       auto& groups = r.stretches[stretch];
       auto [g, added] = groupOf.try_emplace(&candidates->second, groups.size());
@@ -699,11 +821,13 @@ void joinHalDispatches(DeviceWork& w) {
     while (next[k] != root) k = std::exchange(next[k], root);
     return root;
   };
+  std::vector<HalOrigin> origins;
+  std::unordered_map<size_t, uint32_t> became;  // HAL dispatch (in j) -> device dispatches
   for (size_t s : submissions) {
-    auto r = buffers.find(w.ops[s].list);
+    auto r = buffers.find(j[s].list);
     if (r == buffers.end()) continue;
     Recording& rec = r->second;
-    int64_t at = w.ops[s].appendNs;
+    int64_t at = j[s].appendNs;
     // What the buffer held then: recorded since its last begin before the submission.
     auto begin = std::upper_bound(rec.begins.begin(), rec.begins.end(), at);
     int64_t since = begin == rec.begins.begin() ? INT64_MIN : *(begin - 1);
@@ -715,26 +839,25 @@ void joinHalDispatches(DeviceWork& w) {
     size_t g = 0;
     for (; g < groups.size(); ++g) {
       Group& group = groups[g];
-      if (w.ops[group.dispatches.front()].appendNs > at) break;  // this and later ones: not recorded yet
+      if (j[group.dispatches.front()].appendNs > at) break;  // this and later ones: not recorded yet
       auto& list = group.candidates->ops;
       auto& next = group.candidates->next;
       for (size_t p = 0; p < group.dispatches.size() && p < group.limit; ++p) {
         size_t d = group.dispatches[p];
-        DeviceOp& hal = w.ops[d];
+        const JoinOp& hal = j[d];
         if (hal.appendNs > at) break;
         // Submitted no earlier than the dispatch was recorded.
         size_t k = std::partition_point(list.begin(), list.end(),
-                                        [&](size_t i) { return submitted(i) < hal.appendNs; }) - list.begin();
+                                        [&](size_t i) { return j[i].submitted < hal.appendNs; }) - list.begin();
         k = findUntaken(next, k);
         if (k == list.size()) {
           group.limit = p;
           break;
         }
         next[k] = k + 1;
-        size_t i = list[k];
-        w.ops[i].halDispatch = static_cast<uint32_t>(d);
-        w.ops[i].halSubmission = static_cast<uint32_t>(s);
-        ++hal.deviceDispatches;
+        origins.push_back({j[list[k]].index, hal.index, j[s].index, j[s].thread, j[s].appendIndex, hal.list, hal.name,
+                           hal.appendNs, j[s].appendNs});
+        ++became[d];
         ++w.halJoin.joined;
       }
       if (group.limit == 0) continue;
@@ -747,6 +870,15 @@ void joinHalDispatches(DeviceWork& w) {
     }
   }
   w.halJoin.notFromHal = w.halJoin.deviceKernels - w.halJoin.joined;
+  std::sort(origins.begin(), origins.end(), [](const HalOrigin& a, const HalOrigin& b) { return a.op < b.op; });
+  auto stored = w.store->allocate<HalOrigin>(origins.size());
+  std::copy(origins.begin(), origins.end(), stored.begin());
+  w.halOrigins = stored;
+  w.halDispatchCounts.reserve(became.size());
+  for (const auto& [d, count] : became) w.halDispatchCounts.emplace_back(j[d].index, count);
+  std::sort(w.halDispatchCounts.begin(), w.halDispatchCounts.end());
 }
+
+}  // namespace
 
 }  // namespace gtap::readers

@@ -123,12 +123,10 @@ void writeSlowestLaunches(const Capture& c, const DeviceWork& work, const Proces
     out << "  " << op.name << " took " << formatNanoseconds(op.durationNs()) << " (groups " << op.groupCount[0] << "x"
         << op.groupCount[1] << "x" << op.groupCount[2] << " of " << op.groupSize[0] << "x" << op.groupSize[1] << "x"
         << op.groupSize[2] << "), submitted at +" << formatNanoseconds(op.submitNs - p.startNs) << "\n";
-    if (op.halDispatch != DeviceOp::kNone) {
-      const auto& hal = work.ops[op.halDispatch];
-      const auto& submission = work.ops[op.halSubmission];
-      out << "      the IREE HAL dispatch of " << hal.name << " it became, recorded into command buffer " << hal.list
-          << " at +" << formatNanoseconds(hal.appendNs - p.startNs) << ", submitted by queue_execute at +"
-          << formatNanoseconds(submission.appendNs - p.startNs) << "\n";
+    if (const HalOrigin* hal = op.hal) {
+      out << "      the IREE HAL dispatch of " << hal->name << " it became, recorded into command buffer " << hal->list
+          << " at +" << formatNanoseconds(hal->dispatchNs - p.startNs) << ", submitted by queue_execute at +"
+          << formatNanoseconds(hal->submissionNs - p.startNs) << "\n";
     }
     std::vector<std::string> why;
     auto frames = describeStack(work, op.stack, symbolizer, &why);
@@ -205,15 +203,15 @@ void writeExplanation(const Capture& capture, size_t top, Symbolizer& symbolizer
         table.add(op);
         slowest.offer(op);
       },
-      top);
-  if (p) {
-    writeAccount(capture, work, *p, p->devices.empty() ? std::vector<KernelRow>{} : table.rows(), slowest.take(), top,
-                 symbolizer, out);
-    return;
-  }
-  // IREE HAL command-buffer work: its submissions' dispatches are joined over every operation.
-  loadDeviceOps(capture, work, false);
-  writeExplanation(LoadedCapture{&capture, std::move(work)}, top, symbolizer, out);
+      top,
+      [&] {
+        // IREE HAL command-buffer work, joined: the operations come again.
+        table = KernelRowsBuilder(KernelGrouping::name, false);
+        table.beginCapture(0, capture, work);
+        slowest = SlowestLaunches(top);
+      });
+  writeAccount(capture, work, p, p.devices.empty() ? std::vector<KernelRow>{} : table.rows(), slowest.take(), top,
+               symbolizer, out);
 }
 
 }  // namespace gtap::readers

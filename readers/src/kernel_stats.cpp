@@ -124,7 +124,7 @@ class KernelTable {
     Acc& acc = *accp;
     // The views point into the work's store, which outlives the table's use.
     acc.last = {op.name, op.groupCount, op.groupSize, op.gridSize};
-    acc.row.joined += level == 2 ? op.deviceDispatches : op.halDispatch != DeviceOp::kNone;
+    acc.row.joined += level == 2 ? op.deviceDispatches : op.hal != nullptr;
     if (op.timed) {
       acc.durations.push_back(op.durationNs());
       all_ += op.durationNs();
@@ -235,22 +235,25 @@ std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captur
     }
     auto work = std::make_unique<DeviceWork>();
     mine.beginCapture(ci, *captures[ci], *work);
-    // IREE HAL command-buffer work means dispatches to join, which needs
-    // every operation at once: the capture is read whole instead (the first
-    // such operation comes early, a submission often only at the end).
-    bool whole = !streamDeviceWork(*captures[ci], *work, false, [&](std::span<const DeviceOp> ops) {
+    // IREE HAL command-buffer work means dispatches to join: the join is
+    // made (the first such operation comes early, a submission often only
+    // at the end) and the operations are read again, joined.
+    auto add = [&](std::span<const DeviceOp> ops) {
+      for (const DeviceOp& op : ops) mine.add(op);
+      return true;
+    };
+    bool joins = !streamDeviceWork(*captures[ci], *work, false, [&](std::span<const DeviceOp> ops) {
       for (const DeviceOp& op : ops) {
         if (joinsHal(op)) return false;
         mine.add(op);
       }
       return true;
     });
-    if (whole) {
+    if (joins) {
       mine = KernelTable(by, perProcess);
-      loadDeviceOps(*captures[ci], *work, false);
+      joinHalStreamed(*captures[ci], *work);
       mine.beginCapture(ci, *captures[ci], *work);
-      for (const DeviceOp& op : work->ops) mine.add(op);
-      work->ops = {};  // the names stay in the store
+      streamDeviceOps(*captures[ci], *work, false, add);
     }
     notes.insert(notes.end(), work->notes.begin(), work->notes.end());
     table.merge(std::move(mine));

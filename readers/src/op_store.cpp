@@ -14,6 +14,14 @@ std::string_view OpStore::intern(std::string_view s) {
   return stored;
 }
 
+void OpStore::clear() {
+  strings_.clear();
+  if (blocks_.empty()) return;
+  blocks_.resize(1);
+  next_ = blocks_[0].get();
+  left_ = firstSize_;
+}
+
 void* OpStore::allocateBytes(size_t bytes, size_t align) {
   size_t pad = (align - reinterpret_cast<uintptr_t>(next_) % align) % align;
   if (next_ == nullptr || pad + bytes > left_) {
@@ -21,6 +29,7 @@ void* OpStore::allocateBytes(size_t bytes, size_t align) {
     constexpr size_t kBlock = size_t{1} << 20;
     size_t size = std::max(kBlock, bytes + alignof(std::max_align_t));
     blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+    if (blocks_.size() == 1) firstSize_ = size;
     next_ = blocks_.back().get();
     left_ = size;
     pad = (align - reinterpret_cast<uintptr_t>(next_) % align) % align;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -299,19 +300,32 @@ ProcessOverview overviewOf(const LoadedCapture& lc, size_t gapCount) {
   return b.finish();
 }
 
-std::optional<ProcessOverview> overviewStreamed(const Capture& capture, DeviceWork& work,
-                                                const std::function<void(const DeviceOp&)>& also, size_t gapCount) {
-  OverviewBuilder b(capture, work, gapCount);
-  bool whole = streamDeviceWork(capture, work, false, [&](std::span<const DeviceOp> ops) {
+ProcessOverview overviewStreamed(const Capture& capture, DeviceWork& work,
+                                 const std::function<void(const DeviceOp&)>& also, size_t gapCount,
+                                 const std::function<void()>& restart) {
+  auto b = std::make_unique<OverviewBuilder>(capture, work, gapCount);
+  auto add = [&](std::span<const DeviceOp> ops) {
+    for (const DeviceOp& op : ops) {
+      b->add(op);
+      if (also) also(op);
+    }
+    return true;
+  };
+  bool joins = !streamDeviceWork(capture, work, false, [&](std::span<const DeviceOp> ops) {
     for (const DeviceOp& op : ops) {
       if (joinsHal(op)) return false;
-      b.add(op);
+      b->add(op);
       if (also) also(op);
     }
     return true;
   });
-  if (!whole) return std::nullopt;
-  return b.finish();
+  if (joins) {
+    joinHalStreamed(capture, work);
+    b = std::make_unique<OverviewBuilder>(capture, work, gapCount);
+    if (restart) restart();
+    streamDeviceOps(capture, work, false, add);
+  }
+  return b->finish();
 }
 
 }  // namespace gtap::readers

@@ -98,13 +98,12 @@ class CaptureTimeline {
     }
   }
 
-  // Operations in file order. `ops` is every operation when the capture's
-  // IREE HAL work was joined (the joins index it), else a batch.
+  // Operations in file order, a batch at a time.
   void addOps(std::span<const DeviceOp> ops, const DeviceWork& work) {
     for (const DeviceOp& op : ops) {
       if (!op.timed) continue;
       if (lastQueueTrack_ && op.queue == lastQueue_) {
-        addSlice(op, lastQueueTrack_, ops);
+        addSlice(op, lastQueueTrack_);
         continue;
       }
       auto [it, fresh] = queueTracks_.try_emplace(op.queue, 0);
@@ -121,13 +120,11 @@ class CaptureTimeline {
       }
       lastQueue_ = op.queue;
       lastQueueTrack_ = it->second;
-      addSlice(op, it->second, ops);
+      addSlice(op, it->second);
     }
   }
 
-  void addSlice(const DeviceOp& op, uint64_t track, std::span<const DeviceOp> ops) {
-    auto at = [&](size_t i) -> const DeviceOp* { return i < ops.size() ? &ops[i] : nullptr; };
-    const DeviceOp* dispatch = op.halDispatch != DeviceOp::kNone ? at(op.halDispatch) : nullptr;
+  void addSlice(const DeviceOp& op, uint64_t track) {
     TimelineSlice& s = t_.slices.emplace_back();
     s.track = track;
     s.startNs = op.startNs;
@@ -138,16 +135,17 @@ class CaptureTimeline {
     }
     s.name = lastNameStored_;
     s.category = opKindText(op.kind);
-    s.args = argsOf(op, dispatch);
+    s.args = argsOf(op, op.hal);
     // Flows: an append call (thread, begin index) to the operations it
     // made; for a device dispatch an IREE HAL dispatch became, the
     // program's queue_execute that submitted it. Numbered in the order of
     // the operations; a flow has one end (a regular list executed again
     // gets no second arrow).
-    const DeviceOp* from = op.halSubmission != DeviceOp::kNone ? at(op.halSubmission) : &op;
-    if (!from || from->appendIndex == ~uint64_t{0}) return;
+    uint32_t thread = op.hal ? op.hal->submissionThread : op.thread;
+    uint64_t appendIndex = op.hal ? op.hal->submissionAppendIndex : op.appendIndex;
+    if (appendIndex == ~uint64_t{0}) return;
     uint64_t before = nextFlow_;
-    uint64_t flow = flows_.add(from->thread, from->appendIndex, nextFlow_);
+    uint64_t flow = flows_.add(thread, appendIndex, nextFlow_);
     if (nextFlow_ != before) s.flowIn = flow;
   }
 
@@ -199,7 +197,7 @@ class CaptureTimeline {
     }
   };
 
-  std::span<const TimelineArg> argsOf(const DeviceOp& op, const DeviceOp* dispatch) {
+  std::span<const TimelineArg> argsOf(const DeviceOp& op, const HalOrigin* dispatch) {
     bool kernel = op.kind == schema::DeviceOpKind::KERNEL;
     ArgsKey key{op.kind,
                 kernel ? op.groupCount : std::array<uint32_t, 3>{},

@@ -52,9 +52,14 @@ inline void captureReader(std::span<const uint8_t> bytes) {
     readers::DeviceWork work;
     readers::KernelRowsBuilder kernels(readers::KernelGrouping::shape, false);
     kernels.beginCapture(0, capture, work);
-    if (!readers::overviewStreamed(capture, work, [&](const readers::DeviceOp& op) { kernels.add(op); }, 3))
-      readers::loadDeviceOps(capture, work);
+    readers::overviewStreamed(
+        capture, work, [&](const readers::DeviceOp& op) { kernels.add(op); }, 3,
+        [&] {
+          kernels = readers::KernelRowsBuilder(readers::KernelGrouping::shape, false);
+          kernels.beginCapture(0, capture, work);
+        });
     kernels.rows();
+    readers::loadDeviceOps(capture, work);
     // The timeline exports' reading: a batch at a time.
     readers::buildTimeline(streamed, notes);
     // What the record exports read: the operations once each, in order.

@@ -399,7 +399,7 @@ TEST(ZeProfile, ChildrenForkedFromBusyThreadsEnd) {
 // whole (kernelRows over loadDeviceWork), for every grouping, one file or
 // several, per process or not, with batches that end inside a chunk (8,000
 // launches in one file) and files of HSA packets and IREE HAL operations
-// (read whole for their join).
+// (joined, then read again: 3,001 joined dispatches over several batches).
 TEST(ZeProfile, KernelRowsReadInBatchesAreThoseOfTheWholeWork) {
   std::vector<std::string> files;
   auto many = profile("ze_multithread", {"4", "2000", "64"}, "api,kernels");
@@ -408,6 +408,16 @@ TEST(ZeProfile, KernelRowsReadInBatchesAreThoseOfTheWholeWork) {
   auto pipeline = profile("ze_pipeline");
   ASSERT_EQ(pipeline.result.exitCode, 0) << pipeline.result.err;
   files.push_back(pipeline.file);
+  auto joined = profile("hal_on_hsa", {"1000"}, "api,kernels",
+                        {{"LD_LIBRARY_PATH", std::string(GTAP_TEST_SIM_DIR) + "/hsa"}});
+  ASSERT_EQ(joined.result.exitCode, 0) << joined.result.err;
+  files.push_back(joined.file);
+  {
+    readers::Capture c(joined.file);
+    auto work = readers::loadDeviceWork(c);
+    EXPECT_GT(work.ops.size(), 4096u);  // more than one batch
+    EXPECT_EQ(work.halJoin.joined, 3001u);
+  }
   for (const char* name : {"hsa_pipeline.gtap", "hal_on_hsa.gtap"})
     files.push_back(std::string(GTAP_TEST_SOURCE_DIR) + "/tests/data/format-1.3/" + name);
   std::vector<std::unique_ptr<readers::Capture>> captures;
@@ -470,8 +480,8 @@ TEST(ZeProfile, KernelRowsReadInBatchesAreThoseOfTheWholeWork) {
     EXPECT_EQ(text(table.rows()), text(readers::transferRows(whole, false))) << c->path();
     EXPECT_EQ(meta.memory.size(), whole[0].work.memory.size());
   }
-  // `gtap summary`'s overview, read the same way, is that of the whole work;
-  // a capture with HAL submissions is left to the whole reading.
+  // `gtap summary`'s overview, read the same way, is that of the whole work
+  // (a capture with HAL submissions read again after the join).
   auto text = [](const readers::ProcessOverview& p) {
     std::string out = p.label + " " + std::to_string(p.startNs) + " " + std::to_string(p.endNs) + " " +
                       std::to_string(p.apiCalls) + " " + std::to_string(p.unfinishedCalls) + " " +
@@ -490,13 +500,9 @@ TEST(ZeProfile, KernelRowsReadInBatchesAreThoseOfTheWholeWork) {
     readers::DeviceWork meta;
     auto streamed = readers::overviewStreamed(*c, meta);
     readers::LoadedCapture lc{c.get(), readers::loadDeviceWork(*c)};
-    bool hal = std::any_of(lc.work.ops.begin(), lc.work.ops.end(), readers::joinsHal);
-    ASSERT_EQ(streamed.has_value(), !hal) << c->path();
-    if (streamed) {
-      auto whole = readers::overviewOf(lc, 0);
-      EXPECT_FALSE(whole.devices.empty()) << c->path();
-      EXPECT_EQ(text(*streamed), text(whole)) << c->path();
-    }
+    auto whole = readers::overviewOf(lc, 0);
+    EXPECT_FALSE(whole.devices.empty()) << c->path();
+    EXPECT_EQ(text(streamed), text(whole)) << c->path();
   }
   // `gtap explain`'s account, read the same way (with gaps and the slowest
   // launches of 8,000 across batches), is that of the whole work; a capture

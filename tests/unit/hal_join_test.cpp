@@ -8,6 +8,12 @@
 namespace gtap::readers {
 namespace {
 
+// The file-order indices of the HAL dispatch and submission a device
+// dispatch was joined to, or kNone.
+constexpr size_t kNone = SIZE_MAX;
+size_t dispatchOf(const DeviceOp& op) { return op.hal ? op.hal->dispatch : kNone; }
+size_t submissionOf(const DeviceOp& op) { return op.hal ? op.hal->submission : kNone; }
+
 class Work {
  public:
   // A HAL command-buffer record (dispatch of `name`, or begin) at `ns`.
@@ -50,13 +56,21 @@ TEST(HalJoinUnit, ASubmissionRunsWhatTheBufferHeldSinceItsLastBegin) {
   size_t stray = t.device("m", 43);  // the driver's own, after the HAL work
   joinHalDispatches(t.w);
   const auto& ops = t.w.ops;
-  EXPECT_EQ(ops[early].halDispatch, DeviceOp::kNone);
-  EXPECT_EQ(ops[d1].halDispatch, first);
-  EXPECT_EQ(ops[d1].halSubmission, submit1);
-  EXPECT_EQ(ops[d2].halDispatch, second);
-  EXPECT_EQ(ops[d2].halSubmission, submit2);
-  EXPECT_EQ(ops[d3].halDispatch, other);
-  EXPECT_EQ(ops[stray].halDispatch, DeviceOp::kNone);
+  EXPECT_EQ(dispatchOf(ops[early]), kNone);
+  EXPECT_EQ(dispatchOf(ops[d1]), first);
+  EXPECT_EQ(submissionOf(ops[d1]), submit1);
+  // What the device dispatch knows of its origin without the operations.
+  ASSERT_NE(ops[d1].hal, nullptr);
+  EXPECT_EQ(ops[d1].hal->op, d1);
+  EXPECT_EQ(ops[d1].hal->name, "k");
+  EXPECT_EQ(ops[d1].hal->list, 1u);
+  EXPECT_EQ(ops[d1].hal->dispatchNs, 11);
+  EXPECT_EQ(ops[d1].hal->submissionNs, 20);
+  EXPECT_EQ(ops[d1].hal->submissionAppendIndex, submit1);
+  EXPECT_EQ(dispatchOf(ops[d2]), second);
+  EXPECT_EQ(submissionOf(ops[d2]), submit2);
+  EXPECT_EQ(dispatchOf(ops[d3]), other);
+  EXPECT_EQ(dispatchOf(ops[stray]), kNone);
   EXPECT_EQ(ops[first].deviceDispatches, 1u);
   EXPECT_EQ(ops[second].deviceDispatches, 1u);
   EXPECT_EQ(t.w.halJoin.executions, 3u);
@@ -76,12 +90,12 @@ TEST(HalJoinUnit, SubmissionsTakeDeviceDispatchesInTheOrderTheyWereSubmitted) {
   std::vector<size_t> device = {t.device("k", 45), t.device("k", 25), t.device("k", 35)};  // out of file order
   joinHalDispatches(t.w);
   const auto& ops = t.w.ops;
-  EXPECT_EQ(ops[device[1]].halDispatch, b);
-  EXPECT_EQ(ops[device[1]].halSubmission, sb);
-  EXPECT_EQ(ops[device[2]].halDispatch, a);
-  EXPECT_EQ(ops[device[2]].halSubmission, sa1);
-  EXPECT_EQ(ops[device[0]].halDispatch, a);
-  EXPECT_EQ(ops[device[0]].halSubmission, sa2);
+  EXPECT_EQ(dispatchOf(ops[device[1]]), b);
+  EXPECT_EQ(submissionOf(ops[device[1]]), sb);
+  EXPECT_EQ(dispatchOf(ops[device[2]]), a);
+  EXPECT_EQ(submissionOf(ops[device[2]]), sa1);
+  EXPECT_EQ(dispatchOf(ops[device[0]]), a);
+  EXPECT_EQ(submissionOf(ops[device[0]]), sa2);
   EXPECT_EQ(ops[a].deviceDispatches, 2u);
   EXPECT_EQ(ops[b].deviceDispatches, 1u);
 }
@@ -99,10 +113,10 @@ TEST(HalJoinUnit, ADispatchThatFindsNothingLeftDoesNotStopEarlierOnesOfItsBuffer
   size_t s2 = t.hal("queue_execute", 1, 50);
   joinHalDispatches(t.w);
   const auto& ops = t.w.ops;
-  EXPECT_EQ(ops[k1].halDispatch, a);
-  EXPECT_EQ(ops[k1].halSubmission, s1);
-  EXPECT_EQ(ops[k2].halDispatch, a);
-  EXPECT_EQ(ops[k2].halSubmission, s2);
+  EXPECT_EQ(dispatchOf(ops[k1]), a);
+  EXPECT_EQ(submissionOf(ops[k1]), s1);
+  EXPECT_EQ(dispatchOf(ops[k2]), a);
+  EXPECT_EQ(submissionOf(ops[k2]), s2);
   EXPECT_EQ(ops[a].deviceDispatches, 2u);
   EXPECT_EQ(ops[b].deviceDispatches, 0u);
   EXPECT_EQ(t.w.halJoin.executions, 4u);
@@ -124,13 +138,13 @@ TEST(HalJoinUnit, DispatchesRecordedAfterASubmissionRunOnlyInLaterOnes) {
   size_t d4 = t.device("k", 43);
   joinHalDispatches(t.w);
   const auto& ops = t.w.ops;
-  EXPECT_EQ(ops[d1].halDispatch, a);
-  EXPECT_EQ(ops[d1].halSubmission, s1);
-  EXPECT_EQ(ops[d2].halDispatch, a);
-  EXPECT_EQ(ops[d2].halSubmission, s2);
-  EXPECT_EQ(ops[d3].halDispatch, m);
-  EXPECT_EQ(ops[d4].halDispatch, b);
-  EXPECT_EQ(ops[d4].halSubmission, s2);
+  EXPECT_EQ(dispatchOf(ops[d1]), a);
+  EXPECT_EQ(submissionOf(ops[d1]), s1);
+  EXPECT_EQ(dispatchOf(ops[d2]), a);
+  EXPECT_EQ(submissionOf(ops[d2]), s2);
+  EXPECT_EQ(dispatchOf(ops[d3]), m);
+  EXPECT_EQ(dispatchOf(ops[d4]), b);
+  EXPECT_EQ(submissionOf(ops[d4]), s2);
   EXPECT_EQ(t.w.halJoin.executions, 4u);
   EXPECT_EQ(t.w.halJoin.joined, 4u);
 }
@@ -140,7 +154,7 @@ TEST(HalJoinUnit, NoSubmissionsNoJoin) {
   size_t d = t.hal("dispatch", 1, 10, "k");
   size_t k = t.device("k", 20);
   joinHalDispatches(t.w);
-  EXPECT_EQ(t.w.ops[k].halDispatch, DeviceOp::kNone);
+  EXPECT_EQ(dispatchOf(t.w.ops[k]), kNone);
   EXPECT_EQ(t.w.ops[d].deviceDispatches, 0u);
   EXPECT_EQ(t.w.halJoin.executions, 0u);
   EXPECT_EQ(t.w.halJoin.notFromHal, 1u);

@@ -419,15 +419,14 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
     bindings.clear();
     if (fields & kDevOpBindings) {
       if (!listCount(w, 4, "bindings")) return at(bad.empty() ? "cut short" : bad);
-      for (uint64_t i = 0; i < w; ++i) {
-        OpBinding b;
+      bindings.resize(w);  // w is bounded by the bytes left
+      for (OpBinding& b : bindings) {
         uint64_t slot;
         GTAP_DEVOPS_GET(b.buffer);
         GTAP_DEVOPS_GET(b.offset);
         GTAP_DEVOPS_GET(b.length);
         GTAP_DEVOPS_GET(slot);
         if (!fits32(slot, "binding slot", b.slot)) return at(bad);
-        bindings.push_back(b);
       }
     }
     f.bindings = bindings;
@@ -435,11 +434,10 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
       values->clear();
       if (!(fields & bit)) continue;
       if (!listCount(w, 2, bit == kDevOpWaits ? "waits" : "signals")) return at(bad.empty() ? "cut short" : bad);
-      for (uint64_t i = 0; i < w; ++i) {
-        OpSemaphore s;
+      values->resize(w);
+      for (OpSemaphore& s : *values) {
         GTAP_DEVOPS_GET(s.semaphore);
         GTAP_DEVOPS_GET(s.value);
-        values->push_back(s);
       }
     }
     f.waits = waits;

@@ -57,6 +57,21 @@ struct Object {
   std::vector<std::pair<std::string, std::string>> properties;
 };
 
+// What a device dispatch joined to an IREE HAL dispatch knows of it and of
+// the queue_execute that submitted it; indices are the operations' places in
+// the capture's file order (DeviceWork::ops when read whole).
+struct HalOrigin {
+  uint32_t op = 0;  // the device dispatch
+  uint32_t dispatch = 0;
+  uint32_t submission = 0;
+  uint32_t submissionThread = ~0u;
+  uint64_t submissionAppendIndex = ~uint64_t{0};
+  uint64_t list = 0;  // the command buffer
+  std::string_view name;  // the HAL dispatch's export
+  int64_t dispatchNs = 0;    // when the HAL dispatch was recorded
+  int64_t submissionNs = 0;  // when the queue_execute was made
+};
+
 // Fields are grouped by size, so the many of a large capture pack tightly.
 struct DeviceOp {
   uint64_t queue = 0;
@@ -79,7 +94,7 @@ struct DeviceOp {
   uint32_t device = ~0u;
   uint32_t thread = ~0u;
   uint32_t stack = 0;
-  uint32_t deviceDispatches = 0;  // see halDispatch below
+  uint32_t deviceDispatches = 0;  // see hal below
   schema::DeviceOpKind kind = schema::DeviceOpKind::KERNEL;
   schema::CopyDirection direction = schema::CopyDirection::UNKNOWN;
   bool timed = false;       // startNs/endNs valid
@@ -94,12 +109,10 @@ struct DeviceOp {
   // "queue_execute", ...).
   std::string_view operation;
   // IREE HAL dispatches joined to the device dispatches they became
-  // (joinHalDispatches): on a device-level kernel, the HAL dispatch record
-  // and the queue_execute that submitted it (indices into DeviceWork::ops);
-  // on a HAL dispatch, how many device dispatches it became.
-  static constexpr uint32_t kNone = ~uint32_t{0};
-  uint32_t halDispatch = kNone;
-  uint32_t halSubmission = kNone;
+  // (joinHalDispatches, joinHalStreamed): on a device-level kernel, the HAL
+  // dispatch it came from and the queue_execute that submitted it (null when
+  // none); on a HAL dispatch, deviceDispatches above.
+  const HalOrigin* hal = nullptr;
   using Binding = format::OpBinding;
   using SemaphoreValue = format::OpSemaphore;
   // The lists an operation may carry, read only when asked for (in the
@@ -157,6 +170,12 @@ struct DeviceWork {
   std::map<uint32_t, std::vector<uint64_t>> stacks;
   std::vector<std::string> notes;
   HalJoin halJoin;
+  // The join, once made: each joined device dispatch's origin (in the store),
+  // by operation index, and (HAL dispatch index, device dispatches it became)
+  // for each HAL dispatch that became any, by index.
+  bool halJoined = false;
+  std::span<const HalOrigin> halOrigins;
+  std::vector<std::pair<uint32_t, uint32_t>> halDispatchCounts;
 
   std::string_view intern(std::string_view s) { return store->intern(s); }
   const HostModule* moduleFor(uint64_t address) const;
@@ -166,20 +185,32 @@ struct DeviceWork {
 DeviceWork loadDeviceWork(const Capture& capture);
 
 // The same without holding every operation: reads the devices, objects,
-// memory operations and stacks into `work` (whose ops stay empty), then calls
-// `visit` with each chunk's operations in file order, their names, notes and
-// host times as loadDeviceWork gives them, but not joined to IREE HAL
-// dispatches (halDispatch, halSubmission and deviceDispatches unset); the
-// views stay valid while `work` lives, the span only during the call. The
-// argument, binding and semaphore lists are read only with `lists`. `visit`
-// returns false to stop; the return value says whether every chunk was seen.
+// memory operations and stacks into `work` (whose ops stay empty), then
+// streams the operations (streamDeviceOps).
 bool streamDeviceWork(const Capture& capture, DeviceWork& work, bool lists,
                       const std::function<bool(std::span<const DeviceOp>)>& visit);
+// Calls `visit` with each chunk's operations in file order, a batch of a few
+// thousand at a time, their names, notes and host times as loadDeviceWork
+// gives them, into a `work` that holds the other chunks already
+// (streamDeviceWork). They are joined to IREE HAL dispatches when the work
+// holds the join (joinHalStreamed), else not (hal unset, deviceDispatches 0).
+// The names and notes stay valid while `work` lives; the span, and the
+// argument, binding and semaphore lists (read only with `lists`), only during
+// the call. `visit`
+// returns false to stop; the return value says whether every chunk was seen.
+// What was wrong with a chunk is noted once however often it is read.
+bool streamDeviceOps(const Capture& capture, DeviceWork& work, bool lists,
+                     const std::function<bool(std::span<const DeviceOp>)>& visit);
+// Makes the IREE HAL join of a capture whose other chunks `work` holds,
+// reading the operations once and keeping only what the join needs (the
+// device kernels, HAL dispatches, begins and submissions, some 64 bytes
+// each): streamDeviceOps then gives the operations joined. A reader that met
+// IREE HAL command-buffer work (joinsHal) while streaming does this and
+// streams again.
+void joinHalStreamed(const Capture& capture, DeviceWork& work);
 // What loadDeviceWork adds to a `work` that streamDeviceWork read (stopped or
 // not): every operation, with its lists when asked for, joined to the IREE
-// HAL dispatches. A reader that met IREE HAL command-buffer work (joinsHal)
-// while streaming goes on with this rather than read the capture's other
-// chunks again; the reports, which show no lists, leave them out.
+// HAL dispatches.
 void loadDeviceOps(const Capture& capture, DeviceWork& work, bool lists = true);
 
 // Joins each execution of an IREE HAL dispatch to the device dispatch it
@@ -188,25 +219,26 @@ void loadDeviceOps(const Capture& capture, DeviceWork& work, bool lists = true);
 // in submission order, take the device-level kernel dispatches of the same
 // name (the export name is the kernel's symbol) in the order the device
 // runtime saw them submitted, each the first not taken that was submitted no
-// earlier than the HAL dispatch was recorded. loadDeviceWork runs it.
+// earlier than the HAL dispatch was recorded. loadDeviceWork runs it on every
+// operation held; joinHalStreamed the same on what it read.
 void joinHalDispatches(DeviceWork& work);
 // An IREE HAL queue_execute of a command buffer: what joinHalDispatches joins
-// from (readers that stream the operations stop earlier, at joinsHal).
+// from.
 bool isHalSubmission(const DeviceOp& op);
 // Whether any operation of the capture is IREE HAL command-buffer work
 // (joinsHal): the operations are decoded until the first (nothing is kept).
 bool holdsHalWork(const Capture& capture);
 // Every operation of `capture` in file order, as loadDeviceWork gives them,
-// for readers that must see each once and in order (the record exports):
-// a batch at a time (streamDeviceWork) when the capture holds no IREE HAL
-// command-buffer work, else read whole (the join gives operations the index
-// of others) and given as one batch. `work` holds the rest afterwards.
+// for readers that must see each once and in order (the record exports), a
+// batch at a time; a capture holding IREE HAL command-buffer work is joined
+// first (joinHalStreamed). `work` holds the rest afterwards.
 void visitDeviceWork(const Capture& capture, DeviceWork& work, bool lists,
                      const std::function<void(std::span<const DeviceOp>)>& visit);
 // An IREE HAL operation recorded into a command buffer, or submitting one: a
 // capture holding one may hold a submission to join (often only at its end),
-// so a reader that streams the operations stops at the first and reads the
-// capture whole (loadDeviceOps) rather than stream nearly all of it first.
+// so a reader that streams the operations stops at the first, makes the join
+// (joinHalStreamed) and streams again, rather than stream nearly all of it
+// first.
 bool joinsHal(const DeviceOp& op);
 
 std::string directionName(schema::CopyDirection d);

@@ -19,8 +19,7 @@ void writeExplanation(const LoadedCapture& capture, size_t top, Symbolizer& symb
 // The same account, reading the device operations a batch at a time
 // (overviewStreamed) so that memory holds the slowest `top` launches and each
 // timed operation's interval, never every operation; a capture with IREE HAL
-// command-buffer work (joinsHal), whose submissions' dispatches are joined
-// over every operation, is read whole.
+// command-buffer work (joinsHal) is joined (joinHalStreamed) and read again.
 void writeExplanation(const Capture& capture, size_t top, Symbolizer& symbolizer, std::ostream& out);
 
 }  // namespace gtap::readers

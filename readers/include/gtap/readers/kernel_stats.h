@@ -63,8 +63,8 @@ class KernelRowsBuilder {
 
 // The same rows read a chunk of device operations at a time
 // (streamDeviceWork), without holding every operation: a capture with IREE
-// HAL command-buffer work (joinsHal), whose submissions' dispatches are
-// joined, is read whole. What reading found wrong is added to `notes`. A
+// HAL command-buffer work (joinsHal) is joined (joinHalStreamed) and read
+// again. What reading found wrong is added to `notes`. A
 // capture whose work is `loaded` already (same index, not null) is taken
 // from there.
 std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captures, KernelGrouping by, bool perProcess,

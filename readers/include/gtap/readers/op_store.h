@@ -32,6 +32,9 @@ class OpStore {
     std::uninitialized_default_construct_n(values, n);
     return {values, n};
   }
+  // Forgets every string and value (their views dangle), keeping the first
+  // block for what comes next: a store used again for each batch of a stream.
+  void clear();
   template <class T>
   std::span<const T> copy(const T* values, size_t n) {
     auto out = allocate<T>(n);
@@ -44,6 +47,7 @@ class OpStore {
   std::vector<std::unique_ptr<char[]>> blocks_;
   char* next_ = nullptr;
   size_t left_ = 0;
+  size_t firstSize_ = 0;
   std::unordered_set<std::string_view> strings_;
 };
 

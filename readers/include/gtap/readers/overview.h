@@ -68,13 +68,13 @@ ProcessOverview overviewOf(const LoadedCapture& capture, size_t gapCount);
 // The same, reading the device operations a batch at a time
 // (streamDeviceWork) into `work`, which then holds all but the operations
 // (each timed operation is kept as its start, end and name for the busy time
-// and the gaps). Nothing when the capture has IREE HAL command-buffer work
-// (joinsHal), whose join needs every operation at once (loadDeviceOps and
-// overviewOf then).
-// `also`, when set, sees each operation too (what else a reader builds in the
-// same pass); after such work it has seen only part of them.
-std::optional<ProcessOverview> overviewStreamed(const Capture& capture, DeviceWork& work,
-                                                const std::function<void(const DeviceOp&)>& also = {},
-                                                size_t gapCount = 0);
+// and the gaps). `also`, when set, sees each operation too (what else a
+// reader builds in the same pass). When the capture has IREE HAL
+// command-buffer work (joinsHal), the join is made (joinHalStreamed) and the
+// operations are read again, joined: `restart` is called first, and what
+// `also` built from the part it saw must be dropped then.
+ProcessOverview overviewStreamed(const Capture& capture, DeviceWork& work,
+                                 const std::function<void(const DeviceOp&)>& also = {}, size_t gapCount = 0,
+                                 const std::function<void()>& restart = {});
 
 }  // namespace gtap::readers
