@@ -22,6 +22,7 @@ Action addMemoryCommand(CLI::App& app);
 Action addSummaryCommand(CLI::App& app);
 Action addExportCommand(CLI::App& app);
 Action addExplainCommand(CLI::App& app);
+Action addFlameCommand(CLI::App& app);
 Action addExecutablesCommand(CLI::App& app);
 Action addDumpCommand(CLI::App& app);
 Action addReplayCommand(CLI::App& app);

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   add(&gtap::cli::addSummaryCommand);
   add(&gtap::cli::addExportCommand);
   add(&gtap::cli::addExplainCommand);
+  add(&gtap::cli::addFlameCommand);
   add(&gtap::cli::addExecutablesCommand);
   add(&gtap::cli::addDumpCommand);
   add(&gtap::cli::addReplayCommand);

@@ -1,0 +1,96 @@
+// Flame graphs of device time by CPU call path: each device operation under
+// the stack recorded at the API call that launched it (root first, from main
+// or the thread's start), then the API function, then the IREE HAL dispatch it
+// came from where there is one, then the operation itself as the leaf.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gtap/readers/capture.h"
+#include "gtap/readers/device_work.h"
+
+namespace gtap::readers {
+
+enum class FlameWeight {
+  device,  // device time of the work the launch produced (untimed work counts 0)
+  api,     // host time inside the API call that launched it, once per call
+  count,   // device operations
+};
+
+enum class FrameKind : uint8_t { process, program, runtime, api, hal, kernel, instruction, missing };
+// "program", "runtime library", ... as a picture's legend says them.
+const char* frameKindName(FrameKind kind);
+
+struct FlameFrame {
+  std::string name;      // what the folded text and the picture show
+  FrameKind kind = FrameKind::program;
+  std::string module;    // basename of the module it is in, when known
+  std::string location;  // file:line, when debug information says
+};
+
+// One source frame of a code address, innermost first (inlined frames
+// before the function they were inlined into).
+struct ResolvedFrame {
+  std::string function;  // empty when unknown
+  std::string file;      // empty when unknown
+  int line = 0;
+  bool inlined = false;
+};
+// Turns a return address inside `module` into source frames; an empty result
+// means no symbol (the frame then reads module+0xoffset). `problem` takes
+// what made the module unusable, once per module.
+using FrameResolver =
+    std::function<std::vector<ResolvedFrame>(const HostModule& module, uint64_t address, std::string& problem)>;
+
+struct FlameOptions {
+  FlameWeight weight = FlameWeight::device;
+  bool perProcess = false;        // each process its own root frame
+  std::vector<std::string> stripPrefixes;  // taken off function names and files
+  uint32_t maxDepth = 0;          // program frames kept from the root (0: all)
+  std::string kernelGlob;         // only operations whose name matches (fnmatch)
+  double fromSeconds = -1, toSeconds = -1;  // offsets into each process's run (negative: unbounded)
+};
+
+// The graph as a tree: nodes[0] is the root (no frame); a node's total is its
+// own weight plus its children's.
+struct FlameGraph {
+  struct Node {
+    uint32_t frame = 0;
+    uint32_t parent = 0;
+    uint64_t total = 0;
+    uint64_t self = 0;
+    std::vector<uint32_t> children;
+  };
+  FlameWeight weight = FlameWeight::device;
+  std::vector<FlameFrame> frames;
+  std::vector<Node> nodes;
+  uint64_t operations = 0;     // device operations in the graph
+  uint64_t untimed = 0;        // of those, without device times (weight 0 by device time)
+  uint64_t withoutStack = 0;   // of those, launched with no stack recorded
+  uint64_t filteredOut = 0;    // left out by --kernel, --from, --to
+  std::vector<std::string> notes;  // what reading or symbolising found wrong, each once
+  // What a weight of `value` reads as: "1.20 ms", "3 launches".
+  std::string valueText(uint64_t value) const;
+};
+
+// Builds the graph of `captures` (their device operations streamed a batch
+// at a time), naming code addresses with `resolve`.
+FlameGraph buildFlameGraph(std::span<const Capture* const> captures, const FlameOptions& options,
+                           const FrameResolver& resolve);
+
+// The collapsed-stack text flamegraph.pl, inferno, speedscope and FlameScope
+// read: "frame;frame;frame value" per leaf with a weight, frames root first.
+void writeFolded(const FlameGraph& graph, std::ostream& out);
+// A self-contained interactive SVG (no network, no external script): frames
+// coloured by kind, details on hover, click to zoom, search with the share
+// matched. Frames narrower than `minWidthPixels` are left out and the picture
+// says how many and how much weight they held.
+void writeFlameSvg(const FlameGraph& graph, const std::string& title, std::ostream& out,
+                   double minWidthPixels = 0.1);
+
+}  // namespace gtap::readers

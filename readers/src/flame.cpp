@@ -1,0 +1,373 @@
+#include "gtap/readers/flame.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "gtap/readers/table.h"
+
+namespace gtap::readers {
+
+const char* frameKindName(FrameKind kind) {
+  switch (kind) {
+    case FrameKind::process: return "process";
+    case FrameKind::program: return "program";
+    case FrameKind::runtime: return "runtime library";
+    case FrameKind::api: return "API call";
+    case FrameKind::hal: return "IREE HAL dispatch";
+    case FrameKind::kernel: return "device work";
+    case FrameKind::instruction: return "kernel instruction";
+    case FrameKind::missing: return "no symbol";
+  }
+  return "frame";
+}
+
+std::string FlameGraph::valueText(uint64_t value) const {
+  if (weight == FlameWeight::count) return std::to_string(value) + (value == 1 ? " operation" : " operations");
+  return formatNanoseconds(static_cast<int64_t>(value));
+}
+
+namespace {
+
+constexpr uint32_t kNoFrame = ~uint32_t{0};
+
+// The libraries of GPU runtimes and their programming models: frames in them
+// are the runtime's, not the program's.
+bool isRuntimeModule(const std::string& base) {
+  static const char* const kPrefixes[] = {"libze_",      "libhsa-runtime", "libhsakmt",  "libamdhip",  "libhip",
+                                          "libsycl",     "libur_",         "libpi_",     "libiree",    "libOpenCL",
+                                          "libigdrcl",   "libze-",         "librocprof", "libamd_comgr", "libgtap_sim",
+                                          "libgtap_hsa_sim", "libtbb"};
+  for (const char* p : kPrefixes)
+    if (base.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+std::string baseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// A frame's text as the folded format can hold it: no ';' (the separator), no
+// line breaks.
+std::string foldable(std::string s) {
+  for (char& c : s)
+    if (c == ';') c = ':';
+    else if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+class Builder {
+ public:
+  Builder(const FlameOptions& options, const FrameResolver& resolve) : o_(options), resolve_(resolve) {
+    g_.weight = options.weight;
+    g_.nodes.emplace_back();  // the root
+  }
+
+  void addCapture(const Capture& capture) {
+    DeviceWork work;
+    std::vector<Launch> launches;
+    uint64_t filtered = 0, untimed = 0, noStack = 0;
+    int64_t start = capture.process().startHostNs;
+    std::string_view lastName;
+    uint32_t lastLeaf = kNoFrame;
+    schema::DeviceOpKind lastKind{};
+    auto add = [&](const DeviceOp& op) {
+      // HAL-level records are a second record of work the device level
+      // records; a dispatch's run on a CPU driver is device work.
+      if (op.recordedBy == schema::Api::IREE_HAL && op.operation != "host_execution") return;
+      if (!o_.kernelGlob.empty() && fnmatch(o_.kernelGlob.c_str(), std::string(op.name).c_str(), 0) != 0) {
+        ++filtered;
+        return;
+      }
+      if (o_.fromSeconds >= 0 || o_.toSeconds >= 0) {
+        int64_t at = op.timed ? op.startNs : (op.submitNs ? op.submitNs : op.appendNs);
+        double seconds = static_cast<double>(at - start) / 1e9;
+        if ((o_.fromSeconds >= 0 && seconds < o_.fromSeconds) || (o_.toSeconds >= 0 && seconds > o_.toSeconds)) {
+          ++filtered;
+          return;
+        }
+      }
+      if (op.name != lastName || op.kind != lastKind || lastLeaf == kNoFrame) {
+        bool kernel = op.kind == schema::DeviceOpKind::KERNEL;
+        lastLeaf = frame(std::string(op.name) + (kernel ? " [kernel]" : " [device]"), FrameKind::kernel,
+                         kernel ? std::string(op.module) : std::string(), {});
+        lastName = op.name;
+        lastKind = op.kind;
+      }
+      uint32_t hal = op.hal ? frame(std::string(op.hal->name) + " [hal]", FrameKind::hal, {}, {}) : kNoFrame;
+      untimed += !op.timed;
+      noStack += op.stack == 0;
+      launches.push_back({op.appendIndex, op.thread, op.stack, lastLeaf, hal,
+                          op.timed ? static_cast<uint64_t>(op.durationNs()) : 0});
+    };
+    bool joins = !streamDeviceWork(capture, work, false, [&](std::span<const DeviceOp> ops) {
+      for (const DeviceOp& op : ops) {
+        if (joinsHal(op)) return false;
+        add(op);
+      }
+      return true;
+    });
+    if (joins) {
+      // IREE HAL command-buffer work: joined, then read again.
+      launches.clear();
+      filtered = untimed = noStack = 0;
+      joinHalStreamed(capture, work);
+      streamDeviceOps(capture, work, false, [&](std::span<const DeviceOp> ops) {
+        for (const DeviceOp& op : ops) add(op);
+        return true;
+      });
+    }
+    for (const auto& n : work.notes) note(n);
+    g_.filteredOut += filtered;
+    g_.untimed += untimed;
+    g_.withoutStack += noStack;
+    g_.operations += launches.size();
+
+    // The API call of each launch: its function and time, found by a merge
+    // of the launches sorted by call with the calls as they are read.
+    std::sort(launches.begin(), launches.end(), [](const Launch& a, const Launch& b) {
+      return std::tie(a.thread, a.appendIndex) < std::tie(b.thread, b.appendIndex);
+    });
+    struct Call {
+      uint32_t thread;
+      uint64_t index;
+      uint32_t function = ~0u;
+      uint64_t ns = 0;
+    };
+    std::vector<Call> calls;
+    for (const Launch& l : launches)
+      if (l.appendIndex != ~uint64_t{0} && (calls.empty() || calls.back().thread != l.thread ||
+                                            calls.back().index != l.appendIndex))
+        calls.push_back({l.thread, l.appendIndex});
+    if (!calls.empty()) {
+      capture.forEachCallBatch([&](std::span<const ApiCall> batch) {
+        for (const ApiCall& c : batch) {
+          auto it = std::lower_bound(calls.begin(), calls.end(), std::make_pair(c.thread, c.beginIndex),
+                                     [](const Call& x, const std::pair<uint32_t, uint64_t>& k) {
+                                       return std::tie(x.thread, x.index) < std::tie(k.first, k.second);
+                                     });
+          if (it == calls.end() || it->thread != c.thread || it->index != c.beginIndex) continue;
+          it->function = c.function;
+          it->ns = c.finished && c.endNs > c.beginNs ? static_cast<uint64_t>(c.endNs - c.beginNs) : 0;
+        }
+      });
+    }
+    std::unordered_map<uint32_t, uint32_t> apiFrames;  // function -> frame
+    auto apiFrame = [&](uint32_t function) {
+      if (function == ~0u) return kNoFrame;
+      auto [it, added] = apiFrames.try_emplace(function, kNoFrame);
+      if (added) it->second = frame(capture.functionName(function), FrameKind::api, {}, {});
+      return it->second;
+    };
+
+    // Launches that share a path add up before the tree sees them.
+    uint32_t processFrame = kNoFrame;
+    if (o_.perProcess)
+      processFrame = frame(capture.label() + " (" + baseName(capture.process().executable) + ")",
+                           FrameKind::process, {}, {});
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, uint64_t> paths;
+    size_t call = 0;
+    for (size_t i = 0; i < launches.size(); ++i) {
+      const Launch& l = launches[i];
+      uint32_t function = ~0u;
+      bool firstOfCall = false;
+      if (l.appendIndex != ~uint64_t{0}) {
+        while (call < calls.size() && std::tie(calls[call].thread, calls[call].index) < std::tie(l.thread, l.appendIndex))
+          ++call;
+        if (call < calls.size() && calls[call].thread == l.thread && calls[call].index == l.appendIndex) {
+          function = calls[call].function;
+          firstOfCall = i == 0 || launches[i - 1].thread != l.thread || launches[i - 1].appendIndex != l.appendIndex;
+        }
+      }
+      uint64_t w = 0;
+      switch (o_.weight) {
+        case FlameWeight::device: w = l.deviceNs; break;
+        case FlameWeight::count: w = 1; break;
+        case FlameWeight::api: w = firstOfCall ? calls[call].ns : 0; break;
+      }
+      paths[{l.stack, apiFrame(function), l.hal, l.leaf}] += w;
+    }
+    launches = {};
+    std::vector<uint32_t> path;
+    for (const auto& [key, w] : paths) {
+      auto [stack, api, hal, leaf] = key;
+      path.clear();
+      if (processFrame != kNoFrame) path.push_back(processFrame);
+      if (stack == 0) {
+        path.push_back(frame("[no stack]", FrameKind::missing, {}, {}));
+      } else {
+        appendStack(work, stack, path);
+      }
+      if (api != kNoFrame) path.push_back(api);
+      if (hal != kNoFrame) path.push_back(hal);
+      path.push_back(leaf);
+      insert(path, w);
+    }
+  }
+
+  FlameGraph take() {
+    // Children by name, so the output is the same however the files were read.
+    for (auto& n : g_.nodes)
+      std::sort(n.children.begin(), n.children.end(), [&](uint32_t a, uint32_t b) {
+        return g_.frames[g_.nodes[a].frame].name < g_.frames[g_.nodes[b].frame].name;
+      });
+    return std::move(g_);
+  }
+
+ private:
+  struct Launch {
+    uint64_t appendIndex;
+    uint32_t thread;
+    uint32_t stack;
+    uint32_t leaf;
+    uint32_t hal;
+    uint64_t deviceNs;
+  };
+
+  void note(const std::string& n) {
+    if (said_.insert(n).second) g_.notes.push_back(n);
+  }
+
+  std::string stripped(std::string s) const {
+    for (const auto& p : o_.stripPrefixes)
+      if (!p.empty() && s.rfind(p, 0) == 0) s.erase(0, p.size());
+    return s;
+  }
+
+  // The frame of that name and kind (one per module for code).
+  uint32_t frame(const std::string& name, FrameKind kind, const std::string& module, const std::string& location) {
+    std::string text = foldable(name);
+    auto [it, added] = frameIds_.try_emplace(std::make_tuple(text, kind, module), 0);
+    if (added) {
+      it->second = static_cast<uint32_t>(g_.frames.size());
+      g_.frames.push_back({text, kind, module, location});
+    } else if (!location.empty()) {
+      // One function called from several lines: its first is shown.
+      FlameFrame& f = g_.frames[it->second];
+      if (f.location.empty()) f.location = location;
+    }
+    return it->second;
+  }
+
+  // The frames of code address `pc` (a return address), innermost first.
+  const std::vector<uint32_t>& framesAt(const DeviceWork& work, uint64_t pc) {
+    auto [it, added] = addressFrames_.try_emplace(pc);
+    if (!added) return it->second;
+    std::vector<uint32_t>& out = it->second;
+    const HostModule* m = work.moduleFor(pc);
+    char offset[40];
+    if (!m) {
+      std::snprintf(offset, sizeof offset, "0x%llx", static_cast<unsigned long long>(pc));
+      out.push_back(frame(offset, FrameKind::missing, {}, {}));
+      return out;
+    }
+    std::string base = baseName(m->path);
+    FrameKind kind = isRuntimeModule(base) ? FrameKind::runtime : FrameKind::program;
+    std::string problem;
+    std::vector<ResolvedFrame> resolved = resolve_ ? resolve_(*m, pc, problem) : std::vector<ResolvedFrame>{};
+    if (!problem.empty()) note(problem);
+    std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(pc - m->loadBias));
+    if (resolved.empty()) {
+      out.push_back(frame(base + offset, FrameKind::missing, base, {}));
+      return out;
+    }
+    for (const ResolvedFrame& f : resolved) {
+      std::string name = f.function.empty() ? base + offset : stripped(f.function);
+      if (f.inlined) name += " [inlined]";
+      std::string location = f.file.empty() ? std::string() : stripped(f.file) + ":" + std::to_string(f.line);
+      out.push_back(frame(name, f.function.empty() ? FrameKind::missing : kind, base, location));
+    }
+    return out;
+  }
+
+  // Stack `id`'s frames, root first, from main where main is among them,
+  // at most maxDepth of them.
+  void appendStack(const DeviceWork& work, uint32_t id, std::vector<uint32_t>& path) {
+    auto [it, added] = stackFrames_.try_emplace(id);
+    if (added) {
+      std::vector<uint32_t>& frames = it->second;
+      auto stack = work.stacks.find(id);
+      if (stack == work.stacks.end()) {
+        frames.push_back(frame("[stack " + std::to_string(id) + " missing]", FrameKind::missing, {}, {}));
+      } else {
+        for (uint64_t pc : stack->second) {
+          const auto& at = framesAt(work, pc);
+          frames.insert(frames.end(), at.begin(), at.end());
+        }
+        std::reverse(frames.begin(), frames.end());
+        // What runs main is not the program's.
+        for (size_t i = 0; i < frames.size(); ++i) {
+          if (g_.frames[frames[i]].name == "main") {
+            frames.erase(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(i));
+            break;
+          }
+        }
+        if (o_.maxDepth && frames.size() > o_.maxDepth) frames.resize(o_.maxDepth);
+      }
+    }
+    path.insert(path.end(), it->second.begin(), it->second.end());
+  }
+
+  void insert(const std::vector<uint32_t>& path, uint64_t w) {
+    uint32_t node = 0;
+    g_.nodes[0].total += w;
+    for (uint32_t f : path) {
+      auto [it, added] = children_.try_emplace((uint64_t{node} << 32) | f, 0);
+      if (added) {
+        it->second = static_cast<uint32_t>(g_.nodes.size());
+        FlameGraph::Node n;
+        n.frame = f;
+        n.parent = node;
+        g_.nodes.push_back(std::move(n));
+        g_.nodes[node].children.push_back(it->second);
+      }
+      node = it->second;
+      g_.nodes[node].total += w;
+    }
+    g_.nodes[node].self += w;
+  }
+
+  const FlameOptions& o_;
+  const FrameResolver& resolve_;
+  FlameGraph g_;
+  std::set<std::string> said_;
+  std::map<std::tuple<std::string, FrameKind, std::string>, uint32_t> frameIds_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> addressFrames_;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> stackFrames_;
+  std::unordered_map<uint64_t, uint32_t> children_;
+};
+
+}  // namespace
+
+FlameGraph buildFlameGraph(std::span<const Capture* const> captures, const FlameOptions& options,
+                           const FrameResolver& resolve) {
+  Builder b(options, resolve);
+  for (const Capture* c : captures) b.addCapture(*c);
+  return b.take();
+}
+
+void writeFolded(const FlameGraph& g, std::ostream& out) {
+  // Depth first, children in name order: the path so far as text.
+  std::string line;
+  struct Step {
+    uint32_t node;
+    size_t length;  // of `line` before this node's frame
+  };
+  std::vector<Step> todo;
+  for (auto it = g.nodes[0].children.rbegin(); it != g.nodes[0].children.rend(); ++it) todo.push_back({*it, 0});
+  while (!todo.empty()) {
+    Step s = todo.back();
+    todo.pop_back();
+    const FlameGraph::Node& n = g.nodes[s.node];
+    line.resize(s.length);
+    if (s.length) line += ';';
+    line += g.frames[n.frame].name;
+    if (n.self) out << line << ' ' << n.self << '\n';
+    for (auto it = n.children.rbegin(); it != n.children.rend(); ++it) todo.push_back({*it, line.size()});
+  }
+}
+
+}  // namespace gtap::readers
