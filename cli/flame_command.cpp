@@ -1,6 +1,7 @@
 // gtap flame: a flame graph of device time by CPU call path, from the stacks
-// recorded at each launch (mode stacks), as collapsed-stack text or a
-// self-contained interactive SVG (readers/flame.h builds and writes it).
+// recorded at each launch (mode stacks), as collapsed-stack text, a
+// self-contained interactive SVG, or an HTML page with the graph under a
+// sub-second heatmap (readers/flame.h builds and writes them).
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -43,6 +44,7 @@ bool endsWith(const std::string& s, const std::string& end) {
 std::string formatOf(const FlameCommandOptions& o) {
   if (!o.format.empty()) return o.format;
   if (endsWith(o.output, ".svg")) return "svg";
+  if (endsWith(o.output, ".html") || endsWith(o.output, ".htm")) return "html";
   if (endsWith(o.output, ".folded") || endsWith(o.output, ".collapsed") || endsWith(o.output, ".txt") ||
       o.output == "-")
     return "folded";
@@ -53,11 +55,11 @@ int flame(const FlameCommandOptions& o) {
   std::string format = formatOf(o);
   if (format.empty()) {
     std::cerr << "gtap flame: cannot tell the format from " << o.output
-              << "; give --format=folded or --format=svg (or name the output .folded or .svg)\n";
+              << "; give --format=folded, svg or html (or name the output .folded, .svg or .html)\n";
     return kExitUsage;
   }
-  if (format != "folded" && format != "svg") {
-    std::cerr << "gtap flame: --format must be folded or svg\n";
+  if (format != "folded" && format != "svg" && format != "html") {
+    std::cerr << "gtap flame: --format must be folded, svg or html\n";
     return kExitUsage;
   }
   readers::FlameOptions options;
@@ -135,6 +137,7 @@ int flame(const FlameCommandOptions& o) {
   }
   auto write = [&](std::ostream& stream) {
     if (format == "svg") readers::writeFlameSvg(graph, title, stream, o.minWidth);
+    else if (format == "html") readers::writeFlameHtml(graph, title, stream, o.minWidth);
     else readers::writeFolded(graph, stream);
   };
   int status = kExitSuccess;
@@ -163,10 +166,10 @@ int flame(const FlameCommandOptions& o) {
 
 Action addFlameCommand(CLI::App& app) {
   auto o = std::make_shared<FlameCommandOptions>();
-  auto* cmd = app.add_subcommand("flame", "A flame graph of device time by CPU call path (folded text or interactive SVG)");
+  auto* cmd = app.add_subcommand("flame", "A flame graph of device time by CPU call path (folded text, interactive SVG, or HTML with a heatmap)");
   cmd->add_option("files", o->files, "Capture files (several merge: ranks)")->required();
-  cmd->add_option("-o,--output", o->output, "Output file (.svg, .folded); - for standard output (folded)")->required();
-  cmd->add_option("--format", o->format, "folded or svg (default: from the output's name)");
+  cmd->add_option("-o,--output", o->output, "Output file (.svg, .html, .folded); - for standard output (folded)")->required();
+  cmd->add_option("--format", o->format, "folded, svg or html (default: from the output's name)");
   cmd->add_option("--weight", o->weight, "device (device time, the default), api (host time in the API call) or count");
   cmd->add_flag("--per-process", o->perProcess, "Each process its own root frame");
   cmd->add_option("--strip-prefix", o->stripPrefixes, "Take this prefix off function names and source paths (repeatable)");
@@ -176,7 +179,7 @@ Action addFlameCommand(CLI::App& app) {
   cmd->add_option("--to", o->to, "Only device work up to this many seconds into the run")->check(CLI::NonNegativeNumber);
   cmd->add_option("--debug-dir", o->debugDirs, "Directories of separate debug files (by build-id)");
   cmd->add_option("--title", o->title, "The picture's title");
-  cmd->add_option("--min-width", o->minWidth, "Leave out frames narrower than this many pixels (svg)")
+  cmd->add_option("--min-width", o->minWidth, "Leave out frames narrower than this many pixels (svg, html)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--force", o->force, "Replace an existing regular output file (never a link, directory or device)");
   return [o] { return flame(*o); };

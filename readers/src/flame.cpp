@@ -100,7 +100,10 @@ class Builder {
       uint32_t hal = op.hal ? frame(std::string(op.hal->name) + " [hal]", FrameKind::hal, {}, {}) : kNoFrame;
       untimed += !op.timed;
       noStack += op.stack == 0;
-      launches.push_back({op.appendIndex, op.thread, op.stack, lastLeaf, hal,
+      // Its time slice of the run: by when the device ran it, else when it was submitted.
+      int64_t at = (op.timed ? op.startNs : (op.submitNs ? op.submitNs : op.appendNs)) - start;
+      uint32_t slice = at <= 0 ? 0 : static_cast<uint32_t>(std::min<int64_t>(at / FlameGraph::kSliceNs, UINT32_MAX));
+      launches.push_back({op.appendIndex, op.thread, op.stack, lastLeaf, hal, slice,
                           op.timed ? static_cast<uint64_t>(op.durationNs()) : 0});
     };
     bool joins = !streamDeviceWork(capture, work, false, [&](std::span<const DeviceOp> ops) {
@@ -168,7 +171,7 @@ class Builder {
     if (o_.perProcess)
       processFrame = frame(capture.label() + " (" + baseName(capture.process().executable) + ")",
                            FrameKind::process, {}, {});
-    std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, uint64_t> paths;
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>, uint64_t> paths;
     size_t call = 0;
     for (size_t i = 0; i < launches.size(); ++i) {
       const Launch& l = launches[i];
@@ -188,12 +191,12 @@ class Builder {
         case FlameWeight::count: w = 1; break;
         case FlameWeight::api: w = firstOfCall ? calls[call].ns : 0; break;
       }
-      paths[{l.stack, apiFrame(function), l.hal, l.leaf}] += w;
+      paths[{l.stack, apiFrame(function), l.hal, l.leaf, l.slice}] += w;
     }
     launches = {};
     std::vector<uint32_t> path;
     for (const auto& [key, w] : paths) {
-      auto [stack, api, hal, leaf] = key;
+      auto [stack, api, hal, leaf, slice] = key;
       path.clear();
       if (processFrame != kNoFrame) path.push_back(processFrame);
       if (stack == 0) {
@@ -204,7 +207,9 @@ class Builder {
       if (api != kNoFrame) path.push_back(api);
       if (hal != kNoFrame) path.push_back(hal);
       path.push_back(leaf);
-      insert(path, w);
+      uint32_t node = insert(path, w);
+      // Processes overlap: each one's slices count from its own start.
+      if (w) g_.slices.push_back({node, slice, w});
     }
   }
 
@@ -224,6 +229,7 @@ class Builder {
     uint32_t stack;
     uint32_t leaf;
     uint32_t hal;
+    uint32_t slice;
     uint64_t deviceNs;
   };
 
@@ -311,7 +317,8 @@ class Builder {
     path.insert(path.end(), it->second.begin(), it->second.end());
   }
 
-  void insert(const std::vector<uint32_t>& path, uint64_t w) {
+  // Adds `w` along `path`; returns its last node.
+  uint32_t insert(const std::vector<uint32_t>& path, uint64_t w) {
     uint32_t node = 0;
     g_.nodes[0].total += w;
     for (uint32_t f : path) {
@@ -328,6 +335,7 @@ class Builder {
       g_.nodes[node].total += w;
     }
     g_.nodes[node].self += w;
+    return node;
   }
 
   const FlameOptions& o_;

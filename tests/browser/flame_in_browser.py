@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""gtap flame's SVG in a real browser: headless Chromium loads the file from
-disk (no network), and this script drives it through the DevTools protocol
-over a pipe: it checks the labels drawn, hovers a frame and reads the details
-line, clicks a frame and checks the zoom, clicks reset, types a search into
-the page's own box and checks the share it reports. Screenshots of each step
-are kept in OUT_DIR.
+"""gtap flame's SVG and HTML in a real browser: headless Chromium loads each
+file from disk (no network), and this script drives it through the DevTools
+protocol over a pipe. SVG: it checks the labels drawn, hovers a frame and
+reads the details line, clicks a frame and checks the zoom, clicks reset,
+types a search into the page's own box and checks the share it reports.
+HTML: the same graph under a heatmap of a run that spans seconds; it drags
+across the first second's cells and checks the graph is that of the launches
+in that second (as `gtap flame --to=1` counts them), then zooms and searches.
+Screenshots of each step are kept in OUT_DIR.
 
 usage: flame_in_browser.py CHROMIUM GTAP WORKLOAD OUT_DIR
 """
@@ -64,7 +67,11 @@ class Browser:
         message, self.buffer = self.buffer.split(b"\0", 1)
         return json.loads(message)
 
-    def open(self, url):
+    def open(self, url, ready=None):
+        ready = ready or ("document.readyState === 'complete' && "
+                          "document.querySelectorAll('g.f text').length > 0 && "
+                          "Array.prototype.some.call(document.querySelectorAll('g.f text'), "
+                          "function (t) { return t.textContent !== ''; })")
         target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
         self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True},
                                  session=False)["sessionId"]
@@ -73,14 +80,11 @@ class Browser:
         self.send("Page.navigate", {"url": url})
         # Loaded once the script has laid the frames out (labels drawn).
         for _ in range(200):
-            if self.evaluate("document.readyState === 'complete' && "
-                             "document.querySelectorAll('g.f text').length > 0 && "
-                             "Array.prototype.some.call(document.querySelectorAll('g.f text'), "
-                             "function (t) { return t.textContent !== ''; })"):
+            if self.evaluate(ready):
                 return
             self.send("Runtime.evaluate", {"expression": "new Promise(r => setTimeout(r, 50))",
                                            "awaitPromise": True})
-        raise RuntimeError("the SVG never laid its frames out")
+        raise RuntimeError(url + " never laid its frames out")
 
     def evaluate(self, expression):
         result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
@@ -192,6 +196,7 @@ def main():
         check(matched == want, "search reports %r (got %r)" % (want, matched))
         highlighted = browser.evaluate("document.querySelectorAll('g.f.match').length")
         check(highlighted == 4, "four recurse frames highlighted (got %s)" % highlighted)
+        html_checks(browser, gtap, workload, work, out_dir)
     finally:
         browser.close()
     if failures:
@@ -199,6 +204,58 @@ def main():
         return 1
     print("all checks passed; screenshots in " + out_dir)
     return 0
+
+
+def counted(gtap, capture, *options):
+    text = subprocess.run([gtap, "flame", capture, "-o", "-", "--weight=count"] + list(options), check=True,
+                          capture_output=True, text=True).stdout
+    return {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in text.splitlines()}
+
+
+def html_checks(browser, gtap, workload, work, out_dir):
+    # Five rounds 400 ms apart: launches in the first, second and third second.
+    capture = os.path.join(work, "spread.gtap")
+    subprocess.run([gtap, "run", "--sim", "-q", "-m", "api,kernels,stacks", "-o", capture, "--", workload, "5", "3",
+                    "400"], check=True, stdout=subprocess.DEVNULL)
+    page = os.path.join(work, "flame.html")
+    subprocess.run([gtap, "flame", capture, "-o", page, "--weight=count"], check=True)
+    everything = counted(gtap, capture)
+    first_second = counted(gtap, capture, "--to=1")
+    total, early = sum(everything.values()), sum(first_second.values())
+    check(0 < early < total, "the run spans more than its first second (%d of %d launches in it)" % (early, total))
+    browser.open("file://" + page, "document.body && document.body.getAttribute('data-ready') === '1'")
+    browser.screenshot(os.path.join(out_dir, "flame-html-loaded.png"))
+    selected = browser.evaluate("+document.getElementById('selection').getAttribute('data-total')")
+    check(selected == total, "the whole run is selected at first: %d (got %s)" % (total, selected))
+    # Drag down the first column: the first second.
+    box = browser.evaluate("(function () { var r = document.getElementById('heat').getBoundingClientRect();"
+                           " return [r.left, r.top, r.height]; })()")
+    left, top, height = box
+    browser.mouse("mouseMoved", left + 2, top + 1)
+    browser.mouse("mousePressed", left + 2, top + 1)
+    browser.mouse("mouseMoved", left + 2, top + height / 2)
+    browser.mouse("mouseMoved", left + 2, top + height - 1)
+    browser.mouse("mouseReleased", left + 2, top + height - 1)
+    browser.screenshot(os.path.join(out_dir, "flame-html-first-second.png"))
+    text = browser.evaluate("document.getElementById('selection').textContent")
+    selected = browser.evaluate("+document.getElementById('selection').getAttribute('data-total')")
+    check(selected == early and text.startswith("Selection: 0.00 s to 1.00 s"),
+          "the first second holds %d launches (got %s, %r)" % (early, selected, text))
+    main_value = browser.evaluate("+document.querySelector('.f[data-name=\"main\"]').getAttribute('data-value')")
+    want_main = sum(v for p, v in first_second.items() if p.startswith("main;"))
+    check(main_value == want_main, "main holds %d of them (got %s)" % (want_main, main_value))
+    # Zoom into fromPathA within the selection; then search.
+    browser.click('.f[data-name^="fromPathA"]')
+    width = browser.evaluate("document.querySelector('.f[data-name^=\"fromPathA\"]').getBoundingClientRect().width")
+    check(abs(width - 1200) < 0.5, "the zoomed frame fills the width (got %s)" % width)
+    browser.click("#reset")
+    browser.click("#search")
+    browser.send("Input.insertText", {"text": "workerThread"})
+    matched = browser.evaluate("document.getElementById('matched').textContent")
+    worker = sum(v for p, v in first_second.items() if "workerThread" in p)
+    want = "Matched: %.2f%% (1 frame)" % (100.0 * worker / early)
+    check(matched == want, "search in the selection reports %r (got %r)" % (want, matched))
+    browser.screenshot(os.path.join(out_dir, "flame-html-search.png"))
 
 
 if __name__ == "__main__":

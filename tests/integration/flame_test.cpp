@@ -4,10 +4,12 @@
 // against the capture's own records: the weights test the join of device
 // work to stacks and calls, not the clock.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "gtap/readers/capture.h"
@@ -214,6 +216,37 @@ TEST_F(Flame, SvgHoldsEveryFrameWithItsShare) {
   std::string narrowText(std::istreambuf_iterator<char>(n), {});
   EXPECT_EQ(narrowText.find("<g class=\"f\""), std::string::npos);
   EXPECT_NE(narrowText.find("frames narrower than 2000.00 px left out (100.00% of the weight)"), std::string::npos);
+}
+
+// The HTML page holds the graph and each leaf's weight per 20 ms slice as
+// data its script reads: the slices add up to the graph's weight, per leaf.
+TEST_F(Flame, HtmlHoldsTheWeightBySlice) {
+  std::string html = *dir_ + "/a.html";
+  auto r = flame({file(), "-o", html, "--weight=count"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::ifstream in(html);
+  std::string text(std::istreambuf_iterator<char>(in), {});
+  auto at = text.find("var DATA = ");
+  ASSERT_NE(at, std::string::npos);
+  auto end = text.find(";\n(function", at);
+  ASSERT_NE(end, std::string::npos);
+  auto data = nlohmann::json::parse(text.substr(at + 11, end - at - 11));
+  EXPECT_EQ(data["sliceNs"], 20000000);
+  std::map<uint64_t, uint64_t> byLeaf;
+  uint64_t total = 0;
+  for (const auto& s : data["slices"]) {
+    byLeaf[s[0].get<uint64_t>()] += s[2].get<uint64_t>();
+    total += s[2].get<uint64_t>();
+  }
+  EXPECT_EQ(total, 15u);
+  EXPECT_EQ(byLeaf.size(), 5u);  // the five paths
+  for (const auto& [node, weight] : byLeaf) {
+    EXPECT_EQ(weight, 3u);
+    // A leaf is the kernel.
+    auto frame = data["nodes"][node][0].get<size_t>();
+    EXPECT_EQ(data["frames"][frame][0], "scale [kernel]");
+  }
+  EXPECT_EQ(text.find("<script src"), std::string::npos);  // nothing from the network
 }
 
 TEST_F(Flame, BadArgumentsAndTargetsAreRefused) {

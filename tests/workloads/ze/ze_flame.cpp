@@ -7,10 +7,13 @@
 // calls. Built with -g -O2; every launch is on one synchronous immediate
 // list, so each is timed.
 //
-//   ze_flame [ROUNDS=2]
+//   ze_flame [ROUNDS=2 [DEPTH=3 [PAUSE_MS]]]
 //
+// DEPTH is how many times recurse calls itself (deep stacks for benchmarks);
+// PAUSE_MS, a sleep after each round (a run that spans seconds).
 // Prints a launch line per launch, then "checksum flame".
 #include <pthread.h>
+#include <unistd.h>
 
 #include "ze_workload.h"
 
@@ -86,7 +89,9 @@ FRAME void* workerThread(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  const uint32_t rounds = countArgument(argc, argv, 1, 2, "[ROUNDS]");
+  const uint32_t rounds = countArgument(argc, argv, 1, 2, "[ROUNDS [DEPTH]]");
+  const uint32_t depth = countArgument(argc, argv, 2, 3, "[ROUNDS [DEPTH [PAUSE_MS]]]");
+  const uint32_t pauseMs = argc > 3 ? countArgument(argc, argv, 3, 0, "[ROUNDS [DEPTH [PAUSE_MS]]]") : 0;
   const uint32_t n = 64 * 32;
   Report report = Report::immediate();
   Runtime rt = Runtime::open();
@@ -103,12 +108,13 @@ int main(int argc, char** argv) {
   for (uint32_t r = 0; r < rounds; ++r) {
     fromPathA(t);
     fromPathB(t);
-    recurse(t, 3);
+    recurse(t, static_cast<int>(depth));
     viaInlinedHelper(t);
     pthread_t worker;
     if (pthread_create(&worker, nullptr, workerThread, &t) != 0) return 1;
     pthread_join(worker, nullptr);
     sum.add(out, n * sizeof(float));
+    if (pauseMs) usleep(pauseMs * 1000);
   }
   report.checksum("flame", sum);
   ZE_CHECK(zeCommandListDestroy(list));

@@ -74,6 +74,15 @@ struct FlameGraph {
   uint64_t withoutStack = 0;   // of those, launched with no stack recorded
   uint64_t filteredOut = 0;    // left out by --kernel, --from, --to
   std::vector<std::string> notes;  // what reading or symbolising found wrong, each once
+  // The weight by time: each leaf's weight per slice of kSliceNs from its
+  // process's start (processes overlap), for the heatmap of the html output.
+  static constexpr int64_t kSliceNs = 20'000'000;
+  struct Slice {
+    uint32_t node;
+    uint32_t slice;
+    uint64_t weight;
+  };
+  std::vector<Slice> slices;
   // What a weight of `value` reads as: "1.20 ms", "3 launches".
   std::string valueText(uint64_t value) const;
 };
@@ -92,5 +101,10 @@ void writeFolded(const FlameGraph& graph, std::ostream& out);
 // says how many and how much weight they held.
 void writeFlameSvg(const FlameGraph& graph, const std::string& title, std::ostream& out,
                    double minWidthPixels = 0.1);
+// The same graph in a self-contained HTML page under a sub-second heatmap
+// (FlameScope's: a column per second of the run, a row per 20 ms within it,
+// coloured by weight); selecting cells draws the graph of that time only.
+void writeFlameHtml(const FlameGraph& graph, const std::string& title, std::ostream& out,
+                    double minWidthPixels = 0.1);
 
 }  // namespace gtap::readers
