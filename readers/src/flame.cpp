@@ -61,12 +61,13 @@ std::string foldable(std::string s) {
 
 class Builder {
  public:
-  Builder(const FlameOptions& options, const FrameResolver& resolve) : o_(options), resolve_(resolve) {
+  Builder(const FlameOptions& options, const FrameResolver& resolve) : o_(options), stacks_(resolve) {
     g_.weight = options.weight;
     g_.nodes.emplace_back();  // the root
   }
 
   void addCapture(const Capture& capture) {
+    stacks_.beginCapture();
     DeviceWork work;
     std::vector<Launch> launches;
     uint64_t filtered = 0, untimed = 0, noStack = 0;
@@ -258,63 +259,32 @@ class Builder {
     return it->second;
   }
 
-  // The frames of code address `pc` (a return address), innermost first.
-  const std::vector<uint32_t>& framesAt(const DeviceWork& work, uint64_t pc) {
-    auto [it, added] = addressFrames_.try_emplace(pc);
-    if (!added) return it->second;
-    std::vector<uint32_t>& out = it->second;
-    const HostModule* m = work.moduleFor(pc);
-    char offset[40];
-    if (!m) {
-      std::snprintf(offset, sizeof offset, "0x%llx", static_cast<unsigned long long>(pc));
-      out.push_back(frame(offset, FrameKind::missing, {}, {}));
-      return out;
-    }
-    std::string base = baseName(m->path);
-    FrameKind kind = isRuntimeModule(base) ? FrameKind::runtime : FrameKind::program;
-    std::string problem;
-    std::vector<ResolvedFrame> resolved = resolve_ ? resolve_(*m, pc, problem) : std::vector<ResolvedFrame>{};
-    if (!problem.empty()) note(problem);
-    std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(pc - m->loadBias));
-    if (resolved.empty()) {
-      out.push_back(frame(base + offset, FrameKind::missing, base, {}));
-      return out;
-    }
-    for (const ResolvedFrame& f : resolved) {
-      std::string name = f.function.empty() ? base + offset : stripped(f.function);
-      if (f.inlined) name += " [inlined]";
-      std::string location = f.file.empty() ? std::string() : stripped(f.file) + ":" + std::to_string(f.line);
-      out.push_back(frame(name, f.function.empty() ? FrameKind::missing : kind, base, location));
-    }
-    return out;
-  }
-
   // Stack `id`'s frames, root first, from main where main is among them,
   // at most maxDepth of them.
   void appendStack(const DeviceWork& work, uint32_t id, std::vector<uint32_t>& path) {
-    auto [it, added] = stackFrames_.try_emplace(id);
-    if (added) {
-      std::vector<uint32_t>& frames = it->second;
-      auto stack = work.stacks.find(id);
-      if (stack == work.stacks.end()) {
-        frames.push_back(frame("[stack " + std::to_string(id) + " missing]", FrameKind::missing, {}, {}));
-      } else {
-        for (uint64_t pc : stack->second) {
-          const auto& at = framesAt(work, pc);
-          frames.insert(frames.end(), at.begin(), at.end());
-        }
-        std::reverse(frames.begin(), frames.end());
-        // What runs main is not the program's.
-        for (size_t i = 0; i < frames.size(); ++i) {
-          if (g_.frames[frames[i]].name == "main") {
-            frames.erase(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(i));
-            break;
-          }
-        }
-        if (o_.maxDepth && frames.size() > o_.maxDepth) frames.resize(o_.maxDepth);
-      }
+    bool found = false;
+    const auto& named = stacks_.of(work, id, &found);
+    for (const auto& p : stacks_.takeProblems()) note(p);
+    if (!found) {
+      path.push_back(frame("[stack " + std::to_string(id) + " missing]", FrameKind::missing, {}, {}));
+      return;
     }
-    path.insert(path.end(), it->second.begin(), it->second.end());
+    size_t kept = o_.maxDepth ? std::min<size_t>(named.size(), o_.maxDepth) : named.size();
+    for (size_t i = 0; i < kept; ++i) path.push_back(flameFrame(named[i]));
+  }
+
+  // The graph's frame of a named frame.
+  uint32_t flameFrame(uint32_t named) {
+    if (named >= flameOf_.size()) flameOf_.resize(named + 1, kNoFrame);
+    uint32_t& id = flameOf_[named];
+    if (id != kNoFrame) return id;
+    const NamedFrame& f = stacks_.frames()[named];
+    FrameKind kind = f.function.empty() ? FrameKind::missing
+                     : isRuntimeModule(f.module) ? FrameKind::runtime
+                                                 : FrameKind::program;
+    std::string name = f.function.empty() ? f.text() : stripped(f.function) + (f.inlined ? " [inlined]" : "");
+    std::string location = f.file.empty() ? std::string() : stripped(f.file) + ":" + std::to_string(f.line);
+    return id = frame(name, kind, f.module, location);
   }
 
   // Adds `w` along `path`; returns its last node.
@@ -339,12 +309,11 @@ class Builder {
   }
 
   const FlameOptions& o_;
-  const FrameResolver& resolve_;
   FlameGraph g_;
   std::set<std::string> said_;
   std::map<std::tuple<std::string, FrameKind, std::string>, uint32_t> frameIds_;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> addressFrames_;
-  std::unordered_map<uint32_t, std::vector<uint32_t>> stackFrames_;
+  StackFrames stacks_;
+  std::vector<uint32_t> flameOf_;  // named frame -> the graph's frame
   std::unordered_map<uint64_t, uint32_t> children_;
 };
 

@@ -13,6 +13,7 @@
 
 #include "gtap/readers/capture.h"
 #include "gtap/readers/device_work.h"
+#include "gtap/readers/stack_frames.h"
 
 namespace gtap::readers {
 
@@ -32,20 +33,6 @@ struct FlameFrame {
   std::string module;    // basename of the module it is in, when known
   std::string location;  // file:line, when debug information says
 };
-
-// One source frame of a code address, innermost first (inlined frames
-// before the function they were inlined into).
-struct ResolvedFrame {
-  std::string function;  // empty when unknown
-  std::string file;      // empty when unknown
-  int line = 0;
-  bool inlined = false;
-};
-// Turns a return address inside `module` into source frames; an empty result
-// means no symbol (the frame then reads module+0xoffset). `problem` takes
-// what made the module unusable, once per module.
-using FrameResolver =
-    std::function<std::vector<ResolvedFrame>(const HostModule& module, uint64_t address, std::string& problem)>;
 
 struct FlameOptions {
   FlameWeight weight = FlameWeight::device;
