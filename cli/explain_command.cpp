@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "gtap/readers/explain.h"
 #include "open_captures.h"
+#include "symbols.h"
 
 namespace gtap::cli {
 
@@ -23,17 +24,7 @@ struct ExplainOptions {
 int explain(const ExplainOptions& o) {
   auto opened = openCaptures(o.files, "explain");
   if (opened.captures.empty()) return 1;
-  std::vector<std::string> dirs = o.debugDirs;
-  // GTAP_DEBUG_PATH is colon-separated, after --debug-dir; empty entries name nothing.
-  if (const char* env = std::getenv("GTAP_DEBUG_PATH")) {
-    std::string list = env;
-    for (size_t from = 0; from <= list.size();) {
-      size_t colon = std::min(list.find(':', from), list.size());
-      if (colon > from) dirs.push_back(list.substr(from, colon - from));
-      from = colon + 1;
-    }
-  }
-  readers::Symbolizer symbolizer(dirs);
+  readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
   // One capture at a time, its device operations read a batch at a time.
   for (const auto& c : opened.captures) readers::writeExplanation(*c, o.top, symbolizer, std::cout);
   return opened.failures ? 1 : 0;

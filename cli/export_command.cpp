@@ -11,6 +11,7 @@
 #include "gtap/readers/record_export.h"
 #include "gtap/readers/timeline_builder.h"
 #include "open_captures.h"
+#include "symbols.h"
 
 namespace gtap::cli {
 
@@ -21,6 +22,7 @@ struct ExportOptions {
   std::string format;
   std::string output;
   bool force = false;
+  std::vector<std::string> debugDirs;
 };
 
 // A timeline export into `out`. Throws what the exporters throw; a failed
@@ -52,8 +54,9 @@ bool writeToStdout(const ExportOptions& o, const readers::Timeline& timeline) {
 }
 
 // JSON Lines (the only record export a pipe takes).
-bool writeRecordsToStdout(const std::vector<const readers::Capture*>& captures, std::vector<std::string>& notes) {
-  return onStdout([&](std::ostream& out) { readers::writeJsonLines(captures, out, notes); });
+bool writeRecordsToStdout(const std::vector<const readers::Capture*>& captures, std::vector<std::string>& notes,
+                          const readers::FrameResolver& resolve) {
+  return onStdout([&](std::ostream& out) { readers::writeJsonLines(captures, out, notes, resolve); });
 }
 
 // Writes the export into `out` with `write` and puts it in place; the exit
@@ -105,10 +108,13 @@ int exportTimeline(const ExportOptions& o) {
   if (o.format == "jsonl" || o.format == "sqlite") {
     // A record a line or a row.
     std::vector<std::string> notes;
-    status = toStdout ? (writeRecordsToStdout(captures, notes) ? kExitSuccess : kExitError)
+    // Stacks are written with their frames named.
+    readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
+    readers::FrameResolver resolve = resolverFor(symbolizer);
+    status = toStdout ? (writeRecordsToStdout(captures, notes, resolve) ? kExitSuccess : kExitError)
                       : writeExport(o, out, [&](readers::OutputFile& file) {
-                          if (o.format == "sqlite") readers::writeSqlite(captures, file, notes);
-                          else readers::writeJsonLines(captures, file.stream(), notes);
+                          if (o.format == "sqlite") readers::writeSqlite(captures, file, notes, resolve);
+                          else readers::writeJsonLines(captures, file.stream(), notes, resolve);
                         });
     for (const auto& n : notes) std::cerr << "gtap export: " << n << "\n";
   } else {
@@ -131,6 +137,7 @@ Action addExportCommand(CLI::App& app) {
   cmd->add_option("--format", o->format, "chrome, perfetto, jsonl or sqlite")->required();
   cmd->add_option("-o,--output", o->output, "Output file; - for standard output (not sqlite)")->required();
   cmd->add_flag("--force", o->force, "Replace an existing regular output file (never a link, directory or device)");
+  cmd->add_option("--debug-dir", o->debugDirs, "Directories of separate debug files (by build-id), to name stack frames");
   return [o] { return exportTimeline(*o); };
 }
 

@@ -13,8 +13,8 @@
 #include "gtap/readers/flame.h"
 #include "gtap/readers/output_file.h"
 #include "gtap/readers/recorded_mode.h"
-#include "gtap/readers/symbolizer.h"
 #include "open_captures.h"
+#include "symbols.h"
 
 namespace gtap::cli {
 
@@ -100,25 +100,8 @@ int flame(const FlameCommandOptions& o) {
       std::cerr << "gtap flame: " << c->path() << ": no stacks (recorded with mode " << readers::recordedMode(*c)
                 << "; record them with --mode=" << readers::recordedMode(*c) << ",stacks): its launches are under [no stack]\n";
 
-  std::vector<std::string> dirs = o.debugDirs;
-  // GTAP_DEBUG_PATH is colon-separated, after --debug-dir; empty entries name nothing.
-  if (const char* env = std::getenv("GTAP_DEBUG_PATH")) {
-    std::string list = env;
-    for (size_t from = 0; from <= list.size();) {
-      size_t colon = std::min(list.find(':', from), list.size());
-      if (colon > from) dirs.push_back(list.substr(from, colon - from));
-      from = colon + 1;
-    }
-  }
-  readers::Symbolizer symbolizer(dirs);
-  readers::FrameResolver resolve = [&](const readers::HostModule& m, uint64_t address, std::string& problem) {
-    // Every captured frame is a return address (the call is just before it).
-    auto r = symbolizer.symbolize({m.path, m.buildId, m.loadBias}, address, true);
-    problem = r.problem;
-    std::vector<readers::ResolvedFrame> frames;
-    for (const auto& f : r.frames) frames.push_back({f.function, f.file, f.line, f.inlined});
-    return frames;
-  };
+  readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
+  readers::FrameResolver resolve = resolverFor(symbolizer);
   auto captures = opened.pointers();
   auto graph = readers::buildFlameGraph(captures, options, resolve);
   for (const auto& n : graph.notes) std::cerr << "gtap flame: " << n << "\n";

@@ -85,8 +85,10 @@ void writeHalOperation(const DeviceOp& op, Lines& out) {
 }
 
 // One capture's lines: its API calls, then its device operations as
-// `batches` gives them (`work` holds their queues' objects by the first).
-void writeCapture(const Capture& c, const DeviceWork& work, const OpBatches& batches, Lines& out) {
+// `batches` gives them (`work` holds their queues' objects by the first),
+// then its stacks.
+void writeCapture(const Capture& c, const DeviceWork& work, const OpBatches& batches, StackFrames& stacks,
+                  Lines& out) {
   std::string process = jsonEscape(c.label());
   std::string pid = std::to_string(c.process().pid);
   // Each function's name escaped once.
@@ -128,26 +130,62 @@ void writeCapture(const Capture& c, const DeviceWork& work, const OpBatches& bat
       if (op.hal) out << ",\"hal_dispatch\":" << op.hal->dispatch << ",\"hal_submission\":" << op.hal->submission;
       if (op.recordedBy == schema::Api::IREE_HAL && op.operation == "dispatch")
         out << ",\"device_dispatches\":" << op.deviceDispatches;
+      if (op.stack) out << ",\"stack\":" << op.stack;
       out << "}";
       out.endLine();
     }
   });
+  // Each stack, root first (from main where main is among its frames).
+  stacks.beginCapture();
+  for (const auto& [id, pcs] : work.stacks) {
+    out << "{\"type\":\"stack\",\"process\":\"" << process << "\",\"pid\":" << pid << ",\"id\":" << id
+        << ",\"frames\":[";
+    const auto& frames = stacks.of(work, id);
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const NamedFrame& f = stacks.frames()[frames[i]];
+      out << (i ? ",{" : "{") << "\"name\":\"";
+      out.json(f.text()) << "\"";
+      if (!f.function.empty()) {
+        out << ",\"function\":\"";
+        out.json(f.function) << "\"";
+      }
+      if (!f.module.empty()) {
+        out << ",\"module\":\"";
+        out.json(f.module) << "\"";
+      }
+      out << ",\"offset\":" << f.offset;
+      if (!f.file.empty()) {
+        out << ",\"file\":\"";
+        out.json(f.file) << "\",\"line\":" << f.line;
+      }
+      if (f.inlined) out << ",\"inlined\":true";
+      out << "}";
+    }
+    out << "]}";
+    out.endLine();
+  }
 }
 
 }  // namespace
 
-void writeJsonLines(const std::vector<LoadedCapture>& loaded, std::ostream& stream) {
+void writeJsonLines(const std::vector<LoadedCapture>& loaded, std::ostream& stream, const FrameResolver& resolve) {
   Lines out(stream);
+  StackFrames stacks(resolve);
   for (const auto& lc : loaded)
-    writeCapture(*lc.capture, lc.work, [&](const auto& visit) { visit(std::span<const DeviceOp>(lc.work.ops)); }, out);
+    writeCapture(
+        *lc.capture, lc.work, [&](const auto& visit) { visit(std::span<const DeviceOp>(lc.work.ops)); }, stacks, out);
 }
 
-void writeJsonLines(std::span<const Capture* const> captures, std::ostream& stream, std::vector<std::string>& notes) {
+void writeJsonLines(std::span<const Capture* const> captures, std::ostream& stream, std::vector<std::string>& notes,
+                    const FrameResolver& resolve) {
   Lines out(stream);
+  StackFrames stacks(resolve);
   for (const Capture* c : captures) {
     DeviceWork work;  // one capture's at a time
-    writeCapture(*c, work, [&](const auto& visit) { visitDeviceWork(*c, work, true, visit); }, out);
+    writeCapture(*c, work, [&](const auto& visit) { visitDeviceWork(*c, work, true, visit); }, stacks, out);
     notes.insert(notes.end(), work.notes.begin(), work.notes.end());
+    auto problems = stacks.takeProblems();
+    notes.insert(notes.end(), problems.begin(), problems.end());
   }
 }
 

@@ -26,14 +26,19 @@ CREATE TABLE threads(id INTEGER PRIMARY KEY, process_id INTEGER REFERENCES proce
 CREATE TABLE strings(id INTEGER PRIMARY KEY, string TEXT UNIQUE);
 CREATE TABLE api_calls(id INTEGER PRIMARY KEY, process_id INTEGER REFERENCES processes, thread INTEGER,
                        function_id INTEGER REFERENCES strings, begin_ns INTEGER, end_ns INTEGER,
-                       result INTEGER, depth INTEGER);
+                       result INTEGER, depth INTEGER, call_index INTEGER);
 CREATE TABLE device_ops(id INTEGER PRIMARY KEY, process_id INTEGER REFERENCES processes, kind TEXT,
                         name_id INTEGER REFERENCES strings, queue_id INTEGER REFERENCES strings,
                         groups_x INTEGER, groups_y INTEGER, groups_z INTEGER,
                         group_size_x INTEGER, group_size_y INTEGER, group_size_z INTEGER, bytes INTEGER,
                         submit_ns INTEGER, start_ns INTEGER, end_ns INTEGER, level TEXT,
                         operation_id INTEGER REFERENCES strings, hal_dispatch_id INTEGER REFERENCES device_ops,
-                        hal_submission_id INTEGER REFERENCES device_ops, direction TEXT);
+                        hal_submission_id INTEGER REFERENCES device_ops, direction TEXT,
+                        thread INTEGER, call_index INTEGER, stack INTEGER);
+CREATE TABLE frames(id INTEGER PRIMARY KEY, name TEXT, function TEXT, module TEXT, offset INTEGER,
+                    file TEXT, line INTEGER, inlined INTEGER);
+CREATE TABLE stack_frames(process_id INTEGER REFERENCES processes, stack INTEGER, depth INTEGER,
+                          frame_id INTEGER REFERENCES frames);
 CREATE VIEW api_summary AS
   SELECT s.string AS function, COUNT(*) AS count, SUM(a.end_ns - a.begin_ns) AS total_ns
   FROM api_calls a JOIN strings s ON s.id = a.function_id GROUP BY a.function_id;
@@ -164,7 +169,7 @@ class StringTable {
 // operations point to must live until the end (the string table keys on
 // where they are stored).
 template <class ForEachCapture>
-void writeDatabase(ForEachCapture&& each, OutputFile& out) {
+void writeDatabase(ForEachCapture&& each, OutputFile& out, StackFrames& stacks) {
   SqliteDatabase db(out.temporaryPath());
   out.checkOpenedElsewhere();
   db.exec("PRAGMA journal_mode=OFF");
@@ -175,12 +180,17 @@ void writeDatabase(ForEachCapture&& each, OutputFile& out) {
   auto* process = db.prepare("INSERT INTO processes(id, pid, rank, label, command) VALUES(?, ?, ?, ?, ?)");
   auto* thread = db.prepare("INSERT INTO threads(process_id, thread, os_tid, name) VALUES(?, ?, ?, ?)");
   auto* call = db.prepare(
-      "INSERT INTO api_calls(process_id, thread, function_id, begin_ns, end_ns, result, depth) "
-      "VALUES(?, ?, ?, ?, ?, ?, ?)");
+      "INSERT INTO api_calls(process_id, thread, function_id, begin_ns, end_ns, result, depth, call_index) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
   auto* op = db.prepare(
       "INSERT INTO device_ops(process_id, kind, name_id, queue_id, groups_x, groups_y, groups_z, group_size_x, "
       "group_size_y, group_size_z, bytes, submit_ns, start_ns, end_ns, level, operation_id, id, hal_dispatch_id, "
-      "hal_submission_id, direction) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "hal_submission_id, direction, thread, call_index, stack) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  auto* frame = db.prepare(
+      "INSERT INTO frames(id, name, function, module, offset, file, line, inlined) VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+  auto* stackFrame = db.prepare("INSERT INTO stack_frames(process_id, stack, depth, frame_id) VALUES(?, ?, ?, ?)");
+  size_t framesWritten = 0;
   int64_t processId = 0;
   int64_t opIds = 0;  // device_ops ids before this capture's
   each([&](const Capture& c, const DeviceWork& work, const OpBatches& batches) {
@@ -211,6 +221,7 @@ void writeDatabase(ForEachCapture&& each, OutputFile& out) {
       db.bind(call, 4, a.beginNs);
       db.bindPair(call, 5, a.finished, a.endNs, a.result);
       db.bind(call, 7, a.depth);
+      db.bind(call, 8, static_cast<int64_t>(a.beginIndex));
       db.step(call);
     });
     std::unordered_map<uint64_t, int64_t> queueIds;
@@ -238,11 +249,49 @@ void writeDatabase(ForEachCapture&& each, OutputFile& out) {
                     opIds + static_cast<int64_t>(o.hal ? o.hal->submission : 0) + 1);
         if (o.kind == schema::DeviceOpKind::COPY) db.bind(op, 20, directionName(o.direction));
         else db.bindNull(op, 20);
+        if (o.appendIndex != ~uint64_t{0}) {
+          db.bind(op, 21, o.thread);
+          db.bind(op, 22, static_cast<int64_t>(o.appendIndex));
+        } else {
+          db.bindNull(op, 21);
+          db.bindNull(op, 22);
+        }
+        if (o.stack) db.bind(op, 23, o.stack);
+        else db.bindNull(op, 23);
         db.step(op);
         ++index;
       }
     });
     opIds += static_cast<int64_t>(index);
+    // Its stacks, root first, and the frames not written before.
+    stacks.beginCapture();
+    for (const auto& [id, pcs] : work.stacks) {
+      const auto& frames = stacks.of(work, id);
+      for (; framesWritten < stacks.frames().size(); ++framesWritten) {
+        const NamedFrame& f = stacks.frames()[framesWritten];
+        db.bind(frame, 1, static_cast<int64_t>(framesWritten) + 1);
+        db.bind(frame, 2, f.text());
+        auto textOrNull = [&](int column, const std::string& s) {
+          if (s.empty()) db.bindNull(frame, column);
+          else db.bind(frame, column, s);
+        };
+        textOrNull(3, f.function);
+        textOrNull(4, f.module);
+        db.bind(frame, 5, static_cast<int64_t>(f.offset));
+        textOrNull(6, f.file);
+        if (f.file.empty()) db.bindNull(frame, 7);
+        else db.bind(frame, 7, f.line);
+        db.bind(frame, 8, f.inlined ? 1 : 0);
+        db.step(frame);
+      }
+      for (size_t depth = 0; depth < frames.size(); ++depth) {
+        db.bind(stackFrame, 1, processId);
+        db.bind(stackFrame, 2, id);
+        db.bind(stackFrame, 3, static_cast<int64_t>(depth));
+        db.bind(stackFrame, 4, static_cast<int64_t>(frames[depth]) + 1);
+        db.step(stackFrame);
+      }
+    }
   });
   db.exec("COMMIT");
   db.close();
@@ -253,16 +302,19 @@ void writeDatabase(ForEachCapture&& each, OutputFile& out) {
 // The captures as one database in `out`'s temporary file, in one
 // transaction. The file is the export's own until it is renamed into place,
 // so it goes without a journal or syncs (commit() syncs it once).
-void writeSqlite(const std::vector<LoadedCapture>& loaded, OutputFile& out) {
+void writeSqlite(const std::vector<LoadedCapture>& loaded, OutputFile& out, const FrameResolver& resolve) {
+  StackFrames stacks(resolve);
   writeDatabase(
       [&](const auto& write) {
         for (const auto& lc : loaded)
           write(*lc.capture, lc.work, [&](const auto& visit) { visit(std::span<const DeviceOp>(lc.work.ops)); });
       },
-      out);
+      out, stacks);
 }
 
-void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std::vector<std::string>& notes) {
+void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std::vector<std::string>& notes,
+                 const FrameResolver& resolve) {
+  StackFrames stacks(resolve);
   // Each capture's work (its names) lives to the end; its operations do not.
   std::vector<std::unique_ptr<DeviceWork>> works;
   writeDatabase(
@@ -271,9 +323,11 @@ void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std:
           auto& work = *works.emplace_back(std::make_unique<DeviceWork>());
           write(*c, work, [&](const auto& visit) { visitDeviceWork(*c, work, true, visit); });
           notes.insert(notes.end(), work.notes.begin(), work.notes.end());
+          auto problems = stacks.takeProblems();
+          notes.insert(notes.end(), problems.begin(), problems.end());
         }
       },
-      out);
+      out, stacks);
 }
 
 }  // namespace gtap::readers

@@ -15,6 +15,7 @@
 #include "gtap/readers/capture.h"
 #include "gtap/readers/device_work.h"
 #include "process.h"
+#include "sqlite_query.h"
 
 namespace gtap::test {
 namespace {
@@ -247,6 +248,55 @@ TEST_F(Flame, HtmlHoldsTheWeightBySlice) {
     EXPECT_EQ(data["frames"][frame][0], "scale [kernel]");
   }
   EXPECT_EQ(text.find("<script src"), std::string::npos);  // nothing from the network
+}
+
+// The record exports carry the same stacks: JSON Lines a stack id on each
+// launch and a row per stack; SQLite stack_frames and frames, joined from
+// device_ops, so SQL groups device time by function the way the flame graph
+// does.
+TEST_F(Flame, RecordExportsCarryTheStacks) {
+  auto expected = fromCapture(file());
+  auto lines = runProcess({gtapBinary(), "export", "--format=jsonl", "-o", "-", file()});
+  ASSERT_EQ(lines.exitCode, 0) << lines.err;
+  std::map<int64_t, std::vector<std::string>> stacks;  // id -> frame names, root first
+  std::vector<nlohmann::json> launches;
+  std::istringstream in(lines.out);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["type"] == "stack")
+      for (const auto& f : j["frames"]) stacks[j["id"]].push_back(f["name"]);
+    else if (j["type"] == "device" && j["kind"] == "kernel")
+      launches.push_back(j);
+  }
+  ASSERT_EQ(launches.size(), 15u);
+  for (const auto& l : launches) {
+    ASSERT_TRUE(l.contains("stack")) << l;
+    const auto& frames = stacks.at(l["stack"]);
+    std::string path;
+    for (const auto& f : frames) path += (path.empty() ? "" : ";") + f;
+    std::string want = expectedPaths().at(l["groups"][0].get<uint32_t>());
+    want = want.substr(0, want.size() - std::string(kTail).size());  // the stack ends above the call
+    EXPECT_TRUE(path.size() >= want.size() && path.compare(path.size() - want.size(), want.size(), want) == 0)
+        << path << " should end with " << want;
+  }
+  std::string db = *dir_ + "/stacks.db";
+  auto exported = runProcess({gtapBinary(), "export", "--format=sqlite", "-o", db, file()});
+  ASSERT_EQ(exported.exitCode, 0) << exported.err;
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  auto byFunction = queryCounts(handle,
+      "SELECT f.name, SUM(d.end_ns - d.start_ns) FROM device_ops d "
+      "JOIN stack_frames s ON s.process_id = d.process_id AND s.stack = d.stack "
+      "JOIN frames f ON f.id = s.frame_id WHERE d.kind = 'kernel' GROUP BY f.name");
+  EXPECT_EQ(byFunction.at("fromPathA((anonymous namespace)::Target&)"), static_cast<int64_t>(expected.at(8).deviceNs));
+  EXPECT_EQ(byFunction.at("launchInline [inlined]"), static_cast<int64_t>(expected.at(32).deviceNs));
+  // The launching call, joined by thread and call index.
+  auto byCall = queryCounts(handle,
+      "SELECT s.string, COUNT(*) FROM device_ops d JOIN api_calls a ON a.process_id = d.process_id "
+      "AND a.thread = d.thread AND a.call_index = d.call_index JOIN strings s ON s.id = a.function_id "
+      "WHERE d.kind = 'kernel' GROUP BY s.string");
+  EXPECT_EQ(byCall, (Counts{{"zeCommandListAppendLaunchKernel", 15}}));
+  sqlite3_close(handle);
 }
 
 TEST_F(Flame, BadArgumentsAndTargetsAreRefused) {

@@ -43,7 +43,7 @@ TEST(RecordExport, JsonLinesHoldEveryCallAndOperationOfTheCapture) {
   std::ostringstream out;
   gtap::readers::writeJsonLines(f.loaded, out);
   auto all = lines(out.str());
-  ASSERT_EQ(all.size(), 4u) << out.str();
+  ASSERT_EQ(all.size(), 5u) << out.str();
 
   // The calls, in the capture's order, with its function names and times.
   std::vector<gtap::readers::ApiCall> calls;
@@ -69,6 +69,16 @@ TEST(RecordExport, JsonLinesHoldEveryCallAndOperationOfTheCapture) {
   EXPECT_EQ(kernel["group_size"], json::array({64, 1, 1}));
   EXPECT_EQ(kernel["level"], "device");
   EXPECT_FALSE(kernel.contains("direction"));
+  // Launched from stack 1: two frames in a module without symbols, root first.
+  EXPECT_EQ(kernel["stack"], 1);
+  const json& stack = all[4];
+  EXPECT_EQ(stack["type"], "stack");
+  EXPECT_EQ(stack["id"], 1);
+  ASSERT_EQ(stack["frames"].size(), 2u) << stack;
+  EXPECT_EQ(stack["frames"][0]["name"], "hostile+0x402000");
+  EXPECT_EQ(stack["frames"][1]["module"], "hostile");
+  EXPECT_EQ(stack["frames"][1]["offset"], 0x401000);
+  EXPECT_FALSE(stack["frames"][0].contains("function"));
   // 100 ticks at 1 GHz.
   EXPECT_EQ(kernel["end_ns"].get<int64_t>() - kernel["start_ns"].get<int64_t>(), 100);
 

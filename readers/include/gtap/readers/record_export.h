@@ -12,6 +12,7 @@
 
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/output_file.h"
+#include "gtap/readers/stack_frames.h"
 
 namespace gtap::readers {
 
@@ -19,13 +20,14 @@ namespace gtap::readers {
 // argument with every operation in file order, a batch at a time.
 using OpBatches = std::function<void(const std::function<void(std::span<const DeviceOp>)>&)>;
 
-// One JSON object a line: every API call, then every device operation, of
-// each capture in turn.
-void writeJsonLines(const std::vector<LoadedCapture>& captures, std::ostream& out);
+// One JSON object a line: every API call, then every device operation (a
+// launch with the id of its stack), then every CPU stack of each capture in
+// turn, its frames named by `resolve` (module+0xoffset without one).
+void writeJsonLines(const std::vector<LoadedCapture>& captures, std::ostream& out, const FrameResolver& resolve = {});
 // The same, reading each capture's device operations a batch at a time
-// (visitDeviceWork: whole when it holds IREE HAL command-buffer work); what
-// reading found wrong is added to `notes`.
-void writeJsonLines(std::span<const Capture* const> captures, std::ostream& out, std::vector<std::string>& notes);
+// (visitDeviceWork); what reading found wrong is added to `notes`.
+void writeJsonLines(std::span<const Capture* const> captures, std::ostream& out, std::vector<std::string>& notes,
+                    const FrameResolver& resolve = {});
 
 // What SQLite refused, in its own words.
 struct SqliteError : std::runtime_error {
@@ -34,10 +36,11 @@ struct SqliteError : std::runtime_error {
 
 // The captures as one database in `out`'s temporary file (the caller commits
 // it), in one transaction. Throws SqliteError when SQLite fails.
-void writeSqlite(const std::vector<LoadedCapture>& captures, OutputFile& out);
+void writeSqlite(const std::vector<LoadedCapture>& captures, OutputFile& out, const FrameResolver& resolve = {});
 // The same, reading each capture's device operations a batch at a time, as
 // writeJsonLines does.
-void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std::vector<std::string>& notes);
+void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std::vector<std::string>& notes,
+                 const FrameResolver& resolve = {});
 
 // "device", "hal" or "host": the level an operation was recorded at.
 const char* operationLevel(const DeviceOp& op);
