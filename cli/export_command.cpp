@@ -120,7 +120,8 @@ int exportTimeline(const ExportOptions& o) {
   } else {
     // A timeline holds every slice (the exporters write them in time order).
     std::vector<std::string> notes;
-    auto timeline = readers::buildTimeline(captures, notes);
+    readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
+    auto timeline = readers::buildTimeline(captures, notes, resolverFor(symbolizer));
     for (const auto& n : notes) std::cerr << "gtap export: " << n << "\n";
     status = toStdout ? (writeToStdout(o, timeline) ? kExitSuccess : kExitError)
                       : writeExport(o, out, [&](readers::OutputFile& f) { writeTimeline(o, timeline, f.stream()); });

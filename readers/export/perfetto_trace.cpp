@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "gtap/readers/timeline.h"
 #include "output_buffer.h"
@@ -43,6 +44,7 @@ class PerfettoTraceWriter {
 
   void write() {
     writeDescriptors();
+    writeCallstacks();
     writeSliceEvents();
     out_.flush();
   }
@@ -134,6 +136,51 @@ class PerfettoTraceWriter {
     }
   }
 
+  // The launches' CPU stacks as Perfetto interns them: function names,
+  // source paths and module paths as strings, a mapping per module, a frame
+  // per distinct frame, a callstack per stack (iids are the timeline's
+  // indices plus one). Events then name their callstack by iid.
+  void writeCallstacks() {
+    if (timeline_.callstacks.empty()) return;
+    protos::InternedData* data = startPacket(false, 0).mutable_interned_data();
+    std::unordered_map<std::string, uint64_t> functions, sources, modules;
+    auto intern = [](std::unordered_map<std::string, uint64_t>& ids, const std::string& s, auto* list) {
+      auto [it, added] = ids.try_emplace(s, ids.size() + 1);
+      if (added) {
+        protos::InternedString* str = list->Add();
+        str->set_iid(it->second);
+        str->set_str(validUtf8(s));
+      }
+      return it->second;
+    };
+    for (size_t i = 0; i < timeline_.frames.size(); ++i) {
+      const NamedFrame& f = timeline_.frames[i];
+      protos::Frame* frame = data->add_frames();
+      frame->set_iid(i + 1);
+      frame->set_function_name_id(intern(functions, f.text(), data->mutable_function_names()));
+      if (!f.module.empty()) {
+        uint64_t path = intern(modules, f.module, data->mutable_mapping_paths());
+        if (path > static_cast<uint64_t>(data->mappings_size())) {
+          protos::Mapping* mapping = data->add_mappings();
+          mapping->set_iid(path);
+          mapping->add_path_string_ids(path);
+        }
+        frame->set_mapping_id(path);
+      }
+      frame->set_rel_pc(f.offset);
+      if (!f.file.empty()) {
+        frame->set_source_path_iid(intern(sources, f.file, data->mutable_source_paths()));
+        frame->set_line_number(static_cast<uint32_t>(f.line));
+      }
+    }
+    for (size_t i = 0; i < timeline_.callstacks.size(); ++i) {
+      protos::Callstack* stack = data->add_callstacks();
+      stack->set_iid(i + 1);
+      for (uint32_t frame : timeline_.callstacks[i]) stack->add_frame_ids(frame + 1);  // root first, as Perfetto's
+    }
+    finishPacket();
+  }
+
   void writeSliceEvents() {
     SliceEdges edges(timeline_, index_);
     SliceEdge edge;
@@ -186,6 +233,7 @@ class PerfettoTraceWriter {
     // Perfetto wants an id in one of the two lists of an event, not both.
     if (slice.flowOut && slice.flowOut != slice.flowIn) event.add_flow_ids(slice.flowOut);
     if (slice.flowIn) event.add_terminating_flow_ids(slice.flowIn);
+    if (slice.callstack) event.set_callstack_iid(slice.callstack);
   }
 
   const Timeline& timeline_;

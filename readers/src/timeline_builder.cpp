@@ -81,9 +81,10 @@ class CallFlows {
 class CaptureTimeline {
  public:
   CaptureTimeline(Timeline& t, const Capture& c, uint32_t pid, std::string processName, uint64_t& nextTrack,
-                  uint64_t& nextFlow)
+                  uint64_t& nextFlow, StackFrames& stacks)
       : t_(t), c_(c), pid_(pid), processName_(std::move(processName)), nextTrack_(nextTrack), nextFlow_(nextFlow),
-        opsFrom_(t.slices.size()) {
+        stacks_(stacks), opsFrom_(t.slices.size()) {
+    stacks_.beginCapture();
     for (const auto& [id, th] : c.threads()) {
       TimelineTrack track;
       track.id = nextTrack_++;
@@ -101,6 +102,10 @@ class CaptureTimeline {
   // Operations in file order, a batch at a time.
   void addOps(std::span<const DeviceOp> ops, const DeviceWork& work) {
     for (const DeviceOp& op : ops) {
+      // The launch's stack goes to its call's slice too (made in finish()).
+      opCallstack_ = op.stack ? callstackOf(work, op.stack) : 0;
+      if (opCallstack_ && op.appendIndex != ~uint64_t{0})
+        callCallstacks_.try_emplace(std::make_pair(op.thread, op.appendIndex), opCallstack_);
       if (!op.timed) continue;
       if (lastQueueTrack_ && op.queue == lastQueue_) {
         addSlice(op, lastQueueTrack_);
@@ -136,6 +141,7 @@ class CaptureTimeline {
     s.name = lastNameStored_;
     s.category = opKindText(op.kind);
     s.args = argsOf(op, op.hal);
+    s.callstack = opCallstack_;
     // Flows: an append call (thread, begin index) to the operations it
     // made; for a device dispatch an IREE HAL dispatch became, the
     // program's queue_execute that submitted it. Numbered in the order of
@@ -172,6 +178,9 @@ class CaptureTimeline {
         if (newResult) args->second = t_.args({{"result", std::to_string(call.result)}});
         s.args = args->second;
         if (!flows_.empty()) s.flowOut = flows_.find(call.thread, call.beginIndex);
+        if (!callCallstacks_.empty())
+          if (auto cs = callCallstacks_.find({call.thread, call.beginIndex}); cs != callCallstacks_.end())
+            s.callstack = cs->second;
       }
     });
     auto first = t_.slices.begin();
@@ -180,6 +189,29 @@ class CaptureTimeline {
   }
 
  private:
+  // The timeline's callstack id of the capture's stack `id` (0 when the
+  // capture does not hold it).
+  uint32_t callstackOf(const DeviceWork& work, uint32_t id) {
+    if (lastCallstack_.first == id && id) return lastCallstack_.second;
+    auto [it, added] = callstackIds_.try_emplace(id, 0);
+    if (added) {
+      bool found = false;
+      const auto& frames = stacks_.of(work, id, &found);
+      if (found) {
+        t_.callstacks.push_back(frames);
+        it->second = static_cast<uint32_t>(t_.callstacks.size());
+      }
+    }
+    lastCallstack_ = {id, it->second};
+    return it->second;
+  }
+
+  struct CallHash {
+    size_t operator()(const std::pair<uint32_t, uint64_t>& k) const {
+      return std::hash<uint64_t>()(k.second * 0x9E3779B97F4A7C15ull ^ k.first);
+    }
+  };
+
   // What an operation's arguments are made of; the text is made again only
   // when these differ from the last operation's.
   struct ArgsKey {
@@ -258,6 +290,11 @@ class CaptureTimeline {
   std::unordered_map<uint64_t, uint64_t> queueTracks_;
   uint64_t lastQueue_ = 0, lastQueueTrack_ = 0;  // the last operation's (0: none yet)
   CallFlows flows_;
+  StackFrames& stacks_;
+  std::unordered_map<uint32_t, uint32_t> callstackIds_;  // the capture's stack id -> the timeline's
+  std::pair<uint32_t, uint32_t> lastCallstack_{0, 0};
+  uint32_t opCallstack_ = 0;  // the operation being added's
+  std::unordered_map<std::pair<uint32_t, uint64_t>, uint32_t, CallHash> callCallstacks_;  // (thread, call) -> id
   size_t opsFrom_;  // where this capture's slices begin in the timeline
   std::string_view lastName_, lastNameStored_;
   bool haveLastArgs_ = false;
@@ -269,8 +306,10 @@ class CaptureTimeline {
 // Builds the timeline of each capture in turn; `ops(i, builder)` feeds
 // capture i's operations to the builder.
 template <class Ops>
-Timeline build(size_t count, const std::function<const Capture&(size_t)>& captureAt, Ops&& ops) {
+Timeline build(size_t count, const std::function<const Capture&(size_t)>& captureAt, const FrameResolver& resolve,
+               std::vector<std::string>* notes, Ops&& ops) {
   Timeline t;
+  StackFrames stacks(resolve);
   uint64_t nextTrack = 1;
   uint64_t nextFlow = 1;
   // Viewers group tracks by pid; ranks on different hosts (or a pid reused over
@@ -287,24 +326,28 @@ Timeline build(size_t count, const std::function<const Capture&(size_t)>& captur
       while (pidsUsed.count(pid)) pid += 1u << 22;  // above Linux's pid_max
     }
     pidsUsed.insert(pid);
-    CaptureTimeline b(t, c, pid, std::move(processName), nextTrack, nextFlow);
+    CaptureTimeline b(t, c, pid, std::move(processName), nextTrack, nextFlow, stacks);
     ops(i, b);
     b.finish();
+    auto problems = stacks.takeProblems();
+    if (notes) notes->insert(notes->end(), problems.begin(), problems.end());
   }
+  t.frames = stacks.frames();
   return t;
 }
 
 }  // namespace
 
-Timeline buildTimeline(const std::vector<LoadedCapture>& captures) {
+Timeline buildTimeline(const std::vector<LoadedCapture>& captures, const FrameResolver& resolve) {
   return build(
-      captures.size(), [&](size_t i) -> const Capture& { return *captures[i].capture; },
+      captures.size(), [&](size_t i) -> const Capture& { return *captures[i].capture; }, resolve, nullptr,
       [&](size_t i, CaptureTimeline& b) { b.addOps(captures[i].work.ops, captures[i].work); });
 }
 
-Timeline buildTimeline(std::span<const Capture* const> captures, std::vector<std::string>& notes) {
+Timeline buildTimeline(std::span<const Capture* const> captures, std::vector<std::string>& notes,
+                       const FrameResolver& resolve) {
   return build(
-      captures.size(), [&](size_t i) -> const Capture& { return *captures[i]; },
+      captures.size(), [&](size_t i) -> const Capture& { return *captures[i]; }, resolve, &notes,
       [&](size_t i, CaptureTimeline& b) {
         DeviceWork work;
         visitDeviceWork(*captures[i], work, false, [&](std::span<const DeviceOp> ops) { b.addOps(ops, work); });

@@ -14,6 +14,7 @@
 
 #include "gtap/readers/capture.h"
 #include "gtap/readers/device_work.h"
+#include "perfetto_trace.pb.h"
 #include "process.h"
 #include "sqlite_query.h"
 
@@ -297,6 +298,53 @@ TEST_F(Flame, RecordExportsCarryTheStacks) {
       "WHERE d.kind = 'kernel' GROUP BY s.string");
   EXPECT_EQ(byCall, (Counts{{"zeCommandListAppendLaunchKernel", 15}}));
   sqlite3_close(handle);
+}
+
+// The Perfetto export gives each launch's call slice and device slice the
+// callstack it was launched from, interned as Perfetto interns them (frames
+// by function name, callstacks outermost frame first).
+TEST_F(Flame, PerfettoSlicesCarryTheirCallstacks) {
+  std::string path = *dir_ + "/a.pftrace";
+  auto r = runProcess({gtapBinary(), "export", "--format=perfetto", "--force", "-o", path, file()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(std::istreambuf_iterator<char>(in), {});
+  perfetto::protos::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(bytes));
+  std::map<uint64_t, std::string> functions;
+  std::map<uint64_t, uint64_t> frameFunction;
+  std::map<uint64_t, std::string> callstacks;  // iid -> frames joined by ';'
+  size_t internedPackets = 0;
+  for (const auto& p : trace.packet()) {
+    if (!p.has_interned_data()) continue;
+    ++internedPackets;
+    const auto& d = p.interned_data();
+    for (const auto& f : d.function_names()) functions[f.iid()] = f.str();
+    for (const auto& f : d.frames()) frameFunction[f.iid()] = f.function_name_id();
+    for (const auto& c : d.callstacks()) {
+      std::string text;
+      for (uint64_t f : c.frame_ids()) text += (text.empty() ? "" : ";") + functions.at(frameFunction.at(f));
+      callstacks[c.iid()] = text;
+    }
+  }
+  EXPECT_EQ(internedPackets, 1u);
+  std::map<std::string, size_t> kernelsFrom, callsFrom;  // stack -> slices
+  for (const auto& p : trace.packet()) {
+    if (!p.has_track_event() || p.track_event().type() != perfetto::protos::TrackEvent::TYPE_SLICE_BEGIN) continue;
+    const auto& e = p.track_event();
+    if (e.name() != "scale" && e.name() != "zeCommandListAppendLaunchKernel") continue;
+    ASSERT_NE(e.callstack_iid(), 0u) << e.name();
+    (e.name() == "scale" ? kernelsFrom : callsFrom)[callstacks.at(e.callstack_iid())]++;
+  }
+  EXPECT_EQ(kernelsFrom, callsFrom);
+  ASSERT_EQ(kernelsFrom.size(), 5u);
+  for (const auto& [groups, want] : expectedPaths()) {
+    std::string stack = want.substr(0, want.size() - std::string(kTail).size());
+    size_t n = 0;
+    for (const auto& [text, count] : kernelsFrom)
+      if (text.size() >= stack.size() && text.compare(text.size() - stack.size(), stack.size(), stack) == 0) n += count;
+    EXPECT_EQ(n, 3u) << stack;
+  }
 }
 
 TEST_F(Flame, BadArgumentsAndTargetsAreRefused) {

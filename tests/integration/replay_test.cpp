@@ -198,7 +198,24 @@ TEST(Replay, DeviceWorkOfFormat13ReadsAsWritten) {
     ASSERT_EQ(jsonl.exitCode, 0) << jsonl.err;
     std::string expected = text(dir + name + ".jsonl");
     EXPECT_NE(expected.find("\"type\":\"device\""), std::string::npos);
-    EXPECT_EQ(jsonl.out, expected);
+    // Since 1.4's readers a launch names its stack and each stack has a row
+    // (its frames named from whatever binaries are there now): the rest of
+    // every line is as it was.
+    std::string lines, stackRows;
+    std::istringstream in(jsonl.out);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("{\"type\":\"stack\",") == 0) {
+        stackRows += line + "\n";
+        continue;
+      }
+      if (auto at = line.find(",\"stack\":"); at != std::string::npos)
+        line.erase(at, line.find_first_of(",}", at + 1) - at);
+      lines += line + "\n";
+    }
+    EXPECT_EQ(lines, expected);
+    if (name == "ze_pipeline") {
+      EXPECT_NE(stackRows, "");
+    }
     for (const std::string verb : {"kernels", "memory"}) {
       auto report = gtap({verb, capture});
       ASSERT_EQ(report.exitCode, 0) << report.err;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gtap/readers/op_store.h"
+#include "gtap/readers/stack_frames.h"
 
 namespace gtap::readers {
 
@@ -45,12 +46,17 @@ struct TimelineSlice {
   std::span<const TimelineArg> args;  // shown in the viewer
   uint64_t flowOut = 0;     // non-zero: a flow starts at this slice
   uint64_t flowIn = 0;      // non-zero: the flow with this id ends here
+  uint32_t callstack = 0;   // non-zero: the CPU stack it was launched from (Timeline::callstacks)
 };
 
 struct Timeline {
   std::vector<TimelineTrack> tracks;
   std::vector<TimelineSlice> slices;
   std::shared_ptr<OpStore> store = std::make_shared<OpStore>();
+  // CPU stacks of launches: callstack id N is callstacks[N - 1], indices
+  // into frames, root first.
+  std::vector<NamedFrame> frames;
+  std::vector<std::vector<uint32_t>> callstacks;
 
   // `s` kept in the store, once however often it is asked for.
   std::string_view text(std::string_view s) { return store->intern(s); }
