@@ -19,6 +19,7 @@
 #include "gtap/readers/api_stats.h"
 #include "gtap/readers/capture.h"
 #include "gtap/readers/executables.h"
+#include "gtap/readers/flame.h"
 #include "gtap/readers/memory_stats.h"
 #include "gtap/readers/overview.h"
 #include "gtap/readers/replay_dump.h"
@@ -27,6 +28,13 @@
 #include "gtap/readers/timeline_builder.h"
 
 namespace gtap::fuzz {
+
+// Output formatted whole and thrown away.
+class Discard : public std::streambuf {
+ protected:
+  int overflow(int c) override { return c; }
+  std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
+};
 
 // The reports (info, api, kernels, memory, summary, explain, executables):
 // the capture read, its calls, device work, overview, kernels, transfers,
@@ -60,8 +68,26 @@ inline void captureReader(std::span<const uint8_t> bytes) {
         });
     kernels.rows();
     readers::loadDeviceOps(capture, work);
-    // The timeline exports' reading: a batch at a time.
-    readers::buildTimeline(streamed, notes);
+    // The timeline exports' reading: a batch at a time (stacks named by a
+    // resolver that answers for every module, as a symboliser might).
+    readers::FrameResolver resolve = [](const readers::HostModule& m, uint64_t address, std::string& problem) {
+      if (address & 1) problem = "odd address in " + m.path;
+      return std::vector<readers::ResolvedFrame>{{"f", m.path, 1, (address & 2) != 0}, {"main", "", 0, false}};
+    };
+    readers::buildTimeline(streamed, notes, resolve);
+    // gtap flame: every weight and output, its stacks named the same way.
+    for (auto weight : {readers::FlameWeight::device, readers::FlameWeight::api, readers::FlameWeight::count}) {
+      readers::FlameOptions options;
+      options.weight = weight;
+      options.perProcess = weight == readers::FlameWeight::api;
+      options.maxDepth = weight == readers::FlameWeight::count ? 2 : 0;
+      auto graph = readers::buildFlameGraph(streamed, options, resolve);
+      Discard sink;
+      std::ostream out(&sink);
+      readers::writeFolded(graph, out);
+      readers::writeFlameSvg(graph, "fuzz", out);
+      readers::writeFlameHtml(graph, "fuzz", out);
+    }
     // What the record exports read: the operations once each, in order.
     readers::DeviceWork visited;
     readers::visitDeviceWork(capture, visited, true, [](std::span<const readers::DeviceOp> ops) {
@@ -83,13 +109,6 @@ inline void captureReader(std::span<const uint8_t> bytes) {
   } catch (const format::FormatError&) {
   }
 }
-
-// Output formatted whole and thrown away.
-class Discard : public std::streambuf {
- protected:
-  int overflow(int c) override { return c; }
-  std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
-};
 
 // gtap dump: opening the capture and reading its replay stream may refuse the
 // input; writing the records and the summary must not throw.

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -37,11 +38,15 @@ std::map<uint32_t, std::string> expectedPaths() {
   };
 }
 
-// "path value" lines.
+// "path value" lines, each checked against the collapsed-stack grammar the
+// tools that read it share (flamegraph.pl, inferno, speedscope): frames
+// separated by ';', none empty, then one space and a positive integer.
 std::map<std::string, uint64_t> folded(const std::string& text) {
+  static const std::regex grammar("[^;\\n]+(;[^;\\n]+)* [1-9][0-9]*");
   std::map<std::string, uint64_t> out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
+    EXPECT_TRUE(std::regex_match(line, grammar)) << line;
     auto space = line.rfind(' ');
     EXPECT_NE(space, std::string::npos) << line;
     if (space == std::string::npos) continue;
