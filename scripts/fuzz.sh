@@ -35,6 +35,7 @@ capture ze-kernels kernels -- "$work/ze_vector_add" 2 256
 capture ze-memory memory -- "$work/ze_vector_add" 2 256
 capture ze-stacks api,stacks -- "$work/ze_vector_add" 1 256
 capture ze-profile api,kernels,memory,stacks -- "$work/ze_pipeline" 2 256
+capture ze-flame api,kernels,stacks -- "$work/ze_flame" 1
 capture ze-immediate api,kernels,memory -- "$work/ze_immediate" 2 256
 capture replay replay -- "$work/ze_vector_add" 2 256
 capture replay-scopes replay,api,kernels -- "$work/ze_scopes" 2 256

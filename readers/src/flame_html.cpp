@@ -157,24 +157,54 @@ const char* kScript = R"JS(
     for (var a = top; a !== 0; a = nodes[a][1]) chain.unshift(a);
     var rowsUsed = 0, placed = [];
     chain.forEach(function (node, d) { if (node !== top) placed.push([node, d, 0, W, true]); });
+    // Children left to right; a run of siblings each too narrow to see is
+    // one frame standing for them when together they are wide enough.
+    var runs = 0;
     (function walk(node, d, x) {
-      if (node !== 0) {
-        var w = total[node] * scale;
-        if (w < D.minWidth) { dropped++; droppedWeight += total[node]; return; }
-        placed.push([node, d, x, w, false]);
+      if (node !== 0) placed.push([node, d, x, total[node] * scale, false]);
+      var cx = x, cd = d + (node === 0 ? 0 : 1), run = 0, runWeight = 0, runX = 0;
+      function flush() {
+        if (!run) return;
+        if (runWeight * scale >= D.minWidth) { placed.push([-run, cd, runX, runWeight * scale, false, runWeight]); runs += run; }
+        else { dropped += run; droppedWeight += runWeight; }
+        run = 0; runWeight = 0;
       }
-      var cx = x;
-      children[node].forEach(function (c) { if (total[c] > 0) { walk(c, d + (node === 0 ? 0 : 1), cx); cx += total[c] * scale; } });
+      children[node].forEach(function (c) {
+        if (total[c] <= 0) return;
+        var w = total[c] * scale;
+        if (w < D.minWidth) { if (!run) runX = cx; run++; runWeight += total[c]; }
+        else { flush(); walk(c, cd, cx); }
+        cx += w;
+      });
+      flush();
     })(top, top === 0 ? 0 : chain.length - 1, 0);
     placed.forEach(function (p) { rowsUsed = Math.max(rowsUsed, p[1] + 1); });
     flame.style.height = (rowsUsed * H + 2) + 'px';
     placed.forEach(function (p) {
-      var node = p[0], f = frames[nodes[node][0]];
+      var node = p[0];
+      if (node < 0) {  // a run of narrow siblings
+        var div = document.createElement('div');
+        div.className = 'f';
+        div.style.left = p[2] + 'px'; div.style.width = p[3] + 'px';
+        div.style.top = ((rowsUsed - 1 - p[1]) * H) + 'px';
+        div.style.background = hue(7, '');
+        if (p[3] < 4) div.style.borderWidth = '0';
+        var name = '[' + (-node) + ' frames narrower than ' + D.minWidth + ' px]';
+        div.textContent = p[3] > 20 ? name : '';
+        var text = name + ': ' + value(p[5]) + ', ' + (all ? (100 * p[5] / all).toFixed(2) : '0.00') + '%';
+        div.title = text;
+        div.setAttribute('data-name', name);
+        div.addEventListener('mouseover', function () { details.textContent = text; });
+        flame.appendChild(div);
+        return;
+      }
+      var f = frames[nodes[node][0]];
       var div = document.createElement('div');
       div.className = 'f' + (p[4] ? ' parent' : '');
       div.style.left = p[2] + 'px'; div.style.width = p[3] + 'px';
       div.style.top = ((rowsUsed - 1 - p[1]) * H) + 'px';
       div.style.background = hue(f[1], f[0]);
+      if (p[3] < 4) div.style.borderWidth = '0';  // a border would hide a narrow frame
       div.textContent = p[3] > 20 ? f[0] : '';
       var text = f[0] + ' (' + kinds[f[1]] + (f[2] ? ', ' + f[2] : '') + (f[3] ? ', ' + f[3] : '') + '): ' +
         value(total[node]) + ', ' + (all ? (100 * total[node] / all).toFixed(2) : '0.00') + '%';
@@ -193,7 +223,9 @@ const char* kScript = R"JS(
     var selection = document.getElementById('selection');
     selection.textContent = 'Selection: ' + sel + ', ' + value(all);
     selection.setAttribute('data-total', all);
-    document.getElementById('notes').textContent = (dropped ? dropped + ' frame' + (dropped === 1 ? '' : 's') +
+    document.getElementById('notes').textContent = (runs ? runs + ' frame' + (runs === 1 ? '' : 's') +
+      ' narrower than ' + D.minWidth + ' px drawn as runs of siblings. ' : '') +
+      (dropped ? dropped + ' frame' + (dropped === 1 ? '' : 's') +
       ' narrower than ' + D.minWidth + ' px left out (' + (all ? (100 * droppedWeight / all).toFixed(2) : '0.00') +
       '% of the weight). ' : '') + D.notes;
     find(search.value);

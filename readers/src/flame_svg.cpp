@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtap/readers/flame.h"
+#include "gtap/readers/json.h"
 
 namespace gtap::readers {
 
@@ -17,6 +18,16 @@ constexpr double kMargin = 10;
 constexpr double kFrameHeight = 17;
 constexpr double kTop = 84;       // title, controls, legend
 constexpr double kBottom = 44;    // details line, notes
+
+// A JSON string for the script: within CDATA, so "]]>" must not appear.
+void appendScriptString(std::string& out, std::string_view s) {
+  std::string json;
+  appendJsonString(json, s);
+  for (char c : json) {
+    if (c == '>') out += "\\u003e";
+    else out += c;
+  }
+}
 
 std::string xmlEscaped(const std::string& s) {
   std::string out;
@@ -86,6 +97,20 @@ const char* kScript = R"JS(
   var reset = document.getElementById('reset'), search = document.getElementById('search');
   var zoomed = null;
   function num(g, a) { return +g.getAttribute(a); }
+  var total = +svg.getAttribute('data-total');
+  function value(v) {
+    if (UNIT === 'count') return v + (v === 1 ? ' operation' : ' operations');
+    if (v >= 1e9) return (v / 1e9).toFixed(2) + ' s';
+    if (v >= 1e6) return (v / 1e6).toFixed(2) + ' ms';
+    if (v >= 1e3) return (v / 1e3).toFixed(2) + ' us';
+    return v + ' ns';
+  }
+  // name (kind, module, file:line): value, share of the whole.
+  function describe(g) {
+    var f = FRAMES[num(g, 'data-f')] || ['', ''], v = num(g, 'data-value');
+    return g.getAttribute('data-name') + ' (' + g.getAttribute('data-kind') + (f[0] ? ', ' + f[0] : '') +
+      (f[1] ? ', ' + f[1] : '') + '): ' + value(v) + ', ' + (total ? (100 * v / total).toFixed(2) : '0.00') + '%';
+  }
   function label(g, width) {
     var t = g.querySelector('text'), name = g.getAttribute('data-name');
     var fits = Math.floor((width - 6) / 7);
@@ -118,7 +143,7 @@ const char* kScript = R"JS(
     reset.style.display = zoomed ? '' : 'none';
   }
   frames.forEach(function (g) {
-    g.addEventListener('mouseover', function () { details.textContent = g.getAttribute('data-details'); });
+    g.addEventListener('mouseover', function () { details.textContent = describe(g); });
     g.addEventListener('mouseout', function () { details.textContent = ' '; });
     g.addEventListener('click', function () { zoomed = (zoomed === g) ? null : g; layout(); });
   });
@@ -156,13 +181,18 @@ void writeFlameSvg(const FlameGraph& g, const std::string& title, std::ostream& 
   uint64_t total = g.nodes.empty() ? 0 : g.nodes[0].total;
   // Frames laid out depth first: x as a fraction of the whole, children in
   // name order left to right; the narrowest are left out.
+  // A frame drawn: a node, or (node kAggregate) a run of `count` siblings,
+  // each too narrow to see, drawn as one.
+  constexpr uint32_t kAggregate = ~uint32_t{0};
   struct Placed {
     uint32_t node;
     uint32_t depth;
     double x, w;
+    uint32_t count;
+    uint64_t weight;
   };
   std::vector<Placed> placed;
-  uint64_t droppedFrames = 0, droppedWeight = 0;
+  uint64_t droppedFrames = 0, droppedWeight = 0, aggregated = 0;
   uint32_t maxDepth = 0;
   if (total) {
     struct Step {
@@ -171,35 +201,53 @@ void writeFlameSvg(const FlameGraph& g, const std::string& title, std::ostream& 
       double x;
     };
     std::vector<Step> todo;
-    double x = 0;
-    for (uint32_t c : g.nodes[0].children) {
-      todo.push_back({c, 0, x});
-      x += static_cast<double>(g.nodes[c].total) / static_cast<double>(total);
-    }
-    std::reverse(todo.begin(), todo.end());
+    // A node's children left to right: each wide enough to see is laid out
+    // (later, depth first); a run of narrower ones is one frame standing for
+    // them when together they are wide enough, else left out.
+    auto children = [&](const std::vector<uint32_t>& list, uint32_t depth, double x) {
+      size_t first = todo.size();
+      uint32_t run = 0;
+      uint64_t runWeight = 0;
+      double runX = x;
+      auto flush = [&] {
+        if (!run) return;
+        double w = static_cast<double>(runWeight) / static_cast<double>(total);
+        if (w * kWidth >= minWidthPixels) {
+          placed.push_back({kAggregate, depth, runX, w, run, runWeight});
+          maxDepth = std::max(maxDepth, depth);
+          aggregated += run;
+        } else {
+          droppedFrames += run;
+          droppedWeight += runWeight;
+        }
+        run = 0;
+        runWeight = 0;
+      };
+      for (uint32_t c : list) {
+        const FlameGraph::Node& n = g.nodes[c];
+        if (n.total == 0) continue;
+        double w = static_cast<double>(n.total) / static_cast<double>(total);
+        if (w * kWidth < minWidthPixels) {
+          if (!run) runX = x;
+          ++run;
+          runWeight += n.total;
+        } else {
+          flush();
+          todo.push_back({c, depth, x});
+        }
+        x += w;
+      }
+      flush();
+      std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(first), todo.end());
+    };
+    children(g.nodes[0].children, 0, 0);
     while (!todo.empty()) {
       Step s = todo.back();
       todo.pop_back();
       const FlameGraph::Node& n = g.nodes[s.node];
-      double w = static_cast<double>(n.total) / static_cast<double>(total);
-      if (n.total == 0) continue;
-      if (w * kWidth < minWidthPixels) {
-        ++droppedFrames;
-        // Weight left out at the top of what is dropped, not again below.
-        if (n.parent == 0 || static_cast<double>(g.nodes[n.parent].total) / static_cast<double>(total) * kWidth >=
-                                 minWidthPixels)
-          droppedWeight += n.total;
-        continue;
-      }
-      placed.push_back({s.node, s.depth, s.x, w});
+      placed.push_back({s.node, s.depth, s.x, static_cast<double>(n.total) / static_cast<double>(total), 0, n.total});
       maxDepth = std::max(maxDepth, s.depth);
-      size_t first = todo.size();
-      double cx = s.x;
-      for (uint32_t c : n.children) {
-        todo.push_back({c, s.depth + 1, cx});
-        cx += static_cast<double>(g.nodes[c].total) / static_cast<double>(total);
-      }
-      std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(first), todo.end());
+      children(n.children, s.depth + 1, s.x);
     }
   }
   double height = kTop + (maxDepth + 1) * kFrameHeight + kBottom;
@@ -232,7 +280,8 @@ void writeFlameSvg(const FlameGraph& g, const std::string& title, std::ostream& 
   // The legend: the kinds present.
   {
     bool present[8] = {};
-    for (const auto& p : placed) present[static_cast<int>(g.frames[g.nodes[p.node].frame].kind)] = true;
+    for (const auto& p : placed)
+      present[static_cast<int>(p.node == kAggregate ? FrameKind::missing : g.frames[g.nodes[p.node].frame].kind)] = true;
     double lx = kMargin;
     for (int k = 0; k < 8; ++k) {
       if (!present[k]) continue;
@@ -246,26 +295,35 @@ void writeFlameSvg(const FlameGraph& g, const std::string& title, std::ostream& 
   double base = kTop + maxDepth * kFrameHeight;  // the root row's top: the flame grows upwards
   out << "<g id=\"frames\">\n";
   for (const Placed& p : placed) {
-    const FlameGraph::Node& n = g.nodes[p.node];
-    const FlameFrame& f = g.frames[n.frame];
-    std::string details = f.name + " (" + frameKindName(f.kind);
-    if (!f.module.empty()) details += ", " + f.module;
-    if (!f.location.empty()) details += ", " + f.location;
-    details += "): " + g.valueText(n.total) + ", " + percent(n.total, total);
+    std::string name, kind;
+    int frame = -1;
+    if (p.node == kAggregate) {
+      name = "[" + std::to_string(p.count) + " frames narrower than " + number(minWidthPixels) + " px]";
+      kind = "several frames";
+    } else {
+      frame = static_cast<int>(g.nodes[p.node].frame);
+      name = g.frames[frame].name;
+      kind = frameKindName(g.frames[frame].kind);
+    }
+    FlameFrame colour{name, p.node == kAggregate ? FrameKind::missing : g.frames[frame].kind, "", ""};
     double y = base - p.depth * kFrameHeight;
     double w = p.w * kWidth;
-    out << "<g class=\"f\" data-x=\"" << fraction(p.x) << "\" data-w=\"" << fraction(p.w) << "\" data-depth=\"" << p.depth
-        << "\" data-name=\"" << xmlEscaped(f.name) << "\" data-kind=\"" << frameKindName(f.kind)
-        << "\" data-value=\"" << n.total << "\" data-details=\"" << xmlEscaped(details) << "\"><title>"
-        << xmlEscaped(details) << "</title><rect x=\"" << number(kMargin + p.x * kWidth) << "\" y=\"" << number(y)
+    // Details (module, file:line, value and share) are made by the script
+    // from the frame's row in FRAMES: names are not repeated per frame.
+    out << "<g class=\"f\" data-x=\"" << fraction(p.x) << "\" data-w=\"" << fraction(p.w) << "\" data-depth=\""
+        << p.depth << "\" data-f=\"" << frame << "\" data-name=\"" << xmlEscaped(name) << "\" data-kind=\"" << kind
+        << "\" data-value=\"" << p.weight << "\"><rect x=\"" << number(kMargin + p.x * kWidth) << "\" y=\"" << number(y)
         << "\" width=\"" << number(w) << "\" height=\"" << number(kFrameHeight - 1) << "\" rx=\"2\" fill=\""
-        << colourOf(f) << "\"/><text x=\"" << number(kMargin + p.x * kWidth + 3) << "\" y=\""
+        << colourOf(colour) << "\"/><text x=\"" << number(kMargin + p.x * kWidth + 3) << "\" y=\""
         << number(y + kFrameHeight - 5) << "\"></text></g>\n";
   }
   out << "</g>\n";
   double notesY = height - kBottom + 16;
   out << "<text id=\"details\" x=\"" << number(kMargin) << "\" y=\"" << number(notesY) << "\"> </text>\n";
   std::string said;
+  if (aggregated)
+    said += std::to_string(aggregated) + " frame" + (aggregated == 1 ? "" : "s") + " narrower than " +
+            number(minWidthPixels) + " px drawn as runs of siblings, their frames above not drawn. ";
   if (droppedFrames)
     said += std::to_string(droppedFrames) + " frame" + (droppedFrames == 1 ? "" : "s") + " narrower than " +
             number(minWidthPixels) + " px left out (" + percent(droppedWeight, total) + " of the weight). ";
@@ -278,7 +336,20 @@ void writeFlameSvg(const FlameGraph& g, const std::string& title, std::ostream& 
   if (total == 0) said += "Nothing to show: no weight in the selection. ";
   out << "<text id=\"notes\" x=\"" << number(kMargin) << "\" y=\"" << number(notesY + 18) << "\">"
       << xmlEscaped(said) << "</text>\n";
-  out << "<script type=\"text/ecmascript\"><![CDATA[" << kScript << "]]></script>\n</svg>\n";
+  // Each frame's module and source line, for the details line.
+  std::string frames = "var FRAMES = [";
+  for (size_t i = 0; i < g.frames.size(); ++i) {
+    if (i) frames += ',';
+    frames += '[';
+    appendScriptString(frames, g.frames[i].module);
+    frames += ',';
+    appendScriptString(frames, g.frames[i].location);
+    frames += ']';
+  }
+  frames += "];\nvar UNIT = \"";
+  frames += g.weight == FlameWeight::count ? "count" : "ns";
+  frames += "\";\n";
+  out << "<script type=\"text/ecmascript\"><![CDATA[\n" << frames << kScript << "]]></script>\n</svg>\n";
 }
 
 }  // namespace gtap::readers

@@ -225,6 +225,37 @@ TEST_F(Flame, SvgHoldsEveryFrameWithItsShare) {
   EXPECT_NE(narrowText.find("frames narrower than 2000.00 px left out (100.00% of the weight)"), std::string::npos);
 }
 
+// Thousands of distinct stacks (ze_flame_paths 12: 4,096 launches, each
+// through its own path 24 frames deep): each is a line of the folded text; the
+// SVG draws runs of siblings too narrow to see as one frame each, and says
+// how many frames it drew so and left out.
+TEST_F(Flame, ThousandsOfDistinctStacks) {
+  std::string path = *dir_ + "/paths.gtap";
+  auto run = runProcess({gtapBinary(), "run", "--sim", "-q", "-m", "api,kernels,stacks", "-o", path, "--",
+                         workload("ze_flame_paths"), "12"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  auto r = flame({path, "-o", "-", "--weight=count"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto lines = folded(r.out);
+  EXPECT_EQ(lines.size(), 4096u);
+  for (const auto& [line, value] : lines) EXPECT_EQ(value, 1u) << line;
+  std::string svg = *dir_ + "/paths.svg";
+  ASSERT_EQ(flame({path, "-o", svg, "--weight=count", "--min-width=1"}).exitCode, 0);
+  std::ifstream in(svg);
+  std::string text(std::istreambuf_iterator<char>(in), {});
+  EXPECT_EQ(runProcess({"xmllint", "--noout", svg}).exitCode, 0);
+  EXPECT_NE(text.find("data-kind=\"several frames\""), std::string::npos);
+  EXPECT_NE(text.find("px drawn as runs of siblings"), std::string::npos);
+  // Every row's frames add up to no more than the whole, the bottom row to all of it.
+  std::map<int, uint64_t> byDepth;
+  std::regex frame("data-depth=\"([0-9]+)\"[^>]*data-value=\"([0-9]+)\"");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), frame); it != std::sregex_iterator(); ++it)
+    byDepth[std::stoi((*it)[1])] += std::stoull((*it)[2]);
+  ASSERT_FALSE(byDepth.empty());
+  EXPECT_EQ(byDepth.at(0), 4096u);
+  for (const auto& [depth, sum] : byDepth) EXPECT_LE(sum, 4096u) << depth;
+}
+
 // The HTML page holds the graph and each leaf's weight per 20 ms slice as
 // data its script reads: the slices add up to the graph's weight, per leaf.
 TEST_F(Flame, HtmlHoldsTheWeightBySlice) {
