@@ -419,6 +419,45 @@ TEST_F(Flame, CapturesWithoutStacksSaySo) {
   EXPECT_NE(r.err.find("record them with --mode=api,kernels,stacks"), std::string::npos) << r.err;
 }
 
+// A stripped program: without its debug file each of its frames reads
+// ze_flame+0xOFFSET (none dropped, the paths as many and as heavy); with the
+// file found by build-id (--debug-dir, GTAP_DEBUG_PATH) the graph is the one
+// of the unstripped program.
+TEST_F(Flame, StrippedProgramsAreNamedFromTheirDebugFile) {
+  std::string dir = freshDirectory("flame-stripped");
+  std::string stripped = dir + "/ze_flame";
+  ASSERT_EQ(runProcess({"strip", "--strip-all", "-o", stripped, workload("ze_flame")}).exitCode, 0);
+  auto note = runProcess({"readelf", "-n", stripped});
+  auto at = note.out.find("Build ID: ");
+  ASSERT_NE(at, std::string::npos);
+  std::string id = note.out.substr(at + 10, note.out.find_first_of("\n ", at + 10) - at - 10);
+  std::filesystem::create_directories(dir + "/debug/.build-id/" + id.substr(0, 2));
+  ASSERT_EQ(runProcess({"objcopy", "--only-keep-debug", workload("ze_flame"),
+                        dir + "/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"})
+                .exitCode,
+            0);
+  std::string capture = dir + "/cap.gtap";
+  auto run = runProcess({gtapBinary(), "run", "--sim", "-q", "-m", "api,kernels,stacks", "-o", capture, "--", stripped, "3"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  auto bare = runProcess({gtapBinary(), "flame", capture, "-o", "-", "--weight=count"}, {}, {"GTAP_DEBUG_PATH"});
+  ASSERT_EQ(bare.exitCode, 0) << bare.err;
+  auto unnamed = folded(bare.out);
+  EXPECT_EQ(unnamed.size(), 5u) << bare.out;
+  for (const auto& [line, value] : unnamed) {
+    EXPECT_EQ(value, 3u) << line;
+    EXPECT_EQ(line.find("fromPath"), std::string::npos) << line;
+  }
+  EXPECT_NE(bare.out.find("ze_flame+0x"), std::string::npos) << bare.out;
+  auto named = folded(flame({file(), "-o", "-", "--weight=count"}).out);
+  auto viaOption = runProcess({gtapBinary(), "flame", capture, "-o", "-", "--weight=count", "--debug-dir", dir + "/debug"},
+                              {}, {"GTAP_DEBUG_PATH"});
+  ASSERT_EQ(viaOption.exitCode, 0) << viaOption.err;
+  EXPECT_EQ(folded(viaOption.out), named);
+  auto viaEnv = runProcess({gtapBinary(), "flame", capture, "-o", "-", "--weight=count"},
+                           {{"GTAP_DEBUG_PATH", dir + "/debug"}});
+  EXPECT_EQ(folded(viaEnv.out), named);
+}
+
 // IREE HAL dispatches sit between the API call and the kernel they became.
 TEST_F(Flame, HalDispatchesAreBetweenTheCallAndTheKernel) {
   std::string path = *dir_ + "/hal.gtap";
