@@ -32,6 +32,25 @@ std::string FlameGraph::valueText(uint64_t value) const {
   return formatNanoseconds(static_cast<int64_t>(value));
 }
 
+const char* FlameGraph::weightName() const {
+  switch (weight) {
+    case FlameWeight::device: return "device time";
+    case FlameWeight::api: return "host time in the API call";
+    case FlameWeight::count: return "device operations";
+  }
+  return "weight";
+}
+
+std::string FlameGraph::caveats() const {
+  std::string said;
+  if (weight == FlameWeight::device && untimed)
+    said += std::to_string(untimed) + " operation" + (untimed == 1 ? "" : "s") + " without device times counted as zero. ";
+  if (withoutStack)
+    said += std::to_string(withoutStack) + " launch" + (withoutStack == 1 ? "" : "es") +
+            " without a stack under [no stack]. ";
+  return said;
+}
+
 namespace {
 
 constexpr uint32_t kNoFrame = ~uint32_t{0};

@@ -6,35 +6,11 @@
 #include <string>
 
 #include "gtap/readers/flame.h"
-#include "gtap/readers/json.h"
+#include "markup.h"
 
 namespace gtap::readers {
 
 namespace {
-
-// A JSON string that cannot end the <script> element it sits in.
-void appendScriptString(std::string& out, std::string_view s) {
-  std::string json;
-  appendJsonString(json, s);
-  for (char c : json) {
-    if (c == '<') out += "\\u003c";
-    else out += c;
-  }
-}
-
-std::string htmlEscaped(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 const char* kPage = R"HTML(<style>
 body { font-family: sans-serif; margin: 12px; background: #f8f8f4; color: #111; }
@@ -293,23 +269,13 @@ void writeFlameHtml(const FlameGraph& g, const std::string& title, std::ostream&
   char width[32];
   std::snprintf(width, sizeof width, "%g", minWidthPixels);
   data += width;
-  std::string notes;
-  if (g.weight == FlameWeight::device && g.untimed)
-    notes += std::to_string(g.untimed) + " operation" + (g.untimed == 1 ? "" : "s") +
-             " without device times counted as zero. ";
-  if (g.withoutStack)
-    notes += std::to_string(g.withoutStack) + " launch" + (g.withoutStack == 1 ? "" : "es") +
-             " without a stack under [no stack]. ";
   data += ",\"notes\":";
-  appendScriptString(data, notes);
+  appendScriptString(data, g.caveats());
   data += '}';
-  const char* weightName = g.weight == FlameWeight::device ? "device time"
-                           : g.weight == FlameWeight::api  ? "host time in the API call"
-                                                           : "device operations";
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << htmlEscaped(title)
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << markupEscaped(title)
       << "</title>\n"
-      << kPage << "</head><body>\n<h1>" << htmlEscaped(title) << "</h1>\n"
-      << "<div>Weight: " << weightName << ", " << htmlEscaped(g.valueText(g.nodes.empty() ? 0 : g.nodes[0].total))
+      << kPage << "</head><body>\n<h1>" << markupEscaped(title) << "</h1>\n"
+      << "<div>Weight: " << g.weightName() << ", " << markupEscaped(g.valueText(g.nodes.empty() ? 0 : g.nodes[0].total))
       << " in all. The heatmap: a column per second of the run, a row per "
       << FlameGraph::kSliceNs / 1'000'000
       << " ms within it; drag across cells to draw the graph of that time only.</div>\n"

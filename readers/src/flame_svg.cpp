@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gtap/readers/flame.h"
-#include "gtap/readers/json.h"
+#include "markup.h"
 
 namespace gtap::readers {
 
@@ -18,35 +18,6 @@ constexpr double kMargin = 10;
 constexpr double kFrameHeight = 17;
 constexpr double kTop = 84;       // title, controls, legend
 constexpr double kBottom = 44;    // details line, notes
-
-// A JSON string for the script: within CDATA, so "]]>" must not appear.
-void appendScriptString(std::string& out, std::string_view s) {
-  std::string json;
-  appendJsonString(json, s);
-  for (char c : json) {
-    if (c == '>') out += "\\u003e";
-    else out += c;
-  }
-}
-
-std::string xmlEscaped(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default:
-        // Control characters are not allowed in XML 1.0.
-        if (c < 0x20 && c != '\t') out += ' ';
-        else out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
 
 // A stable colour per frame: the kind picks the hue range, the name the place in it.
 std::string colourOf(const FlameFrame& f) {
@@ -252,9 +223,6 @@ void writeFlameSvg(const FlameGraph& g, const std::string& title, std::ostream& 
   }
   double height = kTop + (maxDepth + 1) * kFrameHeight + kBottom;
   double imageWidth = kWidth + 2 * kMargin;
-  const char* weightName = g.weight == FlameWeight::device ? "device time"
-                           : g.weight == FlameWeight::api  ? "host time in the API call"
-                                                           : "device operations";
   out << "<?xml version=\"1.0\" standalone=\"no\"?>\n"
       << "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << number(imageWidth)
       << "\" height=\"" << number(height) << "\" viewBox=\"0 0 " << number(imageWidth) << " " << number(height)
@@ -269,9 +237,9 @@ void writeFlameSvg(const FlameGraph& g, const std::string& title, std::ostream& 
       << "</style>\n"
       << "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#f8f8f4\"/>\n"
       << "<text class=\"title\" x=\"" << number(imageWidth / 2) << "\" y=\"22\" text-anchor=\"middle\">"
-      << xmlEscaped(title) << "</text>\n"
-      << "<text x=\"" << number(kMargin) << "\" y=\"42\">Weight: " << weightName << ", "
-      << xmlEscaped(g.valueText(total)) << " in all. Click a frame to zoom, hover for details.</text>\n"
+      << markupEscaped(title) << "</text>\n"
+      << "<text x=\"" << number(kMargin) << "\" y=\"42\">Weight: " << g.weightName() << ", "
+      << markupEscaped(g.valueText(total)) << " in all. Click a frame to zoom, hover for details.</text>\n"
       << "<text id=\"reset\" x=\"" << number(kMargin) << "\" y=\"62\" style=\"display:none\">[Reset zoom]</text>\n"
       << "<foreignObject x=\"" << number(imageWidth - kMargin - 420) << "\" y=\"48\" width=\"240\" height=\"24\">"
       << "<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" type=\"search\" placeholder=\"Search (regular expression)\" "
@@ -288,7 +256,7 @@ void writeFlameSvg(const FlameGraph& g, const std::string& title, std::ostream& 
       FlameFrame sample{"", static_cast<FrameKind>(k), "", ""};
       std::string name = frameKindName(static_cast<FrameKind>(k));
       out << "<rect x=\"" << number(lx) << "\" y=\"70\" width=\"10\" height=\"10\" fill=\"" << colourOf(sample)
-          << "\"/><text x=\"" << number(lx + 14) << "\" y=\"79\">" << xmlEscaped(name) << "</text>\n";
+          << "\"/><text x=\"" << number(lx + 14) << "\" y=\"79\">" << markupEscaped(name) << "</text>\n";
       lx += 14 + 7.5 * static_cast<double>(name.size()) + 16;
     }
   }
@@ -311,7 +279,7 @@ void writeFlameSvg(const FlameGraph& g, const std::string& title, std::ostream& 
     // Details (module, file:line, value and share) are made by the script
     // from the frame's row in FRAMES: names are not repeated per frame.
     out << "<g class=\"f\" data-x=\"" << fraction(p.x) << "\" data-w=\"" << fraction(p.w) << "\" data-depth=\""
-        << p.depth << "\" data-f=\"" << frame << "\" data-name=\"" << xmlEscaped(name) << "\" data-kind=\"" << kind
+        << p.depth << "\" data-f=\"" << frame << "\" data-name=\"" << markupEscaped(name) << "\" data-kind=\"" << kind
         << "\" data-value=\"" << p.weight << "\"><rect x=\"" << number(kMargin + p.x * kWidth) << "\" y=\"" << number(y)
         << "\" width=\"" << number(w) << "\" height=\"" << number(kFrameHeight - 1) << "\" rx=\"2\" fill=\""
         << colourOf(colour) << "\"/><text x=\"" << number(kMargin + p.x * kWidth + 3) << "\" y=\""
@@ -327,15 +295,10 @@ void writeFlameSvg(const FlameGraph& g, const std::string& title, std::ostream& 
   if (droppedFrames)
     said += std::to_string(droppedFrames) + " frame" + (droppedFrames == 1 ? "" : "s") + " narrower than " +
             number(minWidthPixels) + " px left out (" + percent(droppedWeight, total) + " of the weight). ";
-  if (g.weight == FlameWeight::device && g.untimed)
-    said += std::to_string(g.untimed) + " operation" + (g.untimed == 1 ? "" : "s") +
-            " without device times counted as zero. ";
-  if (g.withoutStack)
-    said += std::to_string(g.withoutStack) + " launch" + (g.withoutStack == 1 ? "" : "es") +
-            " without a stack under [no stack]. ";
+  said += g.caveats();
   if (total == 0) said += "Nothing to show: no weight in the selection. ";
   out << "<text id=\"notes\" x=\"" << number(kMargin) << "\" y=\"" << number(notesY + 18) << "\">"
-      << xmlEscaped(said) << "</text>\n";
+      << markupEscaped(said) << "</text>\n";
   // Each frame's module and source line, for the details line.
   std::string frames = "var FRAMES = [";
   for (size_t i = 0; i < g.frames.size(); ++i) {

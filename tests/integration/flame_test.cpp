@@ -425,17 +425,8 @@ TEST_F(Flame, CapturesWithoutStacksSaySo) {
 // of the unstripped program.
 TEST_F(Flame, StrippedProgramsAreNamedFromTheirDebugFile) {
   std::string dir = freshDirectory("flame-stripped");
-  std::string stripped = dir + "/ze_flame";
-  ASSERT_EQ(runProcess({"strip", "--strip-all", "-o", stripped, workload("ze_flame")}).exitCode, 0);
-  auto note = runProcess({"readelf", "-n", stripped});
-  auto at = note.out.find("Build ID: ");
-  ASSERT_NE(at, std::string::npos);
-  std::string id = note.out.substr(at + 10, note.out.find_first_of("\n ", at + 10) - at - 10);
-  std::filesystem::create_directories(dir + "/debug/.build-id/" + id.substr(0, 2));
-  ASSERT_EQ(runProcess({"objcopy", "--only-keep-debug", workload("ze_flame"),
-                        dir + "/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"})
-                .exitCode,
-            0);
+  std::string stripped = strippedWithDebugFile(workload("ze_flame"), dir);
+  ASSERT_NE(stripped, "");
   std::string capture = dir + "/cap.gtap";
   auto run = runProcess({gtapBinary(), "run", "--sim", "-q", "-m", "api,kernels,stacks", "-o", capture, "--", stripped, "3"});
   ASSERT_EQ(run.exitCode, 0) << run.err;

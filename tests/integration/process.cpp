@@ -1,5 +1,7 @@
 #include "process.h"
 
+#include <gtest/gtest.h>
+
 #include <sstream>
 
 #include <fcntl.h>
@@ -148,6 +150,22 @@ std::string freshDirectory(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
+}
+
+std::string strippedWithDebugFile(const std::string& binary, const std::string& dir) {
+  std::string stripped = dir + "/" + std::filesystem::path(binary).filename().string();
+  auto strip = runProcess({"strip", "--strip-all", "-o", stripped, binary});
+  EXPECT_EQ(strip.exitCode, 0) << strip.err;
+  auto note = runProcess({"readelf", "-n", stripped});
+  auto at = note.out.find("Build ID: ");
+  EXPECT_NE(at, std::string::npos) << binary << " is linked without --build-id";
+  if (strip.exitCode != 0 || at == std::string::npos) return {};
+  std::string id = note.out.substr(at + 10, note.out.find_first_of("\n ", at + 10) - at - 10);
+  std::filesystem::create_directories(dir + "/debug/.build-id/" + id.substr(0, 2));
+  auto copy = runProcess(
+      {"objcopy", "--only-keep-debug", binary, dir + "/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"});
+  EXPECT_EQ(copy.exitCode, 0) << copy.err;
+  return copy.exitCode == 0 ? stripped : std::string();
 }
 
 std::vector<std::string> filesIn(const std::string& dir, const std::string& suffix) {

@@ -48,6 +48,11 @@ std::string workload(const std::string& name);
 // A fresh empty directory for one test.
 std::string freshDirectory(const std::string& name);
 std::vector<std::string> filesIn(const std::string& dir, const std::string& suffix = ".gtap");
+// Copies `binary` stripped of every symbol into DIR/<its name> and keeps its
+// debug information where a lookup by build-id finds it
+// (DIR/debug/.build-id/xx/rest.debug); returns the stripped copy's path, or
+// an empty string (the test failed) when a tool did not work.
+std::string strippedWithDebugFile(const std::string& binary, const std::string& dir);
 
 // Counts a workload printed about itself: "PREFIX NAME COUNT" lines, summed
 // per name.

@@ -276,17 +276,8 @@ TEST(ZeProfile, StacksAreSymbolisedWithInlinedFrames) {
 // --debug-dir.
 TEST(ZeProfile, StrippedProgramsStacksUseEveryDebugPathDirectory) {
   std::string dir = freshDirectory("stacks-debug-path");
-  std::string stripped = dir + "/ze_stacks";
-  ASSERT_EQ(runProcess({"strip", "--strip-all", "-o", stripped, workload("ze_stacks")}).exitCode, 0);
-  auto note = runProcess({"readelf", "-n", stripped});
-  auto at = note.out.find("Build ID: ");
-  ASSERT_NE(at, std::string::npos) << "the workload is linked with --build-id";
-  std::string id = note.out.substr(at + 10, note.out.find_first_of("\n ", at + 10) - at - 10);
-  std::filesystem::create_directories(dir + "/debug/.build-id/" + id.substr(0, 2));
-  ASSERT_EQ(runProcess({"objcopy", "--only-keep-debug", workload("ze_stacks"),
-                        dir + "/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"})
-                .exitCode,
-            0);
+  std::string stripped = strippedWithDebugFile(workload("ze_stacks"), dir);
+  ASSERT_NE(stripped, "");
   auto run = runProcess({gtapBinary(), "run", "--sim", "-q", "-m", "api,kernels,stacks", "-o", dir + "/cap.gtap",
                          "--", stripped});
   ASSERT_EQ(run.exitCode, 0) << run.err;

@@ -72,6 +72,11 @@ struct FlameGraph {
   std::vector<Slice> slices;
   // What a weight of `value` reads as: "1.20 ms", "3 launches".
   std::string valueText(uint64_t value) const;
+  // "device time", "host time in the API call" or "device operations".
+  const char* weightName() const;
+  // What the pictures say of work the graph shows as zero or without a
+  // stack (empty when there is none).
+  std::string caveats() const;
 };
 
 // Builds the graph of `captures` (their device operations streamed a batch
