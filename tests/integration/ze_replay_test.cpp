@@ -88,7 +88,7 @@ TEST_P(ReplayedWorkload, ReplaysWithEveryReadBackMatching) {
   Captured c = capture(name, {}, mode);
   ASSERT_EQ(c.run.exitCode, 0) << c.run.err;
   auto r = gtap({"replay", "--sim", "--verify", c.file});
-  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  ASSERT_EQ(r.exitCode, 0) << "signal " << r.signal << "\n" << r.out << r.err;
   auto [checked, mismatched] = verified(r.out + r.err);
   EXPECT_GT(checked, 0) << r.out;
   EXPECT_EQ(mismatched, 0) << r.out;
@@ -124,8 +124,27 @@ TEST(ZeReplay, MultithreadedSubmissionsInterleaveInOneOrder) {
     if (rec["op"] == "execute" || rec["op"] == "launchKernel") threads.insert(rec["thread"].get<uint64_t>());
   }
   EXPECT_GE(threads.size(), 2u);
+  // In seq order no allocation takes an address range another still holds:
+  // an address one thread freed and another was given again is freed first.
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> live;  // address -> (end, allocation)
+  for (const auto& rec : dumpRecords(c.file)) {
+    if (rec["op"] != "memAlloc" && rec["op"] != "memFree") continue;
+    uint64_t address = std::stoull(rec["address"].get<std::string>(), nullptr, 16);
+    if (rec["op"] == "memFree") {
+      live.erase(address);
+      continue;
+    }
+    uint64_t end = address + rec["size"].get<uint64_t>();
+    auto next = live.lower_bound(address);
+    EXPECT_TRUE(next == live.end() || next->first >= end) << "seq " << rec["seq"] << " overlaps allocation "
+                                                          << next->second.second;
+    if (next != live.begin()) {
+      EXPECT_LE(std::prev(next)->second.first, address) << "seq " << rec["seq"];
+    }
+    live[address] = {end, rec["allocation"].get<uint64_t>()};
+  }
   auto r = gtap({"replay", "--sim", "--verify", c.file});
-  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_EQ(r.exitCode, 0) << "signal " << r.signal << "\n" << r.out << r.err;
   EXPECT_EQ(launchesReplayed(r.out + r.err), 24);
 }
 

@@ -8,10 +8,13 @@ namespace {
 constexpr uint8_t kind(schema::MemoryKind k) { return static_cast<uint8_t>(k); }
 }  // namespace
 
+// An allocation is numbered once the runtime returned it: its address may be
+// one another thread's zeMemFree gave back meanwhile, whose record (numbered
+// before that free) must come first.
 GTAP_ZE_HOOK(zeMemAllocHost, ze_context_handle_t context, const ze_host_mem_alloc_desc_t* desc, size_t size,
              size_t alignment, void** out) {
-  uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context, desc, size, alignment, out);
+  uint64_t rs = replaySeq(scope);
   if (r == ZE_RESULT_SUCCESS && out && rs)
     replayRecorder().memAllocated(rs, scope, kind(schema::MemoryKind::HOST), context, nullptr, size, alignment, *out);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
@@ -21,8 +24,8 @@ GTAP_ZE_HOOK(zeMemAllocHost, ze_context_handle_t context, const ze_host_mem_allo
 
 GTAP_ZE_HOOK(zeMemAllocDevice, ze_context_handle_t context, const ze_device_mem_alloc_desc_t* desc, size_t size,
              size_t alignment, ze_device_handle_t device, void** out) {
-  uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context, desc, size, alignment, device, out);
+  uint64_t rs = replaySeq(scope);
   if (r == ZE_RESULT_SUCCESS && out && rs)
     replayRecorder().memAllocated(rs, scope, kind(schema::MemoryKind::DEVICE), context, device, size, alignment, *out);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))
@@ -33,8 +36,8 @@ GTAP_ZE_HOOK(zeMemAllocDevice, ze_context_handle_t context, const ze_device_mem_
 GTAP_ZE_HOOK(zeMemAllocShared, ze_context_handle_t context, const ze_device_mem_alloc_desc_t* deviceDesc,
              const ze_host_mem_alloc_desc_t* hostDesc, size_t size, size_t alignment, ze_device_handle_t device,
              void** out) {
-  uint64_t rs = replaySeq(scope);
   ze_result_t r = real(context, deviceDesc, hostDesc, size, alignment, device, out);
+  uint64_t rs = replaySeq(scope);
   if (r == ZE_RESULT_SUCCESS && out && rs)
     replayRecorder().memAllocated(rs, scope, kind(schema::MemoryKind::SHARED), context, device, size, alignment, *out);
   if (r == ZE_RESULT_SUCCESS && out && profiling(scope))

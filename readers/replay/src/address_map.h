@@ -23,7 +23,15 @@ class AddressMap {
   };
 
   void add(uint64_t capturedBase, const Range& range) { ranges_[capturedBase] = range; }
-  void remove(uint64_t capturedBase) { ranges_.erase(capturedBase); }
+  // Removes allocation `id`'s range. Another allocation at the same address
+  // is left: the program's threads may free and allocate again in either
+  // order as the capture numbered them (an allocation of another thread can
+  // have taken the address before the free's record), and the newer one
+  // stays live.
+  void remove(uint64_t capturedBase, uint64_t id) {
+    auto it = ranges_.find(capturedBase);
+    if (it != ranges_.end() && it->second.id == id) ranges_.erase(it);
+  }
   void clear() { ranges_.clear(); }
 
   std::optional<Hit> find(uint64_t captured) const {

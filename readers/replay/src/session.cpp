@@ -329,7 +329,7 @@ void Session::perform(const ReplayRecord& r, size_t index) {
         throw ReplayError(setup_.where(r) + ": allocation " + std::to_string(destroyed) + "'s context " +
                           std::to_string(a.context) + " is no longer live");
       check(r, ze_.zeMemFree(static_cast<ze_context_handle_t>(context->second.handle), a.handle), "zeMemFree");
-      addresses_.remove(a.capturedAddress);
+      addresses_.remove(a.capturedAddress, destroyed);
       liveAllocationBytes_ -= a.size;
       break;
     }
