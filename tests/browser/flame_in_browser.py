@@ -35,7 +35,7 @@ class Browser:
             os.dup2(write, 4)
 
         self.proc = subprocess.Popen(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--remote-debugging-pipe",
              "--no-first-run", "--user-data-dir=" + profile, "--window-size=1300,900", "about:blank"],
             preexec_fn=fds, close_fds=False, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
