@@ -6,6 +6,7 @@
 // the destination. Events are written one per line as they are formatted.
 #include <charconv>
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -73,17 +74,60 @@ class ChromeTraceWriter {
     for (const TimelineTrack& track : timeline.tracks) {
       tids_.push_back(track.kind == TimelineTrack::Kind::deviceQueue ? nextQueueTid++ : track.tid);
     }
+    numberStackFrames();
   }
 
   void write() {
     out_.text() += "{\"traceEvents\":[\n";
     writeMetadata();
     for (size_t i = 0; i < timeline_.slices.size(); ++i) writeSlice(i);
-    out_.text() += "],\"displayTimeUnit\":\"ns\"}\n";
+    out_.text() += "],\"displayTimeUnit\":\"ns\"";
+    writeStackFrames();
+    out_.text() += "}\n";
     out_.flush();
   }
 
  private:
+  // The launches' callstacks as the format's "stackFrames": one entry per
+  // node of the tree the callstacks make (a frame under its parent), which
+  // a slice names by its innermost frame ("sf").
+  void numberStackFrames() {
+    std::map<std::pair<uint64_t, uint32_t>, uint64_t> nodes;  // (parent node, frame) -> node
+    for (const auto& stack : timeline_.callstacks) {
+      uint64_t node = 0;
+      for (uint32_t frame : stack) {
+        auto [it, added] = nodes.try_emplace({node, frame}, frameNodes_.size() + 1);
+        if (added) frameNodes_.push_back({node, frame});
+        node = it->second;
+      }
+      leafOf_.push_back(node);
+    }
+  }
+
+  void writeStackFrames() {
+    if (frameNodes_.empty()) return;
+    std::string& text = out_.text();
+    text += ",\"stackFrames\":{";
+    for (size_t i = 0; i < frameNodes_.size(); ++i) {
+      const auto& [parent, frame] = frameNodes_[i];
+      const NamedFrame& f = timeline_.frames[frame];
+      text += i ? ",\n\"" : "\n\"";
+      appendInteger(text, i + 1);
+      text += "\":{\"name\":";
+      appendJsonString(text, f.text());
+      text += ",\"category\":";
+      appendJsonString(text, f.module.empty() ? std::string_view("unknown") : std::string_view(f.module));
+      if (parent) {
+        text += ",\"parent\":\"";
+        appendInteger(text, parent);
+        text += '"';
+      }
+      text += '}';
+      out_.maybeFlush();
+    }
+    text += '}';
+  }
+
   // Starts an event object with its phase, pid and (when given) tid.
   std::string& beginEvent(char phase, uint32_t pid, const uint32_t* tid = nullptr) {
     std::string& text = out_.text();
@@ -171,6 +215,11 @@ class ChromeTraceWriter {
       appendJsonString(text, slice.args[a].second);
     }
     text += '}';
+    if (slice.callstack && slice.callstack <= leafOf_.size() && leafOf_[slice.callstack - 1]) {
+      text += ",\"sf\":\"";
+      appendInteger(text, leafOf_[slice.callstack - 1]);
+      text += '"';
+    }
     endEvent();
 
     // Written after the slice, at its start time: viewers bind a flow event
@@ -200,6 +249,8 @@ class ChromeTraceWriter {
   const TimelineIndex index_;
   OutputBuffer out_;
   std::vector<uint32_t> tids_;
+  std::vector<std::pair<uint64_t, uint32_t>> frameNodes_;  // node N + 1: (parent node, frame)
+  std::vector<uint64_t> leafOf_;  // per callstack, its innermost node (0: none)
   bool first_ = true;
 };
 

@@ -383,6 +383,38 @@ TEST_F(Flame, PerfettoSlicesCarryTheirCallstacks) {
   }
 }
 
+// Chrome JSON gives the same stacks as the format's "stackFrames" (a tree of
+// frames, each naming its parent), each launch's slices naming their
+// innermost frame ("sf").
+TEST_F(Flame, ChromeSlicesNameTheirStackFrames) {
+  auto r = runProcess({gtapBinary(), "export", "--format=chrome", "-o", "-", file()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  const auto& frames = doc.at("stackFrames");
+  std::map<std::string, size_t> kernelsFrom, callsFrom;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e["ph"] != "X" || (e["name"] != "scale" && e["name"] != "zeCommandListAppendLaunchKernel")) continue;
+    ASSERT_TRUE(e.contains("sf")) << e;
+    std::vector<std::string> path;
+    for (std::string node = e["sf"]; !node.empty();) {
+      const auto& f = frames.at(node);
+      path.insert(path.begin(), f["name"].get<std::string>());
+      node = f.contains("parent") ? f["parent"].get<std::string>() : "";
+    }
+    std::string text;
+    for (const auto& p : path) text += (text.empty() ? "" : ";") + p;
+    (e["name"] == "scale" ? kernelsFrom : callsFrom)[text]++;
+  }
+  EXPECT_EQ(kernelsFrom, callsFrom);
+  for (const auto& [groups, want] : expectedPaths()) {
+    std::string stack = want.substr(0, want.size() - std::string(kTail).size());
+    size_t n = 0;
+    for (const auto& [text, count] : kernelsFrom)
+      if (text.size() >= stack.size() && text.compare(text.size() - stack.size(), stack.size(), stack) == 0) n += count;
+    EXPECT_EQ(n, 3u) << stack;
+  }
+}
+
 TEST_F(Flame, BadArgumentsAndTargetsAreRefused) {
   auto unknown = flame({file(), "-o", *dir_ + "/out.png"});
   EXPECT_EQ(unknown.exitCode, 2);
