@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up, builds, captures a Level Zero workload on the simulated
-# device with `gtap run --sim`, reports on the capture, then replays its device
+# device with `gtap run --sim`, reports on the capture (a flame graph of its
+# device time by call path among them), then replays its device
 # work without the program, verifies it and benchmarks it; then captures an
 # HSA workload on the simulated HSA runtime and reports on both captures.
 set -euo pipefail
@@ -16,6 +17,9 @@ run build/bin/gtap memory "$out/demo.gtap"
 run build/bin/gtap explain --top 2 "$out/demo.gtap"
 run build/bin/gtap export --format=chrome -o "$out/demo.json" "$out/demo.gtap"
 echo "Timeline: $out/demo.json (open it in ui.perfetto.dev or speedscope)"
+run build/bin/gtap flame "$out/demo.gtap" -o -
+run build/bin/gtap flame "$out/demo.gtap" -o "$out/flame.html"
+echo "Flame graph: $out/flame.html (open it in a browser: the graph under a heatmap of the run)"
 run build/bin/gtap dump "$out/demo.gtap" | tail -12
 run build/bin/gtap replay --sim --verify "$out/demo.gtap"
 run build/bin/gtap bench --sim --iterations 5 "$out/demo.gtap"
