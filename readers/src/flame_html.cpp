@@ -67,10 +67,17 @@ const char* kScript = R"JS(
   children.forEach(function (c) {
     c.sort(function (a, b) { var x = frames[nodes[a][0]][0], y = frames[nodes[b][0]][0]; return x < y ? -1 : x > y ? 1 : 0; });
   });
-  // The heatmap: a column per second, a row per slice within it.
+  // The heatmap: a column per second, a row per slice within it; a long run
+  // gets cells of `per` slices each (a column per `per` seconds), so that it
+  // stays a thousand columns or fewer.
   var rows = D.slicesPerSecond, maxSlice = 0, perSlice = {};
-  D.slices.forEach(function (s) { maxSlice = Math.max(maxSlice, s[1]); perSlice[s[1]] = (perSlice[s[1]] || 0) + s[2]; });
-  var columns = Math.floor(maxSlice / rows) + 1;
+  D.slices.forEach(function (s) { maxSlice = Math.max(maxSlice, s[1]); });
+  var per = Math.max(1, Math.ceil((Math.floor(maxSlice / rows) + 1) / 1000));
+  D.slices.forEach(function (s) { var c = Math.floor(s[1] / per); perSlice[c] = (perSlice[c] || 0) + s[2]; });
+  var columns = Math.floor(Math.floor(maxSlice / per) / rows) + 1;
+  document.getElementById('heatunit').textContent = per === 1 ? 'a column per second of the run, a row per ' +
+    D.sliceNs / 1e6 + ' ms within it' : 'a column per ' + per + ' seconds of the run, a row per ' + per * D.sliceNs / 1e6 +
+    ' ms within them';
   var cw = Math.max(4, Math.min(24, Math.floor(1180 / columns))), ch = 6;
   var heat = document.getElementById('heat');
   heat.width = columns * cw; heat.height = rows * ch;
@@ -98,7 +105,7 @@ const char* kScript = R"JS(
     c = Math.max(0, Math.min(columns - 1, c)); row = Math.max(0, Math.min(rows - 1, row));
     return c * rows + row;
   }
-  function seconds(s) { return (s * D.sliceNs / 1e9).toFixed(2); }
+  function seconds(cell) { return (cell * per * D.sliceNs / 1e9).toFixed(2); }
   heat.addEventListener('mousedown', function (ev) { first = last = sliceAt(ev); dragging = true; drawHeat(); });
   heat.addEventListener('mousemove', function (ev) {
     var s = sliceAt(ev);
@@ -118,7 +125,8 @@ const char* kScript = R"JS(
   var total = new Float64Array(n), zoomed = 0, shown = [];
   function totals() {
     total.fill(0);
-    var a = first === null ? -1 : Math.min(first, last), b = first === null ? Infinity : Math.max(first, last);
+    var a = first === null ? -1 : Math.min(first, last) * per;
+    var b = first === null ? Infinity : Math.max(first, last) * per + per - 1;
     D.slices.forEach(function (s) { if (s[1] >= a && s[1] <= b) total[s[0]] += s[2]; });
     for (var i = n - 1; i > 0; i--) total[nodes[i][1]] += total[i];  // a parent is made before its children
   }
@@ -276,9 +284,8 @@ void writeFlameHtml(const FlameGraph& g, const std::string& title, std::ostream&
       << "</title>\n"
       << kPage << "</head><body>\n<h1>" << markupEscaped(title) << "</h1>\n"
       << "<div>Weight: " << g.weightName() << ", " << markupEscaped(g.valueText(g.nodes.empty() ? 0 : g.nodes[0].total))
-      << " in all. The heatmap: a column per second of the run, a row per "
-      << FlameGraph::kSliceNs / 1'000'000
-      << " ms within it; drag across cells to draw the graph of that time only.</div>\n"
+      << " in all. The heatmap: <span id=\"heatunit\"></span>; drag across cells to draw the graph of that time "
+         "only.</div>\n"
       << "<canvas id=\"heat\"></canvas>\n<div id=\"heatinfo\"></div>\n"
       << "<div id=\"controls\"><button id=\"whole\">Whole run</button> <button id=\"reset\" style=\"display:none\">"
          "Reset zoom</button> <input id=\"search\" type=\"search\" placeholder=\"Search (regular expression)\"> "

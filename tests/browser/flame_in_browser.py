@@ -257,6 +257,24 @@ def html_checks(browser, gtap, workload, work, out_dir):
     check(matched == want, "search in the selection reports %r (got %r)" % (want, matched))
     browser.screenshot(os.path.join(out_dir, "flame-html-search.png"))
 
+    # A long run keeps a thousand columns or fewer: the same page with one
+    # more leaf weight 2,500 s in has a column per 3 seconds, and a cell
+    # covers three slices.
+    with open(page) as f:
+        text = f.read()
+    at = text.index('"slices":[') + len('"slices":[')
+    leaf = text[at:].split("]", 1)[0].split(",")[0].lstrip("[")
+    long_page = os.path.join(work, "long.html")
+    with open(long_page, "w") as f:
+        f.write(text[:at] + "[" + leaf + ",125000,1]," + text[at:])
+    browser.open("file://" + long_page, "document.body && document.body.getAttribute('data-ready') === '1'")
+    unit = browser.evaluate("document.getElementById('heatunit').textContent")
+    check(unit.startswith("a column per 3 seconds of the run"), "a long run's heatmap unit (got %r)" % unit)
+    width = browser.evaluate("document.getElementById('heat').width")
+    check(width <= 1000 * 4, "a long run's heatmap is %s px wide" % width)
+    total_long = browser.evaluate("+document.getElementById('selection').getAttribute('data-total')")
+    check(total_long == total + 1, "the far leaf counts in the whole run (got %s)" % total_long)
+
 
 if __name__ == "__main__":
     sys.exit(main())
