@@ -653,6 +653,23 @@ bool streamDeviceOps(const Capture& capture, DeviceWork& w, bool lists,
   return whole;
 }
 
+void streamDeviceWorkJoined(const Capture& capture, DeviceWork& w,
+                            const std::function<void(std::span<const DeviceOp>)>& visit,
+                            const std::function<void()>& restart) {
+  bool joins = !streamDeviceWork(capture, w, false, [&](std::span<const DeviceOp> ops) {
+    auto hal = std::find_if(ops.begin(), ops.end(), joinsHal);
+    visit(ops.first(static_cast<size_t>(hal - ops.begin())));
+    return hal == ops.end();
+  });
+  if (!joins) return;
+  joinHalStreamed(capture, w);
+  if (restart) restart();
+  streamDeviceOps(capture, w, false, [&](std::span<const DeviceOp> ops) {
+    visit(ops);
+    return true;
+  });
+}
+
 void joinHalStreamed(const Capture& capture, DeviceWork& w) {
   w.halJoined = false;
   JoinInput in;

@@ -126,23 +126,15 @@ class Builder {
       launches.push_back({op.appendIndex, op.thread, op.stack, lastLeaf, hal, slice,
                           op.timed ? static_cast<uint64_t>(op.durationNs()) : 0});
     };
-    bool joins = !streamDeviceWork(capture, work, false, [&](std::span<const DeviceOp> ops) {
-      for (const DeviceOp& op : ops) {
-        if (joinsHal(op)) return false;
-        add(op);
-      }
-      return true;
-    });
-    if (joins) {
-      // IREE HAL command-buffer work: joined, then read again.
-      launches.clear();
-      filtered = untimed = noStack = 0;
-      joinHalStreamed(capture, work);
-      streamDeviceOps(capture, work, false, [&](std::span<const DeviceOp> ops) {
-        for (const DeviceOp& op : ops) add(op);
-        return true;
-      });
-    }
+    streamDeviceWorkJoined(
+        capture, work,
+        [&](std::span<const DeviceOp> ops) {
+          for (const DeviceOp& op : ops) add(op);
+        },
+        [&] {
+          launches.clear();
+          filtered = untimed = noStack = 0;
+        });
     for (const auto& n : work.notes) note(n);
     g_.filteredOut += filtered;
     g_.untimed += untimed;

@@ -238,23 +238,15 @@ std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captur
     // IREE HAL command-buffer work means dispatches to join: the join is
     // made (the first such operation comes early, a submission often only
     // at the end) and the operations are read again, joined.
-    auto add = [&](std::span<const DeviceOp> ops) {
-      for (const DeviceOp& op : ops) mine.add(op);
-      return true;
-    };
-    bool joins = !streamDeviceWork(*captures[ci], *work, false, [&](std::span<const DeviceOp> ops) {
-      for (const DeviceOp& op : ops) {
-        if (joinsHal(op)) return false;
-        mine.add(op);
-      }
-      return true;
-    });
-    if (joins) {
-      mine = KernelTable(by, perProcess);
-      joinHalStreamed(*captures[ci], *work);
-      mine.beginCapture(ci, *captures[ci], *work);
-      streamDeviceOps(*captures[ci], *work, false, add);
-    }
+    streamDeviceWorkJoined(
+        *captures[ci], *work,
+        [&](std::span<const DeviceOp> ops) {
+          for (const DeviceOp& op : ops) mine.add(op);
+        },
+        [&] {
+          mine = KernelTable(by, perProcess);
+          mine.beginCapture(ci, *captures[ci], *work);
+        });
     notes.insert(notes.end(), work->notes.begin(), work->notes.end());
     table.merge(std::move(mine));
     works.push_back(std::move(work));

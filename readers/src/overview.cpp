@@ -304,27 +304,18 @@ ProcessOverview overviewStreamed(const Capture& capture, DeviceWork& work,
                                  const std::function<void(const DeviceOp&)>& also, size_t gapCount,
                                  const std::function<void()>& restart) {
   auto b = std::make_unique<OverviewBuilder>(capture, work, gapCount);
-  auto add = [&](std::span<const DeviceOp> ops) {
-    for (const DeviceOp& op : ops) {
-      b->add(op);
-      if (also) also(op);
-    }
-    return true;
-  };
-  bool joins = !streamDeviceWork(capture, work, false, [&](std::span<const DeviceOp> ops) {
-    for (const DeviceOp& op : ops) {
-      if (joinsHal(op)) return false;
-      b->add(op);
-      if (also) also(op);
-    }
-    return true;
-  });
-  if (joins) {
-    joinHalStreamed(capture, work);
-    b = std::make_unique<OverviewBuilder>(capture, work, gapCount);
-    if (restart) restart();
-    streamDeviceOps(capture, work, false, add);
-  }
+  streamDeviceWorkJoined(
+      capture, work,
+      [&](std::span<const DeviceOp> ops) {
+        for (const DeviceOp& op : ops) {
+          b->add(op);
+          if (also) also(op);
+        }
+      },
+      [&] {
+        b = std::make_unique<OverviewBuilder>(capture, work, gapCount);
+        if (restart) restart();
+      });
   return b->finish();
 }
 

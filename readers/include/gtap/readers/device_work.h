@@ -208,6 +208,15 @@ bool streamDeviceOps(const Capture& capture, DeviceWork& work, bool lists,
 // IREE HAL command-buffer work (joinsHal) while streaming does this and
 // streams again.
 void joinHalStreamed(const Capture& capture, DeviceWork& work);
+// Every operation of `capture` into `visit`, a batch at a time, joined to the
+// IREE HAL dispatches, for readers that can start again: streamed once
+// (streamDeviceWork); when IREE HAL command-buffer work shows up (joinsHal),
+// the join is made (joinHalStreamed) and the operations are streamed again
+// from the first, `restart` called before (what `visit` built from the part
+// it saw must be dropped then).
+void streamDeviceWorkJoined(const Capture& capture, DeviceWork& work,
+                            const std::function<void(std::span<const DeviceOp>)>& visit,
+                            const std::function<void()>& restart);
 // What loadDeviceWork adds to a `work` that streamDeviceWork read (stopped or
 // not): every operation, with its lists when asked for, joined to the IREE
 // HAL dispatches.
