@@ -11,6 +11,7 @@
 #include "gtap/readers/record_export.h"
 #include "gtap/readers/timeline_builder.h"
 #include "open_captures.h"
+#include "output.h"
 #include "symbols.h"
 
 namespace gtap::cli {
@@ -32,49 +33,14 @@ void writeTimeline(const ExportOptions& o, const readers::Timeline& timeline, st
   else readers::writePerfettoTrace(timeline, out);
 }
 
-// `write` on standard output; false (said on stderr) when that failed.
-template <class Write>
-bool onStdout(Write&& write) {
-  try {
-    write(std::cout);
-  } catch (const std::exception& e) {
-    std::cerr << "gtap export: " << e.what() << "\n";
-    return false;
-  }
-  std::cout.flush();
-  if (!std::cout) {
-    std::cerr << "gtap export: writing standard output failed\n";
-    return false;
-  }
-  return true;
-}
-
 bool writeToStdout(const ExportOptions& o, const readers::Timeline& timeline) {
-  return onStdout([&](std::ostream& out) { writeTimeline(o, timeline, out); });
+  return writeStdout("export", [&](std::ostream& out) { writeTimeline(o, timeline, out); });
 }
 
 // JSON Lines (the only record export a pipe takes).
 bool writeRecordsToStdout(const std::vector<const readers::Capture*>& captures, std::vector<std::string>& notes,
                           const readers::FrameResolver& resolve) {
-  return onStdout([&](std::ostream& out) { readers::writeJsonLines(captures, out, notes, resolve); });
-}
-
-// Writes the export into `out` with `write` and puts it in place; the exit
-// status (a failure said on stderr, the temporary file removed).
-template <class Write>
-int writeExport(const ExportOptions& o, std::optional<readers::OutputFile>& file, Write&& write) {
-  readers::OutputFile& out = *file;
-  try {
-    write(out);
-    out.commit();
-  } catch (const readers::OutputError& e) {
-    // A target that became one gtap will not write while the export ran.
-    return reportOutputError("export", e, "give --force to replace it");
-  } catch (const std::exception& e) {
-    std::cerr << "gtap export: writing " << o.output << " failed: " << e.what() << "\n";
-    return kExitError;
-  }
-  return kExitSuccess;
+  return writeStdout("export", [&](std::ostream& out) { readers::writeJsonLines(captures, out, notes, resolve); });
 }
 
 int exportTimeline(const ExportOptions& o) {
@@ -88,16 +54,9 @@ int exportTimeline(const ExportOptions& o) {
     std::cerr << "gtap export: an SQLite database needs a file (-o FILE), not standard output\n";
     return kExitUsage;
   }
-  // Created before the captures are read, so that a target that cannot be
-  // written is said at once; removed again on every failure below.
+  // Removed again on every failure below.
   std::optional<readers::OutputFile> out;
-  if (!toStdout) {
-    try {
-      out.emplace(o.output, o.force);
-    } catch (const readers::OutputError& e) {
-      return reportOutputError("export", e, "give --force to replace it");
-    }
-  }
+  if (int status = openOutput("export", o.output, o.force, out)) return status;
   auto opened = openCaptures(o.files, "export");
   if (opened.captures.empty()) return kExitError;
   reportNotes(opened, "export");
@@ -112,7 +71,7 @@ int exportTimeline(const ExportOptions& o) {
     readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
     readers::FrameResolver resolve = resolverFor(symbolizer);
     status = toStdout ? (writeRecordsToStdout(captures, notes, resolve) ? kExitSuccess : kExitError)
-                      : writeExport(o, out, [&](readers::OutputFile& file) {
+                      : writeOutput("export", *out, [&](readers::OutputFile& file) {
                           if (o.format == "sqlite") readers::writeSqlite(captures, file, notes, resolve);
                           else readers::writeJsonLines(captures, file.stream(), notes, resolve);
                         });
@@ -124,7 +83,7 @@ int exportTimeline(const ExportOptions& o) {
     auto timeline = readers::buildTimeline(captures, notes, resolverFor(symbolizer));
     for (const auto& n : notes) std::cerr << "gtap export: " << n << "\n";
     status = toStdout ? (writeToStdout(o, timeline) ? kExitSuccess : kExitError)
-                      : writeExport(o, out, [&](readers::OutputFile& f) { writeTimeline(o, timeline, f.stream()); });
+                      : writeOutput("export", *out, [&](readers::OutputFile& f) { writeTimeline(o, timeline, f.stream()); });
   }
   return status == kExitSuccess && opened.failures ? kExitError : status;
 }

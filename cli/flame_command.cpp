@@ -14,6 +14,7 @@
 #include "gtap/readers/output_file.h"
 #include "gtap/readers/recorded_mode.h"
 #include "open_captures.h"
+#include "output.h"
 #include "symbols.h"
 
 namespace gtap::cli {
@@ -81,17 +82,9 @@ int flame(const FlameCommandOptions& o) {
   options.fromSeconds = o.from;
   options.toSeconds = o.to;
 
-  // Created before the captures are read, so that a target that cannot be
-  // written is said at once; removed again on every failure.
-  bool toStdout = o.output == "-";
+  // Removed again on every failure.
   std::optional<readers::OutputFile> out;
-  if (!toStdout) {
-    try {
-      out.emplace(o.output, o.force);
-    } catch (const readers::OutputError& e) {
-      return reportOutputError("flame", e, "give --force to replace it");
-    }
-  }
+  if (int status = openOutput("flame", o.output, o.force, out)) return status;
   auto opened = openCaptures(o.files, "flame");
   if (opened.captures.empty()) return kExitError;
   reportNotes(opened, "flame");
@@ -123,25 +116,8 @@ int flame(const FlameCommandOptions& o) {
     else if (format == "html") readers::writeFlameHtml(graph, title, stream, o.minWidth);
     else readers::writeFolded(graph, stream);
   };
-  int status = kExitSuccess;
-  if (toStdout) {
-    write(std::cout);
-    std::cout.flush();
-    if (!std::cout) {
-      std::cerr << "gtap flame: writing standard output failed\n";
-      status = kExitError;
-    }
-  } else {
-    try {
-      write(out->stream());
-      out->commit();
-    } catch (const readers::OutputError& e) {
-      return reportOutputError("flame", e, "give --force to replace it");
-    } catch (const std::exception& e) {
-      std::cerr << "gtap flame: writing " << o.output << " failed: " << e.what() << "\n";
-      return kExitError;
-    }
-  }
+  int status = out ? writeOutput("flame", *out, [&](readers::OutputFile& f) { write(f.stream()); })
+                   : (writeStdout("flame", write) ? kExitSuccess : kExitError);
   return status == kExitSuccess && opened.failures ? kExitError : status;
 }
 

@@ -70,6 +70,18 @@ std::pair<std::string, uint64_t> lineEndingWith(const std::map<std::string, uint
   return found;
 }
 
+// Kernel slices by the stack they name (frames root first, joined by ';'):
+// each path of expectedPaths() above its API call made three of them.
+void expectEachPathLaunchedThrice(const std::map<std::string, size_t>& kernelsFrom) {
+  for (const auto& [groups, want] : expectedPaths()) {
+    std::string stack = want.substr(0, want.size() - std::string(kTail).size());
+    size_t n = 0;
+    for (const auto& [text, count] : kernelsFrom)
+      if (text.size() >= stack.size() && text.compare(text.size() - stack.size(), stack.size(), stack) == 0) n += count;
+    EXPECT_EQ(n, 3u) << stack;
+  }
+}
+
 class Flame : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -374,13 +386,7 @@ TEST_F(Flame, PerfettoSlicesCarryTheirCallstacks) {
   }
   EXPECT_EQ(kernelsFrom, callsFrom);
   ASSERT_EQ(kernelsFrom.size(), 5u);
-  for (const auto& [groups, want] : expectedPaths()) {
-    std::string stack = want.substr(0, want.size() - std::string(kTail).size());
-    size_t n = 0;
-    for (const auto& [text, count] : kernelsFrom)
-      if (text.size() >= stack.size() && text.compare(text.size() - stack.size(), stack.size(), stack) == 0) n += count;
-    EXPECT_EQ(n, 3u) << stack;
-  }
+  expectEachPathLaunchedThrice(kernelsFrom);
 }
 
 // Chrome JSON gives the same stacks as the format's "stackFrames" (a tree of
@@ -406,13 +412,7 @@ TEST_F(Flame, ChromeSlicesNameTheirStackFrames) {
     (e["name"] == "scale" ? kernelsFrom : callsFrom)[text]++;
   }
   EXPECT_EQ(kernelsFrom, callsFrom);
-  for (const auto& [groups, want] : expectedPaths()) {
-    std::string stack = want.substr(0, want.size() - std::string(kTail).size());
-    size_t n = 0;
-    for (const auto& [text, count] : kernelsFrom)
-      if (text.size() >= stack.size() && text.compare(text.size() - stack.size(), stack.size(), stack) == 0) n += count;
-    EXPECT_EQ(n, 3u) << stack;
-  }
+  expectEachPathLaunchedThrice(kernelsFrom);
 }
 
 TEST_F(Flame, BadArgumentsAndTargetsAreRefused) {

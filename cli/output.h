@@ -1,0 +1,65 @@
+// Where the commands that write a file (export, flame) put their output:
+// standard output for "-", else a new file beside the target, put in place
+// only once complete (readers/output_file.h).
+#pragma once
+
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "exit_status.h"
+#include "gtap/readers/output_file.h"
+
+namespace gtap::cli {
+
+// Creates the temporary file for `target` ("-": none) before the captures are
+// read, so that a target that cannot be written is said at once. Returns 0,
+// or the exit status when it cannot be written.
+inline int openOutput(const char* verb, const std::string& target, bool force,
+                      std::optional<readers::OutputFile>& out) {
+  if (target == "-") return 0;
+  try {
+    out.emplace(target, force);
+  } catch (const readers::OutputError& e) {
+    return reportOutputError(verb, e, "give --force to replace it");
+  }
+  return 0;
+}
+
+// `write(std::ostream&)` on standard output; false (said on stderr) when that
+// failed.
+template <class Write>
+bool writeStdout(const char* verb, Write&& write) {
+  try {
+    write(std::cout);
+  } catch (const std::exception& e) {
+    std::cerr << "gtap " << verb << ": " << e.what() << "\n";
+    return false;
+  }
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "gtap " << verb << ": writing standard output failed\n";
+    return false;
+  }
+  return true;
+}
+
+// `write(OutputFile&)` into the file openOutput made, then puts it in place;
+// the exit status (a failure said on stderr, the temporary file removed).
+template <class Write>
+int writeOutput(const char* verb, readers::OutputFile& out, Write&& write) {
+  try {
+    write(out);
+    out.commit();
+  } catch (const readers::OutputError& e) {
+    // A target that became one gtap will not write while the command ran.
+    return reportOutputError(verb, e, "give --force to replace it");
+  } catch (const std::exception& e) {
+    std::cerr << "gtap " << verb << ": writing " << out.target() << " failed: " << e.what() << "\n";
+    return kExitError;
+  }
+  return kExitSuccess;
+}
+
+}  // namespace gtap::cli
