@@ -93,35 +93,37 @@ class Builder {
     int64_t start = capture.process().startHostNs;
     std::string_view lastName;
     uint32_t lastLeaf = kNoFrame;
+    bool lastMatches = true, haveLast = false;
     schema::DeviceOpKind lastKind{};
     auto add = [&](const DeviceOp& op) {
       // HAL-level records are a second record of work the device level
       // records; a dispatch's run on a CPU driver is device work.
       if (op.recordedBy == schema::Api::IREE_HAL && op.operation != "host_execution") return;
-      if (!o_.kernelGlob.empty() && fnmatch(o_.kernelGlob.c_str(), std::string(op.name).c_str(), 0) != 0) {
+      // Names come in runs: each new one gets its --kernel answer, and its
+      // leaf frame when first kept, once.
+      if (op.name != lastName || op.kind != lastKind || !haveLast) {
+        lastMatches = o_.kernelGlob.empty() || fnmatch(o_.kernelGlob.c_str(), std::string(op.name).c_str(), 0) == 0;
+        lastLeaf = kNoFrame;
+        lastName = op.name;
+        lastKind = op.kind;
+        haveLast = true;
+      }
+      // When it happened in the run: by when the device ran it, else when it was submitted.
+      int64_t at = (op.timed ? op.startNs : (op.submitNs ? op.submitNs : op.appendNs)) - start;
+      double seconds = static_cast<double>(at) / 1e9;
+      if (!lastMatches || (o_.fromSeconds >= 0 && seconds < o_.fromSeconds) ||
+          (o_.toSeconds >= 0 && seconds > o_.toSeconds)) {
         ++filtered;
         return;
       }
-      if (o_.fromSeconds >= 0 || o_.toSeconds >= 0) {
-        int64_t at = op.timed ? op.startNs : (op.submitNs ? op.submitNs : op.appendNs);
-        double seconds = static_cast<double>(at - start) / 1e9;
-        if ((o_.fromSeconds >= 0 && seconds < o_.fromSeconds) || (o_.toSeconds >= 0 && seconds > o_.toSeconds)) {
-          ++filtered;
-          return;
-        }
-      }
-      if (op.name != lastName || op.kind != lastKind || lastLeaf == kNoFrame) {
+      if (lastLeaf == kNoFrame) {
         bool kernel = op.kind == schema::DeviceOpKind::KERNEL;
         lastLeaf = frame(std::string(op.name) + (kernel ? " [kernel]" : " [device]"), FrameKind::kernel,
                          kernel ? std::string(op.module) : std::string(), {});
-        lastName = op.name;
-        lastKind = op.kind;
       }
       uint32_t hal = op.hal ? frame(std::string(op.hal->name) + " [hal]", FrameKind::hal, {}, {}) : kNoFrame;
       untimed += !op.timed;
       noStack += op.stack == 0;
-      // Its time slice of the run: by when the device ran it, else when it was submitted.
-      int64_t at = (op.timed ? op.startNs : (op.submitNs ? op.submitNs : op.appendNs)) - start;
       uint32_t slice = at <= 0 ? 0 : static_cast<uint32_t>(std::min<int64_t>(at / FlameGraph::kSliceNs, UINT32_MAX));
       launches.push_back({op.appendIndex, op.thread, op.stack, lastLeaf, hal, slice,
                           op.timed ? static_cast<uint64_t>(op.durationNs()) : 0});
