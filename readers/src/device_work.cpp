@@ -551,10 +551,10 @@ class JoinInput {
 
 void join(JoinInput& in, DeviceWork& w);
 
-// Every operation into `w`, joined; the other chunks too with `others`.
-void readWhole(const Capture& capture, DeviceWork& w, bool others, bool lists) {
+// Every chunk into `w`, the operations joined.
+void readWhole(const Capture& capture, DeviceWork& w) {
   const auto& reader = capture.reader();
-  OpReader in(capture, w, w.ops, lists);
+  OpReader in(capture, w, w.ops, true);
   // Room for every operation at once. Operations of 1.4 on are rows of a few
   // bytes: their chunks are decompressed first (a fourteenth of the struct
   // lists before them) and their counts, each checked against its bytes,
@@ -594,7 +594,7 @@ void readWhole(const Capture& capture, DeviceWork& w, bool others, bool lists) {
   for (const auto& c : reader.chunks()) {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
     bool ops = kind == schema::ChunkKind::DEVICE_OPS;
-    if (!(isOther(kind) && others) && !ops) continue;
+    if (!isOther(kind) && !ops) continue;
     if (ops && reader.formatMinor() >= 4) continue;  // read above
     in.guarded(c, [&] {
       auto d = reader.decode(c);
@@ -602,7 +602,7 @@ void readWhole(const Capture& capture, DeviceWork& w, bool others, bool lists) {
       else in.addOther(kind, d);
     });
   }
-  if (others) sortSamples(w);
+  sortSamples(w);
   in.finish(0);
   joinHalDispatches(w);
 }
@@ -611,15 +611,8 @@ void readWhole(const Capture& capture, DeviceWork& w, bool others, bool lists) {
 
 DeviceWork loadDeviceWork(const Capture& capture) {
   DeviceWork w;
-  readWhole(capture, w, true, true);
+  readWhole(capture, w);
   return w;
-}
-
-void loadDeviceOps(const Capture& capture, DeviceWork& w, bool lists) {
-  w.ops.clear();
-  size_t before = w.notes.size();
-  readWhole(capture, w, false, lists);
-  dropRepeatedNotes(w, before);
 }
 
 bool streamDeviceWork(const Capture& capture, DeviceWork& w, bool lists,

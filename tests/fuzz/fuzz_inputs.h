@@ -67,7 +67,6 @@ inline void captureReader(std::span<const uint8_t> bytes) {
           kernels.beginCapture(0, capture, work);
         });
     kernels.rows();
-    readers::loadDeviceOps(capture, work);
     // The timeline exports' reading: a batch at a time (stacks named by a
     // resolver that answers for every module, as a symboliser might).
     readers::FrameResolver resolve = [](const readers::HostModule& m, uint64_t address, std::string& problem) {

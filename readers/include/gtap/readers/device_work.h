@@ -217,10 +217,6 @@ void joinHalStreamed(const Capture& capture, DeviceWork& work);
 void streamDeviceWorkJoined(const Capture& capture, DeviceWork& work,
                             const std::function<void(std::span<const DeviceOp>)>& visit,
                             const std::function<void()>& restart);
-// What loadDeviceWork adds to a `work` that streamDeviceWork read (stopped or
-// not): every operation, with its lists when asked for, joined to the IREE
-// HAL dispatches.
-void loadDeviceOps(const Capture& capture, DeviceWork& work, bool lists = true);
 
 // Joins each execution of an IREE HAL dispatch to the device dispatch it
 // became, in one process: a queue_execute runs the dispatches its command
