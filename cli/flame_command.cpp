@@ -96,7 +96,7 @@ int flame(const FlameCommandOptions& o) {
   readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
   readers::FrameResolver resolve = resolverFor(symbolizer);
   auto captures = opened.pointers();
-  auto graph = readers::buildFlameGraph(captures, options, resolve);
+  auto graph = readers::buildFlameGraph(captures, options, resolve, instructionResolverFor(symbolizer));
   for (const auto& n : graph.notes) std::cerr << "gtap flame: " << n << "\n";
   if (graph.filteredOut)
     std::cerr << "gtap flame: " << graph.filteredOut << " operation" << (graph.filteredOut == 1 ? "" : "s")

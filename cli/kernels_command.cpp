@@ -1,12 +1,15 @@
 // gtap kernels: device time per kernel, module, queue or launch shape.
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 
 #include "commands.h"
+#include "gtap/readers/instruction_samples.h"
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
+#include "symbols.h"
 
 namespace gtap::cli {
 
@@ -17,7 +20,65 @@ struct KernelsOptions {
   std::string format = "text";
   std::string by = "name";
   bool perProcess = false;
+  std::string instructions;  // a glob: the sampled instructions of these kernels instead
 };
+
+std::string hexOffset(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "+0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// --instructions: where inside the kernels the device spent time.
+int instructions(const KernelsOptions& o, readers::OutputFormat format) {
+  auto opened = openCaptures(o.files, "kernels");
+  if (opened.captures.empty()) return 1;
+  reportNotes(opened, "kernels");
+  // The debug ELF of each module is in the capture.
+  readers::Symbolizer symbolizer;
+  auto captures = opened.pointers();
+  auto report = readers::instructionReport(captures, o.instructions, instructionResolverFor(symbolizer));
+  for (const auto& n : report.notes) std::cerr << "gtap kernels: " << n << "\n";
+  if (!report.recorded) {
+    std::cerr << "gtap kernels: no instruction samples in "
+              << (captures.size() == 1 ? captures[0]->path() : std::string("these captures"))
+              << " (record them with --mode samples, on a Level Zero device that offers instruction sampling)\n";
+    return opened.failures ? 1 : 0;
+  }
+  // Reasons no row counts are left out.
+  std::vector<size_t> reasons;
+  for (size_t k = 0; k < report.reasons.size(); ++k)
+    if (std::any_of(report.rows.begin(), report.rows.end(),
+                    [&](const auto& r) { return k < r.counts.size() && r.counts[k]; }))
+      reasons.push_back(k);
+  std::vector<std::string> columns = {"kernel", "instruction", "offset", "offsets", "samples", "share", "time"};
+  for (size_t k : reasons) columns.push_back(report.reasons[k]);
+  columns.push_back("location");
+  readers::Table table(columns);
+  for (const auto& r : report.rows) {
+    std::vector<readers::Cell> row;
+    row.push_back(readers::Cell::str(r.kernel));
+    row.push_back(readers::Cell::str(r.text));
+    row.push_back(readers::Cell::str(hexOffset(r.offset)));
+    row.push_back(readers::Cell::count(static_cast<int64_t>(r.offsets)));
+    row.push_back(readers::Cell::count(static_cast<int64_t>(r.samples)));
+    readers::Cell share = readers::Cell::ratio(r.share, 4);
+    share.text = readers::Cell::ratio(r.share * 100, 1).text + "%";
+    row.push_back(share);
+    row.push_back(readers::Cell::nanoseconds(r.timeNs));
+    for (size_t k : reasons)
+      row.push_back(readers::Cell::count(static_cast<int64_t>(k < r.counts.size() ? r.counts[k] : 0)));
+    row.push_back(readers::Cell::str(r.location.empty() ? "-" : r.location));
+    table.add(std::move(row));
+  }
+  if (format == readers::OutputFormat::text)
+    std::cout << "Instruction samples of kernels matching " << o.instructions << ": " << report.samples
+              << " samples over " << report.launches << " launches\n";
+  table.print(std::cout, format);
+  if (format == readers::OutputFormat::text && report.rows.empty())
+    std::cout << "(no samples fell in a kernel matching " << o.instructions << ")\n";
+  return opened.failures ? 1 : 0;
+}
 
 int kernels(const KernelsOptions& o) {
   readers::OutputFormat format;
@@ -30,6 +91,7 @@ int kernels(const KernelsOptions& o) {
     std::cerr << "gtap kernels: --by must be name, module, queue or shape\n";
     return 2;
   }
+  if (!o.instructions.empty()) return instructions(o, format);
   auto opened = openCaptures(o.files, "kernels");
   if (opened.captures.empty()) return 1;
   reportNotes(opened, "kernels");
@@ -103,6 +165,9 @@ Action addKernelsCommand(CLI::App& app) {
   cmd->add_option("--format", o->format, "text, csv or jsonl");
   cmd->add_option("--by", o->by, "name, module, queue or shape (name with group count and size, and the grid for HSA)");
   cmd->add_flag("--per-process", o->perProcess, "One row per process (rank) and key");
+  cmd->add_option("--instructions", o->instructions,
+                  "Where inside the kernels matching this glob the device spent time (mode samples): their "
+                  "sampled instructions by source line, hottest first");
   return [o] { return kernels(*o); };
 }
 

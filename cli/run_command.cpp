@@ -52,6 +52,7 @@ struct RunOptions {
   std::string kernelFilter;
   std::string dispatchRange;
   int stackDepth = 0;
+  int samplePeriodUs = 0;
   std::string filePolicy;
   std::string fileValidation;
   std::vector<std::string> scopes;
@@ -129,6 +130,7 @@ int run(const RunOptions& o) {
   if (!o.kernelFilter.empty()) setenv("GTAP_KERNEL_FILTER", o.kernelFilter.c_str(), 1);
   if (!o.dispatchRange.empty()) setenv("GTAP_DISPATCH_RANGE", o.dispatchRange.c_str(), 1);
   if (o.stackDepth) setenv("GTAP_STACK_DEPTH", std::to_string(o.stackDepth).c_str(), 1);
+  if (o.samplePeriodUs) setenv("GTAP_SAMPLE_PERIOD_US", std::to_string(o.samplePeriodUs).c_str(), 1);
   if (o.sim) {
     std::string error;
     if (!useSimulatedZeDriver(error) || !useSimulatedHsaRuntime(error)) {
@@ -196,6 +198,9 @@ Action addRunCommand(CLI::App& app) {
       });
   cmd->add_option("--stack-depth", o->stackDepth, "CPU stack frames kept with mode stacks (GTAP_STACK_DEPTH)")
       ->check(CLI::Range(1, 256));
+  cmd->add_option("--sample-period-us", o->samplePeriodUs,
+                  "Instruction sampling period with mode samples, in microseconds (GTAP_SAMPLE_PERIOD_US)")
+      ->check(CLI::Range(1, 1000000));
   cmd->add_option("--flush-ms", o->flushMs, "Longest time data waits in memory (GTAP_FLUSH_MS)")
       ->check(CLI::Range(1, 60000));
   cmd->add_option("--buffer-mb", o->bufferMb, "Memory for record buffers (GTAP_BUFFER_MB)")

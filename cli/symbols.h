@@ -2,11 +2,18 @@
 // debug files are looked for, and the resolver the readers take.
 #pragma once
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "gtap/readers/instruction_samples.h"
 #include "gtap/readers/stack_frames.h"
 #include "gtap/readers/symbolizer.h"
 
@@ -32,6 +39,76 @@ inline readers::FrameResolver resolverFor(readers::Symbolizer& symbolizer) {
     // Every captured frame is a return address (the call is just before it).
     auto r = symbolizer.symbolize({m.path, m.buildId, m.loadBias}, address, true);
     problem = r.problem;
+    std::vector<readers::ResolvedFrame> frames;
+    for (const auto& f : r.frames) frames.push_back({f.function, f.file, f.line, f.inlined});
+    return frames;
+  };
+}
+
+// Names sampled kernel instructions from the modules' debug ELF, which the
+// capture holds as a blob: each is put in an anonymous file once and read
+// there like any ELF (`symbolizer` must outlive the resolver). The kernel's
+// first instruction is the function symbol named like the kernel.
+inline readers::InstructionResolver instructionResolverFor(readers::Symbolizer& symbolizer) {
+  struct Image {
+    int fd = -1;
+    std::string path, problem;
+    ~Image() {
+      if (fd >= 0) ::close(fd);
+    }
+  };
+  struct Symbol {
+    bool found = false;
+    uint64_t address = 0, size = 0;
+  };
+  struct State {
+    std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<Image>> images;  // by the blob's hash
+    std::map<std::tuple<uint64_t, uint64_t, std::string>, Symbol> symbols;
+  };
+  auto state = std::make_shared<State>();
+  return [&symbolizer, state](const readers::Capture& capture, const readers::Object& module, const std::string& kernel,
+                              uint64_t offset, std::string& problem) -> std::vector<readers::ResolvedFrame> {
+    const std::string name = "module#" + std::to_string(module.id);
+    if (module.debugInfoSize == 0) {
+      problem = capture.path() + ": " + name + " has no debug ELF in the capture; its kernels' instructions are offsets";
+      return {};
+    }
+    const auto key = std::make_pair(module.debugInfoHashLow, module.debugInfoHashHigh);
+    auto& image = state->images[key];
+    if (!image) {
+      image = std::make_unique<Image>();
+      auto bytes = capture.blob(key.first, key.second);
+      if (!bytes) {
+        image->problem = capture.path() + ": the debug ELF of " + name + " is missing or damaged";
+      } else {
+        image->fd = memfd_create("gtap-debug-elf", MFD_CLOEXEC);
+        size_t done = 0;
+        while (image->fd >= 0 && done < bytes->size()) {
+          ssize_t n = ::write(image->fd, bytes->data() + done, bytes->size() - done);
+          if (n <= 0) break;
+          done += size_t(n);
+        }
+        if (image->fd < 0 || done != bytes->size())
+          image->problem = "could not hold the debug ELF of " + name + " in memory";
+        else
+          image->path = "/proc/self/fd/" + std::to_string(image->fd);
+      }
+    }
+    if (!image->problem.empty()) {
+      problem = image->problem;
+      return {};
+    }
+    auto [it, added] = state->symbols.try_emplace(std::make_tuple(key.first, key.second, kernel));
+    if (added) it->second.found = readers::findFunctionSymbol(image->path, kernel, it->second.address, it->second.size);
+    if (!it->second.found) {
+      problem = capture.path() + ": " + name + "'s debug ELF has no function named " + kernel +
+                "; its instructions are offsets";
+      return {};
+    }
+    // Past the kernel's own code (a function it calls) the address is still
+    // named by whatever symbol and line hold it.
+    auto r = symbolizer.symbolize({image->path, "", 0}, it->second.address + offset, false);
+    if (!r.problem.empty()) problem = r.problem;
     std::vector<readers::ResolvedFrame> frames;
     for (const auto& f : r.frames) frames.push_back({f.function, f.file, f.line, f.inlined});
     return frames;

@@ -21,6 +21,7 @@ enum ChunkKind {
   memoryOps @9;    # root MemoryOps: allocations and frees
   stacks @10;      # root Stacks: CPU call stacks and the host modules they point into
   replay @11;      # root Replay: what to run again (docs/replay.md)
+  instructionSamples @12;  # root InstructionSamples: where inside kernels the device spent time
 }
 
 struct KeyValue {
@@ -209,6 +210,11 @@ struct ObjectDef {
   ordinal @12 :UInt32;    # queues and lists: command queue group ordinal
   index @13 :UInt32;
   properties @14 :List(KeyValue);  # e.g. kernel numKernelArgs, requiredGroupSize
+  # Mode samples (format 1.5): a module's debug ELF as the runtime gives it
+  # (zetModuleGetDebugInfo), and a kernel's device address of its first
+  # instruction (zexKernelGetBaseAddress); empty / 0 when unknown.
+  debugInfo @15 :BlobRef;
+  codeAddress @16 :UInt64;
 }
 
 struct ObjectEnd {
@@ -332,6 +338,30 @@ struct MemoryOp {
 
 struct MemoryOps {
   ops @0 :List(MemoryOp);
+}
+
+# --- Instruction samples (mode samples, format 1.5) --------------------------
+# What the device's instruction sampling (a Level Zero metric group with an
+# instruction-pointer metric, read through a metric streamer) reported between
+# two reads of the streamer, as the runtime calculated it: one row per
+# instruction address with a count per reason. A reader finds the kernel from
+# the kernels' codeAddress and the module's debugInfo (docs/format.md).
+
+struct InstructionSample {
+  ip @0 :UInt64;                # the instruction's device address
+  counts @1 :List(UInt64);      # per reason, in the order of InstructionSamples.reasons
+}
+
+struct InstructionSamples {
+  device @0 :UInt32;            # DeviceDef.id
+  group @1 :Text;               # the metric group that sampled, e.g. "EuStallSampling"
+  reasons @2 :List(Text);       # what each count counts ("Active", "ControlStall", ...)
+  periodNs @3 :UInt64;          # the sampling period asked for
+  fromNs @4 :Int64;             # host time of the streamer's previous read (or its opening)
+  toNs @5 :Int64;               # host time of this read: the samples were taken in between
+  samples @6 :List(InstructionSample);
+  dropped @7 :Bool;             # the runtime said it dropped samples before this read
+  note @8 :Text;                # why the device was not sampled (then no samples), or empty
 }
 
 # --- CPU stacks --------------------------------------------------------------

@@ -19,7 +19,8 @@ static_assert(std::endian::native == std::endian::little, "gtap files are little
 std::string chunkKindName(uint16_t kind) {
   // As ChunkKind in capture.capnp names them.
   static constexpr const char* kNames[] = {"invalid", "fileInfo", "definitions", "apiEvents", "blob",     "trailer",
-                                           "devices", "objects",  "deviceOps",   "memoryOps", "stacks", "replay"};
+                                           "devices", "objects",  "deviceOps",   "memoryOps", "stacks", "replay",
+                                           "instructionSamples"};
   if (kind < sizeof kNames / sizeof kNames[0]) return kNames[kind];
   return "kind " + std::to_string(kind);
 }

@@ -88,6 +88,12 @@ Config readConfig() {
     else
       c.problems.push_back(std::string("GTAP_STACK_DEPTH='") + v + "' is not 1..256; using 32");
   }
+  if (const char* v = std::getenv("GTAP_SAMPLE_PERIOD_US")) {
+    if (parseUnsigned(v, 1, 1000000, n))
+      c.samplePeriodUs = static_cast<uint32_t>(n);
+    else
+      c.problems.push_back(std::string("GTAP_SAMPLE_PERIOD_US='") + v + "' is not 1..1000000; using 100");
+  }
   if (const char* v = std::getenv("GTAP_FILE_POLICY"); v && *v) {
     std::string_view p = v;
     if (p == "reference" || p == "capture-ranges" || p == "capture-all" || p == "fail")

@@ -26,6 +26,7 @@ struct Config {
   bool dispatchRange = false;
   uint64_t dispatchFirst = 0, dispatchLast = 0;
   uint32_t stackDepth = 32;                  // GTAP_STACK_DEPTH
+  uint32_t samplePeriodUs = 100;             // GTAP_SAMPLE_PERIOD_US: instruction sampling period (mode samples)
   // Replay: what to do with bytes read from file mappings (GTAP_FILE_POLICY:
   // reference, capture-ranges, capture-all, fail) and whether references
   // carry a content digest (GTAP_FILE_VALIDATION=digest).

@@ -69,6 +69,14 @@ void writeObjects(ChunkSink& sink, const Outbox& out) {
       b.setHashHigh(h.high);
       b.setSize(r.binary.size());
     }
+    if (!r.debugInfo.empty()) {
+      format::Hash128 h = sink.writeBlob(r.debugInfo.data(), r.debugInfo.size());
+      auto b = o.initDebugInfo();
+      b.setHashLow(h.low);
+      b.setHashHigh(h.high);
+      b.setSize(r.debugInfo.size());
+    }
+    o.setCodeAddress(r.codeAddress);
     o.setBinaryFormat(r.binaryFormat);
     o.setBuildFlags(r.buildFlags);
     o.setFlags(r.flags);

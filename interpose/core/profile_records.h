@@ -52,6 +52,8 @@ struct ObjectRecord {
   std::string binaryFormat, buildFlags;
   uint32_t flags = 0, ordinal = 0, index = 0;
   std::vector<std::pair<std::string, std::string>> properties;
+  std::vector<uint8_t> debugInfo;  // mode samples: a module's debug ELF
+  uint64_t codeAddress = 0;        // mode samples: a kernel's first instruction on the device
 };
 
 struct OpRecord {

@@ -207,6 +207,7 @@ const Config& config() { return configStorage(); }
 bool recordKernels() { return configStorage().mode & format::kModeKernels; }
 bool recordMemory() { return configStorage().mode & format::kModeMemory; }
 bool recordStacks() { return configStorage().mode & format::kModeStacks; }
+bool recordSamples() { return configStorage().mode & format::kModeSamples; }
 
 ThreadState* enterSlow() {
   ThreadState* t = t_state;

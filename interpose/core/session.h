@@ -59,6 +59,7 @@ const Config& config();
 bool recordKernels();
 bool recordMemory();
 bool recordStacks();
+bool recordSamples();  // instruction sampling (mode samples, which brings kernels)
 
 // Whether API call records are wanted (GTAP_MODE has "api").
 extern bool g_recordApi;

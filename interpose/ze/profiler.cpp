@@ -13,6 +13,7 @@
 #include "device_work.h"
 #include "handle_index.h"
 #include "real.h"
+#include "sampler.h"
 #include "session.h"
 #include "profile_records.h"
 #include "stack_table.h"
@@ -385,9 +386,12 @@ void Profiler::Impl::sampleClock(DeviceInfo& d) {
   out.samples.push_back({d.id, bestNs, bestTicks});
 }
 
-void Profiler::devicesSeen(ze_driver_handle_t, uint32_t count, ze_device_handle_t* devices) {
+void Profiler::devicesSeen(ze_driver_handle_t driver, uint32_t count, ze_device_handle_t* devices) {
   if (!devices) return;
-  for (uint32_t i = 0; i < count; ++i) impl_->deviceId(devices[i]);
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t id = impl_->deviceId(devices[i]);
+    if (core::recordSamples()) Sampler::get().deviceSeen(driver, devices[i], id);
+  }
 }
 
 // --- objects --------------------------------------------------------------------
@@ -431,6 +435,8 @@ uint64_t Profiler::objectCreated(uint8_t kind, void* handle, void* parentHandle,
   r.ordinal = ordinal;
   r.index = index;
   r.properties = std::move(extras.properties);
+  r.debugInfo = std::move(extras.debugInfo);
+  r.codeAddress = extras.codeAddress;
   impl_->out.created.push_back(std::move(r));
   uint64_t id = o->id;
   impl_->index.put(handle, o);
@@ -458,18 +464,19 @@ void Profiler::objectDestroyed(void* handle, const void* token) {
 
 void Profiler::moduleCreated(ze_module_handle_t module, ze_context_handle_t context, ze_device_handle_t device,
                              const ze_module_desc_t* desc, const core::CallScope& scope) {
-  ObjectExtras extras;
+  ObjectExtras extras{};
   if (desc && desc->pInputModule && desc->inputSize)
     extras.binary.assign(desc->pInputModule, desc->pInputModule + desc->inputSize);
   extras.binaryFormat = desc && desc->format == ZE_MODULE_FORMAT_NATIVE ? "native" : "spirv";
   if (desc && desc->pBuildFlags) extras.buildFlags = desc->pBuildFlags;
+  if (core::recordSamples()) extras.debugInfo = Sampler::get().moduleDebugInfo(module);
   objectCreated(static_cast<uint8_t>(schema::ObjectKind::MODULE), module, context, device, 0, 0, 0, scope,
                 std::move(extras));
 }
 
 void Profiler::kernelCreated(ze_kernel_handle_t kernel, ze_module_handle_t module, const char* name,
                              const core::CallScope& scope) {
-  ObjectExtras extras;
+  ObjectExtras extras{};
   extras.name = name ? name : "";
   ze_kernel_properties_t props{};
   props.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
@@ -482,6 +489,7 @@ void Profiler::kernelCreated(ze_kernel_handle_t kernel, ze_module_handle_t modul
     extras.properties.emplace_back("privateMemSize", std::to_string(props.privateMemSize));
     extras.properties.emplace_back("spillMemSize", std::to_string(props.spillMemSize));
   }
+  if (core::recordSamples()) extras.codeAddress = Sampler::get().kernelCodeAddress(kernel);
   objectCreated(static_cast<uint8_t>(schema::ObjectKind::KERNEL), kernel, module, nullptr, 0, 0, 0, scope,
                 std::move(extras));
 }

@@ -88,6 +88,8 @@ class Profiler {
     std::vector<uint8_t> binary;
     std::string binaryFormat, buildFlags;
     std::vector<std::pair<std::string, std::string>> properties;
+    std::vector<uint8_t> debugInfo;
+    uint64_t codeAddress;  // no initialiser: `= {}` below must stay an aggregate's (it zeroes it)
   };
 
   // --- objects (called after the real call succeeded) ---

@@ -367,6 +367,13 @@ class OpReader {
           x.binaryHashHigh = b.getHashHigh();
         }
         x.binaryFormat = o.getBinaryFormat();
+        if (o.hasDebugInfo()) {
+          auto b = o.getDebugInfo();
+          x.debugInfoSize = b.getSize();
+          x.debugInfoHashLow = b.getHashLow();
+          x.debugInfoHashHigh = b.getHashHigh();
+        }
+        x.codeAddress = o.getCodeAddress();
         for (auto kv : o.getProperties()) x.properties.emplace_back(kv.getKey(), kv.getValue());
       }
       for (auto e : root.getDestroyed())

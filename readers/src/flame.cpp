@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "gtap/readers/instruction_samples.h"
 #include "gtap/readers/table.h"
 
 namespace gtap::readers {
@@ -80,7 +81,8 @@ std::string foldable(std::string s) {
 
 class Builder {
  public:
-  Builder(const FlameOptions& options, const FrameResolver& resolve) : o_(options), stacks_(resolve) {
+  Builder(const FlameOptions& options, const FrameResolver& resolve, const InstructionResolver* instructions)
+      : o_(options), stacks_(resolve), instructions_(instructions) {
     g_.weight = options.weight;
     g_.nodes.emplace_back();  // the root
   }
@@ -126,7 +128,8 @@ class Builder {
       noStack += op.stack == 0;
       uint32_t slice = at <= 0 ? 0 : static_cast<uint32_t>(std::min<int64_t>(at / FlameGraph::kSliceNs, UINT32_MAX));
       launches.push_back({op.appendIndex, op.thread, op.stack, lastLeaf, hal, slice,
-                          op.timed ? static_cast<uint64_t>(op.durationNs()) : 0});
+                          op.timed ? static_cast<uint64_t>(op.durationNs()) : 0,
+                          op.kind == schema::DeviceOpKind::KERNEL ? op.kernel : 0});
     };
     streamDeviceWorkJoined(
         capture, work,
@@ -142,6 +145,26 @@ class Builder {
     g_.untimed += untimed;
     g_.withoutStack += noStack;
     g_.operations += launches.size();
+
+    // The instruction level: each kernel launch's weight split over its
+    // code's sampled instructions (host time in the API call is not split).
+    InstructionSamples samples;
+    if (o_.weight != FlameWeight::api) {
+      samples = loadInstructionSamples(capture, work);
+      anyRecorded_ |= samples.recorded;
+      for (const auto& n : samples.notes) note(n);
+    }
+    codeFrames_.clear();
+    auto codeOf = [&](const Launch& l) -> uint32_t {
+      if (!l.kernel || o_.weight == FlameWeight::api) return kNoFrame;
+      ++kernelLaunches_;
+      auto it = samples.codeOfKernel.find(l.kernel);
+      if (it == samples.codeOfKernel.end() || samples.codes[it->second].samples == 0) {
+        ++unsampledLaunches_;
+        return kNoFrame;
+      }
+      return it->second;
+    };
 
     // The API call of each launch: its function and time, found by a merge
     // of the launches sorted by call with the calls as they are read.
@@ -185,7 +208,7 @@ class Builder {
     if (o_.perProcess)
       processFrame = frame(capture.label() + " (" + baseName(capture.process().executable) + ")",
                            FrameKind::process, {}, {});
-    std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>, uint64_t> paths;
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>, uint64_t> paths;
     size_t call = 0;
     for (size_t i = 0; i < launches.size(); ++i) {
       const Launch& l = launches[i];
@@ -205,12 +228,12 @@ class Builder {
         case FlameWeight::count: w = 1; break;
         case FlameWeight::api: w = firstOfCall ? calls[call].ns : 0; break;
       }
-      paths[{l.stack, apiFrame(function), l.hal, l.leaf, l.slice}] += w;
+      paths[{l.stack, apiFrame(function), l.hal, l.leaf, l.slice, codeOf(l)}] += w;
     }
     launches = {};
     std::vector<uint32_t> path;
     for (const auto& [key, w] : paths) {
-      auto [stack, api, hal, leaf, slice] = key;
+      auto [stack, api, hal, leaf, slice, code] = key;
       path.clear();
       if (processFrame != kNoFrame) path.push_back(processFrame);
       if (stack == 0) {
@@ -221,10 +244,42 @@ class Builder {
       if (api != kNoFrame) path.push_back(api);
       if (hal != kNoFrame) path.push_back(hal);
       path.push_back(leaf);
-      uint32_t node = insert(path, w);
-      // Processes overlap: each one's slices count from its own start.
-      if (w) g_.slices.push_back({node, slice, w});
+      if (code == kNoFrame || w == 0) {
+        uint32_t node = insert(path, w);
+        // Processes overlap: each one's slices count from its own start.
+        if (w) g_.slices.push_back({node, slice, w});
+        continue;
+      }
+      const auto& lines = instructionFrames(capture, work, samples.codes[code], code);
+      const SampledCode& sampled = samples.codes[code];
+      // w times each line's share of the samples; what rounding leaves goes
+      // to the hottest line, so the kernel's total stays w.
+      uint64_t given = 0;
+      std::vector<uint64_t> parts(lines.size());
+      for (size_t i = 0; i < lines.size(); ++i) {
+        parts[i] = static_cast<uint64_t>((static_cast<unsigned __int128>(w) * lines[i].second) / sampled.samples);
+        given += parts[i];
+      }
+      if (!parts.empty()) parts[0] += w - given;
+      path.push_back(0);
+      for (size_t i = 0; i < lines.size(); ++i) {
+        if (!parts[i]) continue;
+        path.back() = lines[i].first;
+        uint32_t node = insert(path, parts[i]);
+        if (parts[i]) g_.slices.push_back({node, slice, parts[i]});
+      }
     }
+  }
+
+  // Says once what has no instruction level, after the last capture.
+  void finish() {
+    if (o_.weight == FlameWeight::api || unsampledLaunches_ == 0) return;
+    if (!anyRecorded_)
+      note("no instruction samples in the captures (recorded without --mode samples); kernels are the leaves");
+    else
+      note(std::to_string(unsampledLaunches_) + " of " + std::to_string(kernelLaunches_) +
+           " kernel launches have no instruction samples (HSA or IREE CPU work, a device without instruction "
+           "sampling, or kernels too short to be sampled); their kernels are the leaves");
   }
 
   FlameGraph take() {
@@ -245,7 +300,37 @@ class Builder {
     uint32_t hal;
     uint32_t slice;
     uint64_t deviceNs;
+    uint64_t kernel;  // the kernel object of a kernel launch, else 0
   };
+
+  // The instruction frames of sampled code, hottest first, each with its
+  // samples (offsets on one source line add up).
+  const std::vector<std::pair<uint32_t, uint64_t>>& instructionFrames(const Capture& capture, const DeviceWork& work,
+                                                                      const SampledCode& code, uint32_t index) {
+    auto [it, added] = codeFrames_.try_emplace(index);
+    if (!added) return it->second;
+    std::map<uint32_t, uint64_t> byFrame;
+    const Object* module = nullptr;
+    if (auto m = work.objects.find(code.module); m != work.objects.end()) module = &m->second;
+    for (const auto& [offset, counts] : code.offsets) {
+      uint64_t n = 0;
+      for (uint64_t c : counts) n += c;
+      std::vector<ResolvedFrame> frames;
+      if (instructions_ && *instructions_ && module) {
+        std::string problem;
+        frames = (*instructions_)(capture, *module, code.kernel, offset, problem);
+        if (!problem.empty()) note(problem);
+      }
+      std::string location;
+      if (!frames.empty() && !frames.front().file.empty())
+        location = stripped(frames.front().file) + ":" + std::to_string(frames.front().line);
+      byFrame[frame(instructionText(frames, code.kernel, offset), FrameKind::instruction, {}, location)] += n;
+    }
+    it->second.assign(byFrame.begin(), byFrame.end());
+    std::stable_sort(it->second.begin(), it->second.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    return it->second;
+  }
 
   void note(const std::string& n) {
     if (said_.insert(n).second) g_.notes.push_back(n);
@@ -328,14 +413,19 @@ class Builder {
   StackFrames stacks_;
   std::vector<uint32_t> flameOf_;  // named frame -> the graph's frame
   std::unordered_map<uint64_t, uint32_t> children_;
+  const InstructionResolver* instructions_ = nullptr;
+  std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, uint64_t>>> codeFrames_;  // per capture
+  bool anyRecorded_ = false;
+  uint64_t kernelLaunches_ = 0, unsampledLaunches_ = 0;
 };
 
 }  // namespace
 
 FlameGraph buildFlameGraph(std::span<const Capture* const> captures, const FlameOptions& options,
-                           const FrameResolver& resolve) {
-  Builder b(options, resolve);
+                           const FrameResolver& resolve, const InstructionResolver& instructions) {
+  Builder b(options, resolve, &instructions);
   for (const Capture* c : captures) b.addCapture(*c);
+  b.finish();
   return b.take();
 }
 

@@ -1,5 +1,8 @@
 #include "gtap/readers/symbolizer.h"
 
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <unistd.h>
 
 #include <string_view>
@@ -140,6 +143,44 @@ SymbolizeResult Symbolizer::symbolize(const ModuleRef& module, uint64_t address,
   if (inserted) cached->second = entry.dwarf->frames(elfAddress);
   result.frames = cached->second;
   return result;
+}
+
+}  // namespace gtap::readers
+
+namespace gtap::readers {
+
+bool findFunctionSymbol(const std::string& path, const std::string& name, uint64_t& address, uint64_t& size) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  bool found = false;
+  // A C++ function with internal linkage is mangled _ZL<length><name>...
+  const std::string internal = "_ZL" + std::to_string(name.size()) + name;
+  for (int pass = 0; elf && pass < 2 && !found; ++pass) {
+    const Elf64_Word wanted = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn && !found; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr sh;
+      if (!gelf_getshdr(scn, &sh) || sh.sh_type != wanted || sh.sh_entsize == 0) continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      if (!data) continue;
+      const size_t count = sh.sh_size / sh.sh_entsize;
+      for (size_t i = 0; i < count && !found; ++i) {
+        GElf_Sym sym;
+        if (!gelf_getsym(data, static_cast<int>(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+            sym.st_shndx == SHN_UNDEF)
+          continue;
+        const char* n = elf_strptr(elf, sh.sh_link, sym.st_name);
+        if (!n || (name != n && std::string_view(n).rfind(internal, 0) != 0)) continue;
+        address = sym.st_value;
+        size = sym.st_size;
+        found = true;
+      }
+    }
+  }
+  if (elf) elf_end(elf);
+  ::close(fd);
+  return found;
 }
 
 }  // namespace gtap::readers

@@ -101,3 +101,15 @@ GTAP_SIM_KERNEL(axpy_struct, sizeof(workload_axpy_args)) {
   uint64_t i = item->global_id[0];
   if (i < args->n) args->out[i] = args->scale * args->a[i] + args->b[i];
 }
+
+/* Time spent on one source line: each group steps a recurrence the compiler
+ * cannot fold `n` times, the whole loop on the line marked GTAP_HOT_LINE
+ * (instruction-sampling tests find it by the marker); writing the result is
+ * the only other work. */
+GTAP_SIM_GROUP_KERNEL(hot_loop, sizeof(uint64_t*), sizeof(uint64_t)) {
+  uint64_t* out = GTAP_SIM_ARG(uint64_t*, 0);
+  const uint64_t n = GTAP_SIM_ARG(uint64_t, 1);
+  uint64_t x = item->group_id[0] + 1, acc = 0;
+  for (uint64_t i = 0; i < n; ++i) { x = x * 6364136223846793005ull + 1442695040888963407ull; acc ^= x >> 17; } /* GTAP_HOT_LINE */
+  out[item->group_id[0]] = acc;
+}

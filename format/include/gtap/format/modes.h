@@ -14,6 +14,7 @@ enum ModeBits : uint32_t {
   kModeMemory = 1u << 2,   // allocations and frees
   kModeStacks = 1u << 3,   // CPU call stacks at launches and allocations
   kModeReplay = 1u << 4,   // replay streams: objects, operations and the bytes the device reads
+  kModeSamples = 1u << 5,  // where inside kernels the device spends time (instruction sampling)
 };
 
 struct ModeWord {
@@ -28,6 +29,10 @@ inline constexpr ModeWord kModeWords[] = {
     {"memory", kModeMemory, "allocations and frees: kind, size, device, address"},
     {"stacks", kModeStacks, "CPU call stacks at launches and allocations (GTAP_STACK_DEPTH frames)"},
     {"replay", kModeReplay, "what to run again: objects, operations, and the bytes the device reads (gtap replay)"},
+    // Samples are split over the kernels' device time: the word brings kernels.
+    {"samples", kModeSamples | kModeKernels,
+     "where inside kernels the device spends time: Level Zero instruction sampling every GTAP_SAMPLE_PERIOD_US "
+     "(implies kernels)"},
 };
 
 // Parses a comma-separated list; returns false and sets `error` on an unknown

@@ -55,6 +55,10 @@ struct Object {
   uint64_t binaryHashLow = 0, binaryHashHigh = 0;
   std::string binaryFormat;
   std::vector<std::pair<std::string, std::string>> properties;
+  // Mode samples: a module's debug ELF (size 0 when none), a kernel's device
+  // address of its first instruction (0 when unknown).
+  uint64_t debugInfoSize = 0, debugInfoHashLow = 0, debugInfoHashHigh = 0;
+  uint64_t codeAddress = 0;
 };
 
 // What a device dispatch joined to an IREE HAL dispatch knows of it and of

@@ -1,7 +1,8 @@
 // Flame graphs of device time by CPU call path: each device operation under
 // the stack recorded at the API call that launched it (root first, from main
 // or the thread's start), then the API function, then the IREE HAL dispatch it
-// came from where there is one, then the operation itself as the leaf.
+// came from where there is one, then the operation itself, then (mode
+// samples) the kernel's sampled source lines.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 
 #include "gtap/readers/capture.h"
 #include "gtap/readers/device_work.h"
+#include "gtap/readers/instruction_samples.h"
 #include "gtap/readers/stack_frames.h"
 
 namespace gtap::readers {
@@ -80,9 +82,12 @@ struct FlameGraph {
 };
 
 // Builds the graph of `captures` (their device operations streamed a batch
-// at a time), naming code addresses with `resolve`.
+// at a time), naming code addresses with `resolve`. Kernels with instruction
+// samples (mode samples) get their sampled source lines as leaves below them,
+// named with `instructions` (may be empty: offsets then), their weight split
+// in proportion to the samples.
 FlameGraph buildFlameGraph(std::span<const Capture* const> captures, const FlameOptions& options,
-                           const FrameResolver& resolve);
+                           const FrameResolver& resolve, const InstructionResolver& instructions = {});
 
 // The collapsed-stack text flamegraph.pl, inferno, speedscope and FlameScope
 // read: "frame;frame;frame value" per leaf with a weight, frames root first.

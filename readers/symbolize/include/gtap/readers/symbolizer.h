@@ -58,4 +58,9 @@ class Symbolizer {
   std::unique_ptr<State> state_;
 };
 
+// The ELF address and size of the function named `name` in the ELF file at
+// `path` (its symbol table, else its dynamic one; a C++ function with internal
+// linkage matches by its unmangled name). False when there is none.
+bool findFunctionSymbol(const std::string& path, const std::string& name, uint64_t& address, uint64_t& size);
+
 }  // namespace gtap::readers
