@@ -9,7 +9,9 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "gtap/format/modes.h"
 #include "gtap/readers/instruction_samples.h"
+#include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 
 namespace gtap::readers {
@@ -151,7 +153,7 @@ class Builder {
     InstructionSamples samples;
     if (o_.weight != FlameWeight::api) {
       samples = loadInstructionSamples(capture, work);
-      anyRecorded_ |= samples.recorded;
+      anySampled_ |= samples.recorded || recorded(capture, format::kModeSamples);
       for (const auto& n : samples.notes) note(n);
     }
     codeFrames_.clear();
@@ -257,7 +259,9 @@ class Builder {
       uint64_t given = 0;
       std::vector<uint64_t> parts(lines.size());
       for (size_t i = 0; i < lines.size(); ++i) {
-        parts[i] = static_cast<uint64_t>((static_cast<unsigned __int128>(w) * lines[i].second) / sampled.samples);
+        // (A crafted file's counts could make a share above 1: none exceeds what is left.)
+        parts[i] = std::min<uint64_t>(
+            w - given, static_cast<uint64_t>((static_cast<unsigned __int128>(w) * lines[i].second) / sampled.samples));
         given += parts[i];
       }
       if (!parts.empty()) parts[0] += w - given;
@@ -274,8 +278,8 @@ class Builder {
   // Says once what has no instruction level, after the last capture.
   void finish() {
     if (o_.weight == FlameWeight::api || unsampledLaunches_ == 0) return;
-    if (!anyRecorded_)
-      note("no instruction samples in the captures (recorded without --mode samples); kernels are the leaves");
+    if (!anySampled_)
+      note("no instruction samples (recorded without mode samples: add samples to --mode); kernels are the leaves");
     else
       note(std::to_string(unsampledLaunches_) + " of " + std::to_string(kernelLaunches_) +
            " kernel launches have no instruction samples (HSA or IREE CPU work, a device without instruction "
@@ -314,7 +318,7 @@ class Builder {
     if (auto m = work.objects.find(code.module); m != work.objects.end()) module = &m->second;
     for (const auto& [offset, counts] : code.offsets) {
       uint64_t n = 0;
-      for (uint64_t c : counts) n += c;
+      for (uint64_t c : counts) n = n + c < n ? UINT64_MAX : n + c;
       std::vector<ResolvedFrame> frames;
       if (instructions_ && *instructions_ && module) {
         std::string problem;
@@ -324,7 +328,8 @@ class Builder {
       std::string location;
       if (!frames.empty() && !frames.front().file.empty())
         location = stripped(frames.front().file) + ":" + std::to_string(frames.front().line);
-      byFrame[frame(instructionText(frames, code.kernel, offset), FrameKind::instruction, {}, location)] += n;
+      uint64_t& sum = byFrame[frame(instructionText(frames, code.kernel, offset), FrameKind::instruction, {}, location)];
+      sum = sum + n < sum ? UINT64_MAX : sum + n;
     }
     it->second.assign(byFrame.begin(), byFrame.end());
     std::stable_sort(it->second.begin(), it->second.end(),
@@ -415,7 +420,7 @@ class Builder {
   std::unordered_map<uint64_t, uint32_t> children_;
   const InstructionResolver* instructions_ = nullptr;
   std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, uint64_t>>> codeFrames_;  // per capture
-  bool anyRecorded_ = false;
+  bool anySampled_ = false;  // some capture was recorded with mode samples
   uint64_t kernelLaunches_ = 0, unsampledLaunches_ = 0;
 };
 

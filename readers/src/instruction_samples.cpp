@@ -22,6 +22,9 @@ constexpr uint64_t kMaxKernelBytes = uint64_t(64) << 20;
 // Kernels below the nearest one looked at for one that was loaded then.
 constexpr int kMaxCandidates = 64;
 
+// Counts from a file add up without wrapping (a crafted one could).
+uint64_t addSat(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
+
 struct Entry {
   uint64_t address;
   uint64_t kernel;
@@ -94,8 +97,8 @@ InstructionSamples loadInstructionSamples(const Capture& capture, const DeviceWo
       for (auto s : root.getSamples()) {
         auto counts = s.getCounts();
         uint64_t total = 0;
-        for (uint64_t v : counts) total += v;
-        out.samples += total;
+        for (uint64_t v : counts) total = addSat(total, v);
+        out.samples = addSat(out.samples, total);
         const Entry* found = nullptr;
         if (entries) {
           const uint64_t ip = s.getIp();
@@ -111,14 +114,14 @@ InstructionSamples loadInstructionSamples(const Capture& capture, const DeviceWo
           }
         }
         if (!found) {
-          out.unattributed += total;
+          out.unattributed = addSat(out.unattributed, total);
           continue;
         }
         SampledCode& code = out.codes[codeIds.at({device, found->address, found->module})];
         std::vector<uint64_t>& at = code.offsets[s.getIp() - found->address];
         if (at.size() < reasons) at.resize(reasons);
-        for (size_t k = 0; k < counts.size() && k < reasons; ++k) at[k] += counts[k];
-        code.samples += total;
+        for (size_t k = 0; k < counts.size() && k < reasons; ++k) at[k] = addSat(at[k], counts[k]);
+        code.samples = addSat(code.samples, total);
       }
     } catch (const format::FormatError& e) {
       out.notes.push_back(e.what());

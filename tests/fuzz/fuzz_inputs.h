@@ -80,13 +80,23 @@ inline void captureReader(std::span<const uint8_t> bytes) {
       options.weight = weight;
       options.perProcess = weight == readers::FlameWeight::api;
       options.maxDepth = weight == readers::FlameWeight::count ? 2 : 0;
-      auto graph = readers::buildFlameGraph(streamed, options, resolve);
+      // Instructions named by a resolver that answers for some offsets, as
+      // a debug ELF would.
+      readers::InstructionResolver instructions = [](const readers::Capture&, const readers::Object& module,
+                                                     const std::string& kernel, uint64_t offset, std::string& problem) {
+        if (module.debugInfoSize == 0) problem = "no debug ELF";
+        if (offset & 1) return std::vector<readers::ResolvedFrame>{};
+        return std::vector<readers::ResolvedFrame>{{kernel, "k.c", int(offset & 0xff), (offset & 2) != 0}};
+      };
+      auto graph = readers::buildFlameGraph(streamed, options, resolve, instructions);
       Discard sink;
       std::ostream out(&sink);
       readers::writeFolded(graph, out);
       readers::writeFlameSvg(graph, "fuzz", out);
       readers::writeFlameHtml(graph, "fuzz", out);
     }
+    // gtap kernels --instructions.
+    readers::instructionReport(streamed, "*", {});
     // What the record exports read: the operations once each, in order.
     readers::DeviceWork visited;
     readers::visitDeviceWork(capture, visited, true, [](std::span<const readers::DeviceOp> ops) {

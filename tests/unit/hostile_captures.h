@@ -37,6 +37,7 @@ struct Hooks {
   std::function<void(schema::DeviceOps::Builder)> deviceOps;
   std::function<void(schema::MemoryOps::Builder)> memoryOps;
   std::function<void(schema::Stacks::Builder)> stacks;
+  std::function<void(schema::InstructionSamples::Builder)> instructionSamples;
   std::function<void(capnp::List<schema::ReplayRecord>::Builder)> replay;
   std::function<void(schema::Trailer::Builder)> trailer;
   // The chunk header as it will be written (checksum made after this, unless
@@ -306,6 +307,11 @@ inline std::vector<uint8_t> build(bool compress, const Hooks& hooks, const std::
     created[2].setKind(schema::ObjectKind::KERNEL);
     created[2].setParent(2);
     created[2].setName("vector_add");
+    created[2].setCodeAddress(0x7000);
+    auto debug = created[1].initDebugInfo();  // the module's bytes are its debug ELF too
+    debug.setHashLow(binaryHash.low);
+    debug.setHashHigh(binaryHash.high);
+    debug.setSize(kernels.size());
     auto props = created[2].initProperties(1);
     props[0].setKey("numKernelArgs");
     props[0].setValue("4");
@@ -377,6 +383,26 @@ inline std::vector<uint8_t> build(bool compress, const Hooks& hooks, const std::
     ops[1].setHostNs(1060);
     if (hooks.memoryOps) hooks.memoryOps(m.getRoot<schema::MemoryOps>());
     f.message(ChunkKind::MEMORY_OPS, m);
+  }
+  {
+    capnp::MallocMessageBuilder m;
+    auto is = m.initRoot<schema::InstructionSamples>();
+    is.setDevice(0);
+    is.setGroup("EuStallSampling");
+    auto reasons = is.initReasons(2);
+    reasons.set(0, "Active");
+    reasons.set(1, "PipeStall");
+    is.setFromNs(1000);
+    is.setToNs(2000);
+    auto rows = is.initSamples(2);
+    rows[0].setIp(0x7010);
+    auto c0 = rows[0].initCounts(2);
+    c0.set(0, 3);
+    c0.set(1, 1);
+    rows[1].setIp(0x100);  // below every kernel
+    rows[1].initCounts(1).set(0, 2);
+    if (hooks.instructionSamples) hooks.instructionSamples(is);
+    f.message(ChunkKind::INSTRUCTION_SAMPLES, m);
   }
   if (withReplay) {
     auto recs = vectorAddRecords(kernels);
@@ -661,6 +687,27 @@ inline std::vector<Case> allCases(const std::vector<uint8_t>& kernels, const std
       s.getStacks()[0].getFrames().set(0, kHuge);
     };
     add("stacks-hostile", h);
+  }
+  {
+    // Addresses at the ends of the range, windows backwards, more counts
+    // than reasons, a huge device id.
+    Hooks h;
+    h.instructionSamples = [kHuge](schema::InstructionSamples::Builder is) {
+      is.setDevice(0xFFFFFFFF);
+      is.setFromNs(INT64_MAX);
+      is.setToNs(INT64_MIN);
+      is.getSamples()[0].setIp(kHuge);
+      is.getSamples()[1].setIp(0);
+      auto counts = is.getSamples()[1].initCounts(5);
+      for (unsigned i = 0; i < 5; ++i) counts.set(i, kHuge);
+    };
+    add("instructionSamples-hostile", h);
+    Hooks k;
+    k.objects = [kHuge](schema::Objects::Builder o) {
+      o.getCreated()[2].setCodeAddress(kHuge);
+      o.getCreated()[1].getDebugInfo().setSize(kHuge);
+    };
+    add("objects-code-and-debug-hostile", k);
   }
   // Replay records: ids naming no object, sizes and offsets past allocations.
   auto replayHook = [&](std::string name, std::function<void(capnp::List<schema::ReplayRecord>::Builder)> f) {
