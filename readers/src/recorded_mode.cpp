@@ -27,8 +27,11 @@ std::string nothingFoundHint(const std::vector<const Capture*>& captures, uint32
     std::string error;
     std::string suggestion = format::parseModeList(mode, bits, error) ? mode : "api";
     for (const auto& m : format::kModeWords) {
-      if (!(m.bits & needed) || (bits & m.bits)) continue;
+      // A word is suggested for what it is for, not for what it brings along
+      // (samples brings kernels).
+      if (!(m.bits & needed) || (bits & m.bits & needed)) continue;
       suggestion += "," + std::string(m.word);
+      bits |= m.bits;
       if (anyOf) break;
     }
     std::string who = captures.size() == 1 ? "the capture" : c->path();
