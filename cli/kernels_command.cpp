@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "gtap/format/modes.h"
 #include "gtap/readers/instruction_samples.h"
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/recorded_mode.h"
@@ -40,9 +41,14 @@ int instructions(const KernelsOptions& o, readers::OutputFormat format) {
   auto report = readers::instructionReport(captures, o.instructions, instructionResolverFor(symbolizer));
   for (const auto& n : report.notes) std::cerr << "gtap kernels: " << n << "\n";
   if (!report.recorded) {
+    bool asked = std::any_of(captures.begin(), captures.end(),
+                             [](const readers::Capture* c) { return readers::recorded(*c, format::kModeSamples); });
     std::cerr << "gtap kernels: no instruction samples in "
               << (captures.size() == 1 ? captures[0]->path() : std::string("these captures"))
-              << " (record them with --mode samples, on a Level Zero device that offers instruction sampling)\n";
+              << (asked ? " (recorded with mode samples, but no Level Zero device was sampled: HSA work, or a "
+                          "process forked from a sampled one)\n"
+                        : " (record them with --mode samples, on a Level Zero device that offers instruction "
+                          "sampling)\n");
     return opened.failures ? 1 : 0;
   }
   // Reasons no row counts are left out.
