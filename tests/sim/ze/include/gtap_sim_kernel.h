@@ -32,7 +32,10 @@
  *
  * Work-groups and work-items run one after another on the queue's worker
  * thread, in order: group z, y, x, then local z, y, x.
- * Kernel names are C identifiers and unique within a module. Works as C and C++.
+ * Kernel names are C identifiers and unique within a module. Each body is a
+ * static function of the kernel's name (its symbol in the module's symbol
+ * table), so a kernel's name must not be used for anything else in its source
+ * file (a kernel named `exp` clashes with <math.h>). Works as C and C++.
  */
 #ifndef GTAP_SIM_KERNEL_H
 #define GTAP_SIM_KERNEL_H
@@ -112,8 +115,13 @@ gtap_sim_ze_module_kernels(uint32_t* count) {
 
 #endif /* GTAP_SIM_KERNEL_TYPES_ONLY */
 
+/* The body is a static function named exactly as the kernel (the assembler
+ * label keeps C++ from mangling the name), so the module's symbol table names
+ * each kernel's code by the kernel's name, as a device binary with debug
+ * information does: a tool that finds an instruction address in the module
+ * finds the kernel. */
 #define GTAP_SIM__DEFINE_KERNEL(name, granularity, rx, ry, rz, ...)                           \
-  static void gtap_sim__body_##name(const gtap_sim_item* item);                               \
+  static void name(const gtap_sim_item* item) __asm__(#name);                                 \
   static const uint32_t gtap_sim__sizes_##name[] = {0u, __VA_ARGS__};                         \
   static const gtap_sim_kernel_desc gtap_sim__desc_##name = {                                 \
       GTAP_SIM_KERNEL_ABI_VERSION,                                                            \
@@ -122,10 +130,10 @@ gtap_sim_ze_module_kernels(uint32_t* count) {
       (uint32_t)(sizeof(gtap_sim__sizes_##name) / sizeof(gtap_sim__sizes_##name[0])) - 1u,    \
       gtap_sim__sizes_##name + 1,                                                             \
       {(rx), (ry), (rz)},                                                                     \
-      gtap_sim__body_##name};                                                                 \
+      name};                                                                                  \
   static const gtap_sim_kernel_desc* const gtap_sim__entry_##name GTAP_SIM__SECTION =         \
       &gtap_sim__desc_##name;                                                                 \
-  static void gtap_sim__body_##name(const gtap_sim_item* item)
+  static void name(const gtap_sim_item* item)
 
 #define GTAP_SIM_KERNEL(name, ...) \
   GTAP_SIM__DEFINE_KERNEL(name, GTAP_SIM_PER_WORK_ITEM, 0u, 0u, 0u, __VA_ARGS__)

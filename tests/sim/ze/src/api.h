@@ -8,6 +8,7 @@
 #pragma once
 
 #include <ze_api.h>
+#include <zet_api.h>
 
 #include "sim_ze_functions.h"
 
@@ -28,6 +29,11 @@ GTAP_SIM_ZE_FUNCTIONS(GTAP_SIM_DECLARE)
 // zeInitDrivers may reach this driver.
 GTAP_SIM_ZE_OPTIONAL_FUNCTIONS(GTAP_SIM_DECLARE)
 #undef GTAP_SIM_DECLARE
+
+// A vendor function no header declares, reachable only through
+// zeDriverGetExtensionFunctionAddress (driver.cpp), as Intel's driver offers
+// it: the address of the kernel's first instruction.
+ze_result_t zexKernelGetBaseAddress(ze_kernel_handle_t hKernel, uint64_t* baseAddress);
 }  // namespace sim
 
 namespace sim {

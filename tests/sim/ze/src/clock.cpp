@@ -51,6 +51,10 @@ void start() {
 
 uint64_t ticksAt(uint64_t host_ns) {
   start();
+  return ticksAtStarted(host_ns);
+}
+
+uint64_t ticksAtStarted(uint64_t host_ns) {
   uint64_t delta = host_ns > g_state.base_ns ? host_ns - g_state.base_ns : 0;
   // 19.2e6 / 1e9 == 12 / 625; the product stays exact for ~48 years of delta.
   return g_state.offset + delta * 12 / 625;

@@ -33,6 +33,9 @@ uint64_t hostNs();
 void start();
 // Device ticks at a given host time (full 64 bits).
 uint64_t ticksAt(uint64_t host_ns);
+// The same once start() has run (zeInit); async-signal-safe, for the
+// sampling signal handler.
+uint64_t ticksAtStarted(uint64_t host_ns);
 inline uint64_t nowTicks() { return ticksAt(hostNs()); }
 inline uint64_t kernelTicks(uint64_t ticks) {
   return kKernelValidBits >= 64 ? ticks : ticks & ((uint64_t{1} << kKernelValidBits) - 1);

@@ -27,6 +27,9 @@ enum class Kind : uint32_t {
   Module,
   Kernel,
   BuildLog,
+  MetricGroup,
+  Metric,
+  MetricStreamer,
 };
 
 // Handles are looked up without a lock (registry.cpp): a lookup turns the

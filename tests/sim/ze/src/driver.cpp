@@ -1,6 +1,7 @@
 // zeInit and the driver-level queries.
 #include "api.h"
 #include "clock.h"
+#include "metrics.h"
 #include "objects.h"
 
 #include <cstring>
@@ -41,7 +42,8 @@ const NamedFunction kFunctions[] = {GTAP_SIM_ZE_FUNCTIONS(GTAP_SIM_NAMED)};
 // Vendor extension functions, reachable only by name through
 // zeDriverGetExtensionFunctionAddress (no header declares them), as Intel's
 // driver offers its zex* functions: host memory the program imports for
-// faster copies, and the base of an imported range.
+// faster copies, the base of an imported range, and a kernel's code address
+// (zexKernelGetBaseAddress, kernel.cpp).
 struct Imported {
   uintptr_t base;
   size_t size;
@@ -88,6 +90,7 @@ const NamedFunction kVendorFunctions[] = {
     {"zexDriverReleaseImportedPointer", reinterpret_cast<void*>(GTAP_SIM_ENTRY(zexDriverReleaseImportedPointer))},
     {"zexDriverGetHostPointerBaseAddress",
      reinterpret_cast<void*>(GTAP_SIM_ENTRY(zexDriverGetHostPointerBaseAddress))},
+    {"zexKernelGetBaseAddress", reinterpret_cast<void*>(GTAP_SIM_ENTRY(zexKernelGetBaseAddress))},
 };
 
 // Fixed identities, so captures of the simulated device are reproducible.
@@ -103,6 +106,7 @@ void createDriverAndDevice() {
     auto device = std::make_shared<Device>();
     registerObject(driver);
     registerObject(device);
+    createMetricGroups(*device);
     g_driver = driver.get();
     g_device = device.get();
   });

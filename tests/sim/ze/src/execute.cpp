@@ -3,6 +3,7 @@
 // move bytes, and timestamp events get the device ticks of the work.
 #include "clock.h"
 #include "commands.h"
+#include "sampling.h"
 
 #include <cstddef>
 #include <cstring>
@@ -12,6 +13,8 @@ namespace sim {
 namespace {
 
 void runLaunch(const LaunchState& launch, const ze_group_count_t& groups) {
+  // Sampled while a metric streamer is open on the device.
+  sampling::LaunchScope sampled(*launch.module);
   const gtap_sim_kernel_desc* d = launch.desc;
   const uint32_t n = d->num_args;
   // Fresh copies per run: a body that scribbles on its argument copy must not

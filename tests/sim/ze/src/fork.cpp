@@ -3,6 +3,7 @@
 // the child replaces them with fresh ones (some cannot be released by another
 // thread id) and forgets the parent's objects.
 #include "common.h"
+#include "sampling.h"
 #include "sync.h"
 
 #include <pthread.h>
@@ -29,6 +30,7 @@ void child() {
   memoryForkChild();
   sync::replaceAfterFork();
   registryForkChild();
+  sampling::forkChild();
 }
 
 std::once_flag g_installOnce;

@@ -229,6 +229,15 @@ ze_result_t zeKernelSetGlobalOffsetExp(ze_kernel_handle_t hKernel, uint32_t offs
   return ZE_RESULT_SUCCESS;
 }
 
+// The kernel's body function: the code runs in the host address space the
+// device shares, so its address is the device address of the first instruction.
+ze_result_t zexKernelGetBaseAddress(ze_kernel_handle_t hKernel, uint64_t* baseAddress) {
+  SIM_LOOKUP(kernel, Kernel, hKernel);
+  SIM_NOT_NULL(baseAddress);
+  *baseAddress = reinterpret_cast<uintptr_t>(kernel->desc->fn);
+  return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t zeKernelSchedulingHintExp(ze_kernel_handle_t hKernel, ze_scheduling_hint_exp_desc_t* pHint) {
   SIM_LOOKUP(kernel, Kernel, hKernel);
   SIM_NOT_NULL(pHint);

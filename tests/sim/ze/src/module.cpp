@@ -65,6 +65,43 @@ bool checkElf(const uint8_t* p, size_t n, std::string& why) {
   return true;
 }
 
+// The executable segments of the loaded copy, found through the dynamic
+// loader's list of objects (the entry whose load bias and name are the
+// module's own). Collected into a fixed array: nothing that could throw runs
+// inside the C library's callback.
+struct CodeSearch {
+  const link_map* own = nullptr;
+  static constexpr size_t kMaxRanges = 16;
+  Module::CodeRange ranges[kMaxRanges] = {};
+  size_t count = 0;
+};
+
+int collectCode(dl_phdr_info* info, size_t, void* data) {
+  auto* search = static_cast<CodeSearch*>(data);
+  const link_map* own = search->own;
+  if (info->dlpi_addr != own->l_addr || info->dlpi_name == nullptr || own->l_name == nullptr ||
+      std::strcmp(info->dlpi_name, own->l_name) != 0) {
+    return 0;
+  }
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum && search->count < CodeSearch::kMaxRanges; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || ph.p_memsz == 0) continue;
+    uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+    search->ranges[search->count++] = {begin, begin + ph.p_memsz};
+  }
+  return 1;
+}
+
+void findCode(Module& m) {
+  link_map* own = nullptr;
+  if (dlinfo(m.library, RTLD_DI_LINKMAP, &own) != 0 || own == nullptr) return;
+  m.loadBias = own->l_addr;
+  CodeSearch search;
+  search.own = own;
+  dl_iterate_phdr(collectCode, &search);
+  m.code.assign(search.ranges, search.ranges + search.count);
+}
+
 // Loads the bytes as a shared object and collects its kernel descriptors.
 bool load(Module& m, BuildError& err) {
   if (!checkElf(m.binary.data(), m.binary.size(), err.log)) {
@@ -121,6 +158,7 @@ bool load(Module& m, BuildError& err) {
     m.kernels.push_back(d);
     m.kernelNames.push_back(d->name);
   }
+  findCode(m);
   uint64_t h1 = fnv1a(m.binary.data(), m.binary.size(), 0);
   uint64_t h2 = fnv1a(m.binary.data(), m.binary.size(), 0x9e3779b97f4a7c15ull);
   std::memcpy(m.uuid.data(), &h1, 8);
@@ -221,6 +259,25 @@ ze_result_t zeModuleGetNativeBinary(ze_module_handle_t hModule, size_t* pSize, u
   }
   SIM_CHECK(*pSize >= module->binary.size(), ZE_RESULT_ERROR_INVALID_SIZE);
   std::memcpy(pModuleNativeBinary, module->binary.data(), module->binary.size());
+  *pSize = module->binary.size();
+  return ZE_RESULT_SUCCESS;
+}
+
+// The module's bytes as the program gave them: a host shared object, whose
+// symbol table and DWARF (when built with -g) describe the kernels' code.
+ze_result_t zetModuleGetDebugInfo(zet_module_handle_t hModule, zet_module_debug_info_format_t format, size_t* pSize,
+                                  uint8_t* pDebugInfo) {
+  SIM_LOOKUP(module, Module, hModule);
+  // ELF/DWARF is the only format the specification names; anything past it
+  // is out of the enumeration.
+  SIM_CHECK(format <= ZET_MODULE_DEBUG_INFO_FORMAT_ELF_DWARF, ZE_RESULT_ERROR_INVALID_ENUMERATION);
+  SIM_NOT_NULL(pSize);
+  if (pDebugInfo == nullptr) {
+    *pSize = module->binary.size();
+    return ZE_RESULT_SUCCESS;
+  }
+  SIM_CHECK(*pSize >= module->binary.size(), ZE_RESULT_ERROR_INVALID_SIZE);
+  std::memcpy(pDebugInfo, module->binary.data(), module->binary.size());
   *pSize = module->binary.size();
   return ZE_RESULT_SUCCESS;
 }

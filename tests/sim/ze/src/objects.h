@@ -20,6 +20,8 @@ namespace sim {
 class Engine;
 struct Command;
 using CommandStream = std::vector<Command>;
+struct MetricGroup;
+struct MetricStreamer;
 
 struct Driver : Object {
   static constexpr Kind kKind = Kind::Driver;
@@ -29,6 +31,15 @@ struct Driver : Object {
 struct Device : Object {
   static constexpr Kind kKind = Kind::Device;
   Device() : Object(kKind) {}
+  // Instruction sampling (metrics.cpp, sampling.cpp). The device's one metric
+  // group, made with the device and never destroyed.
+  MetricGroup* metricGroup = nullptr;
+  // The open streamer, guarded by sync::mutex(); and, for the signal handler
+  // and for launches starting, its address and period (published after it is
+  // complete, cleared before it is closed).
+  std::shared_ptr<MetricStreamer> streamer;
+  std::atomic<MetricStreamer*> sampling{nullptr};
+  std::atomic<uint32_t> samplingPeriodNs{0};
 };
 
 // The single driver and device, created by zeInit and never destroyed.
@@ -53,6 +64,9 @@ inline bool groupCanCompute(uint32_t ordinal) {
 struct Context : Object {
   static constexpr Kind kKind = Kind::Context;
   Context() : Object(kKind) {}
+  // zetContextActivateMetricGroups: the groups active on this context, of
+  // every device. Guarded by sync::mutex().
+  std::vector<const MetricGroup*> activeMetricGroups;
 };
 
 struct EventPool : Object {
@@ -115,6 +129,15 @@ struct Module : Object {
   // /proc/self/fd/N path would name the next module's file too.
   int fd = -1;
   std::vector<uint8_t> binary;           // the bytes the program gave
+  // Where the loaded copy's code is: its executable PT_LOAD segments,
+  // [begin, end) in the process, and the load bias (runtime address minus
+  // ELF virtual address). Fixed at load; read by the sampling signal handler.
+  struct CodeRange {
+    uintptr_t begin;
+    uintptr_t end;
+  };
+  std::vector<CodeRange> code;
+  uintptr_t loadBias = 0;
   std::vector<const gtap_sim_kernel_desc*> kernels;
   std::vector<const char*> kernelNames;  // same order, for zeModuleGetKernelNames
   std::array<uint8_t, ZE_MAX_MODULE_UUID_SIZE> uuid{};

@@ -123,7 +123,9 @@ void registryForkChild() {
   // destroying a queue would join a thread that does not exist.
   static auto* graveyard = new std::vector<std::shared_ptr<Object>>;
   for (auto& [handle, obj] : old->objects) {
-    if (obj->kind == Kind::Driver || obj->kind == Kind::Device) {
+    // The device's metric groups and metrics are part of the device.
+    if (obj->kind == Kind::Driver || obj->kind == Kind::Device || obj->kind == Kind::MetricGroup ||
+        obj->kind == Kind::Metric) {
       fresh->objects.emplace(handle, obj);
       fresh->put(handle, obj.get());
     } else {
