@@ -62,20 +62,15 @@ void writeObjects(ChunkSink& sink, const Outbox& out) {
     o.setName(r.name);
     o.setCreatedNs(sink.toHostNs(r.ticks));
     o.setThread(r.thread);
-    if (!r.binary.empty()) {
-      format::Hash128 h = sink.writeBlob(r.binary.data(), r.binary.size());
-      auto b = o.initBinary();
+    // Bytes stored once per file, referred to by hash.
+    auto blobRef = [&sink](const std::vector<uint8_t>& bytes, schema::BlobRef::Builder b) {
+      format::Hash128 h = sink.writeBlob(bytes.data(), bytes.size());
       b.setHashLow(h.low);
       b.setHashHigh(h.high);
-      b.setSize(r.binary.size());
-    }
-    if (!r.debugInfo.empty()) {
-      format::Hash128 h = sink.writeBlob(r.debugInfo.data(), r.debugInfo.size());
-      auto b = o.initDebugInfo();
-      b.setHashLow(h.low);
-      b.setHashHigh(h.high);
-      b.setSize(r.debugInfo.size());
-    }
+      b.setSize(bytes.size());
+    };
+    if (!r.binary.empty()) blobRef(r.binary, o.initBinary());
+    if (!r.debugInfo.empty()) blobRef(r.debugInfo, o.initDebugInfo());
     o.setCodeAddress(r.codeAddress);
     o.setBinaryFormat(r.binaryFormat);
     o.setBuildFlags(r.buildFlags);
