@@ -17,7 +17,7 @@ root=${GTAP_DEBIAN13_ROOT:-$src/build-debian13/root}
 mirror=${GTAP_DEBIAN13_MIRROR:-http://deb.debian.org/debian}
 # The Level Zero and HSA capture tests (integration_tests, with the device
 # filters), the simulated runtimes' own tests, and every workload test.
-default_tests='^(SimZe|SimHsa|sim_hsa|Routes/RouteTest|Layers/LoaderLayerTest|ZeCapture|ZeProfile|ZeReplay|HsaCapture|HsaToolTable|DeviceFilter|Workloads/ProfiledWorkload|workload\.)'
+default_tests='^(SimZe|SimHsa|sim_hsa|Routes/RouteTest|Layers/LoaderLayerTest|ZeCapture|ZeProfile|ZeReplay|HsaCapture|HsaToolTable|DeviceFilter|Samples|Workloads/ProfiledWorkload|workload\.)'
 tests=${1:-$default_tests}
 
 if [ "$(id -u)" != 0 ]; then
