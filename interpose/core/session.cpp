@@ -168,6 +168,10 @@ Session* startSession() {
     return nullptr;
   }
   s->forkedFrom = g_parentSessionPid;
+  s->startHostNs = monotonicNs();
+  timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  s->startRealtimeNs = static_cast<int64_t>(rt.tv_sec) * 1000000000 + rt.tv_nsec;
   s->wakeFd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (s->wakeFd < 0) {
     logLine("cannot start capture to %s; continuing without capture", path.c_str());

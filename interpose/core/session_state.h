@@ -30,6 +30,11 @@ struct Session {
   Config cfg;
   int pid = 0;
   int forkedFrom = 0;
+  // When the session began, taken on the program's thread that began it
+  // (the writer may first run after the program's first calls): the run's
+  // time zero in the file.
+  int64_t startHostNs = 0;
+  int64_t startRealtimeNs = 0;
   std::unique_ptr<format::CaptureWriter> file;
   BlockPool pool;
   std::mutex registryMutex;

@@ -105,10 +105,8 @@ void Session::writeFileInfo() {
   RankInfo rank = detectRank();
   info.setRank(rank.rank);
   info.setWorldSize(rank.worldSize);
-  timespec rt;
-  clock_gettime(CLOCK_REALTIME, &rt);
-  info.setStartRealtimeNs(static_cast<int64_t>(rt.tv_sec) * 1000000000 + rt.tv_nsec);
-  info.setStartHostNs(monotonicNs());
+  info.setStartRealtimeNs(startRealtimeNs);
+  info.setStartHostNs(startHostNs);
   info.setMode(cfg.modeText);
   auto kv = info.initConfig(static_cast<unsigned>(cfg.raw.size()));
   for (size_t i = 0; i < cfg.raw.size(); ++i) {
