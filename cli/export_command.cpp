@@ -39,8 +39,9 @@ bool writeToStdout(const ExportOptions& o, const readers::Timeline& timeline) {
 
 // JSON Lines (the only record export a pipe takes).
 bool writeRecordsToStdout(const std::vector<const readers::Capture*>& captures, std::vector<std::string>& notes,
-                          const readers::FrameResolver& resolve) {
-  return writeStdout("export", [&](std::ostream& out) { readers::writeJsonLines(captures, out, notes, resolve); });
+                          const readers::FrameResolver& resolve, const readers::InstructionResolver& instructions) {
+  return writeStdout("export",
+                     [&](std::ostream& out) { readers::writeJsonLines(captures, out, notes, resolve, instructions); });
 }
 
 int exportTimeline(const ExportOptions& o) {
@@ -70,10 +71,15 @@ int exportTimeline(const ExportOptions& o) {
     // Stacks are written with their frames named.
     readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
     readers::FrameResolver resolve = resolverFor(symbolizer);
-    status = toStdout ? (writeRecordsToStdout(captures, notes, resolve) ? kExitSuccess : kExitError)
+    status = toStdout ? (writeRecordsToStdout(captures, notes, resolve, instructionResolverFor(symbolizer))
+                             ? kExitSuccess
+                             : kExitError)
                       : writeOutput("export", *out, [&](readers::OutputFile& file) {
-                          if (o.format == "sqlite") readers::writeSqlite(captures, file, notes, resolve);
-                          else readers::writeJsonLines(captures, file.stream(), notes, resolve);
+                          if (o.format == "sqlite")
+                            readers::writeSqlite(captures, file, notes, resolve, instructionResolverFor(symbolizer));
+                          else
+                            readers::writeJsonLines(captures, file.stream(), notes, resolve,
+                                                    instructionResolverFor(symbolizer));
                         });
     for (const auto& n : notes) std::cerr << "gtap export: " << n << "\n";
   } else {

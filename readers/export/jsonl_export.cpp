@@ -1,5 +1,6 @@
 // JSON Lines: one object a line for every API call and device operation
 // (docs/export.md).
+#include <algorithm>
 #include <charconv>
 #include <ostream>
 #include <span>
@@ -166,6 +167,50 @@ void writeCapture(const Capture& c, const DeviceWork& work, const OpBatches& bat
   }
 }
 
+// Mode samples: a line per sampled instruction of each kernel's code, its
+// counts by reason, named by `instructions` (kernel+0xoffset without it).
+void writeInstructions(const Capture& c, const DeviceWork& work, const InstructionResolver& instructions,
+                       Lines& out, std::vector<std::string>& notes) {
+  InstructionSamples samples = loadInstructionSamples(c, work);
+  notes.insert(notes.end(), samples.notes.begin(), samples.notes.end());
+  const std::string process = jsonEscape(c.label());
+  const uint32_t pid = c.process().pid;
+  for (const SampledCode& code : samples.codes) {
+    if (code.samples == 0) continue;
+    const Object* module = nullptr;
+    if (auto m = work.objects.find(code.module); m != work.objects.end()) module = &m->second;
+    for (const auto& [offset, counts] : code.offsets) {
+      std::vector<ResolvedFrame> frames;
+      if (instructions && module) {
+        std::string problem;
+        frames = instructions(c, *module, code.kernel, offset, problem);
+        if (!problem.empty() && std::find(notes.begin(), notes.end(), problem) == notes.end()) notes.push_back(problem);
+      }
+      out << "{\"type\":\"instruction\",\"process\":\"" << process << "\",\"pid\":" << pid << ",\"device\":" << code.device
+          << ",\"kernel\":\"";
+      out.json(code.kernel) << "\",\"module\":" << code.module << ",\"address\":" << code.address
+                            << ",\"offset\":" << offset << ",\"instruction\":\"";
+      out.json(instructionText(frames, code.kernel, offset)) << "\"";
+      if (!frames.empty() && !frames.front().file.empty()) {
+        out << ",\"file\":\"";
+        out.json(frames.front().file) << "\",\"line\":" << frames.front().line;
+      }
+      uint64_t total = 0;
+      out << ",\"counts\":{";
+      bool first = true;
+      for (size_t k = 0; k < counts.size() && k < samples.reasons.size(); ++k) {
+        total += counts[k];
+        if (!counts[k]) continue;
+        out << (first ? "\"" : ",\"");
+        out.json(samples.reasons[k]) << "\":" << counts[k];
+        first = false;
+      }
+      out << "},\"samples\":" << total << "}";
+      out.endLine();
+    }
+  }
+}
+
 }  // namespace
 
 void writeJsonLines(const std::vector<LoadedCapture>& loaded, std::ostream& stream, const FrameResolver& resolve) {
@@ -177,12 +222,13 @@ void writeJsonLines(const std::vector<LoadedCapture>& loaded, std::ostream& stre
 }
 
 void writeJsonLines(std::span<const Capture* const> captures, std::ostream& stream, std::vector<std::string>& notes,
-                    const FrameResolver& resolve) {
+                    const FrameResolver& resolve, const InstructionResolver& instructions) {
   Lines out(stream);
   StackFrames stacks(resolve);
   for (const Capture* c : captures) {
     DeviceWork work;  // one capture's at a time
     writeCapture(*c, work, [&](const auto& visit) { visitDeviceWork(*c, work, true, visit); }, stacks, out);
+    writeInstructions(*c, work, instructions, out, notes);
     notes.insert(notes.end(), work.notes.begin(), work.notes.end());
     auto problems = stacks.takeProblems();
     notes.insert(notes.end(), problems.begin(), problems.end());

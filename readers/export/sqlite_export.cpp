@@ -2,6 +2,7 @@
 // tables (docs/export.md has the schema).
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -39,6 +40,9 @@ CREATE TABLE frames(id INTEGER PRIMARY KEY, name TEXT, function TEXT, module TEX
                     file TEXT, line INTEGER, inlined INTEGER);
 CREATE TABLE stack_frames(process_id INTEGER REFERENCES processes, stack INTEGER, depth INTEGER,
                           frame_id INTEGER REFERENCES frames);
+CREATE TABLE instruction_samples(process_id INTEGER REFERENCES processes, device INTEGER, kernel TEXT,
+                                 module INTEGER, address INTEGER, offset INTEGER, instruction TEXT, file TEXT,
+                                 line INTEGER, reason TEXT, count INTEGER);
 CREATE VIEW api_summary AS
   SELECT s.string AS function, COUNT(*) AS count, SUM(a.end_ns - a.begin_ns) AS total_ns
   FROM api_calls a JOIN strings s ON s.id = a.function_id GROUP BY a.function_id;
@@ -169,7 +173,8 @@ class StringTable {
 // operations point to must live until the end (the string table keys on
 // where they are stored).
 template <class ForEachCapture>
-void writeDatabase(ForEachCapture&& each, OutputFile& out, StackFrames& stacks) {
+void writeDatabase(ForEachCapture&& each, OutputFile& out, StackFrames& stacks,
+                   const InstructionResolver& instructions = {}, std::vector<std::string>* notes = nullptr) {
   SqliteDatabase db(out.temporaryPath());
   out.checkOpenedElsewhere();
   db.exec("PRAGMA journal_mode=OFF");
@@ -190,6 +195,9 @@ void writeDatabase(ForEachCapture&& each, OutputFile& out, StackFrames& stacks) 
   auto* frame = db.prepare(
       "INSERT INTO frames(id, name, function, module, offset, file, line, inlined) VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
   auto* stackFrame = db.prepare("INSERT INTO stack_frames(process_id, stack, depth, frame_id) VALUES(?, ?, ?, ?)");
+  auto* sample = db.prepare(
+      "INSERT INTO instruction_samples(process_id, device, kernel, module, address, offset, instruction, file, line, "
+      "reason, count) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   size_t framesWritten = 0;
   int64_t processId = 0;
   int64_t opIds = 0;  // device_ops ids before this capture's
@@ -292,6 +300,44 @@ void writeDatabase(ForEachCapture&& each, OutputFile& out, StackFrames& stacks) 
         db.step(stackFrame);
       }
     }
+    // Mode samples: a row per sampled instruction and reason counted.
+    InstructionSamples samples = loadInstructionSamples(c, work);
+    if (notes) notes->insert(notes->end(), samples.notes.begin(), samples.notes.end());
+    for (const SampledCode& code : samples.codes) {
+      if (code.samples == 0) continue;
+      const Object* module = nullptr;
+      if (auto m = work.objects.find(code.module); m != work.objects.end()) module = &m->second;
+      for (const auto& [offset, counts] : code.offsets) {
+        std::vector<ResolvedFrame> named;
+        if (instructions && module) {
+          std::string problem;
+          named = instructions(c, *module, code.kernel, offset, problem);
+          if (notes && !problem.empty() && std::find(notes->begin(), notes->end(), problem) == notes->end())
+            notes->push_back(problem);
+        }
+        const std::string text = instructionText(named, code.kernel, offset);
+        for (size_t k = 0; k < counts.size() && k < samples.reasons.size(); ++k) {
+          if (!counts[k]) continue;
+          db.bind(sample, 1, processId);
+          db.bind(sample, 2, static_cast<int64_t>(code.device));
+          db.bind(sample, 3, std::string_view(code.kernel));
+          db.bind(sample, 4, static_cast<int64_t>(code.module));
+          db.bind(sample, 5, static_cast<int64_t>(code.address));
+          db.bind(sample, 6, static_cast<int64_t>(offset));
+          db.bind(sample, 7, std::string_view(text));
+          if (!named.empty() && !named.front().file.empty()) {
+            db.bind(sample, 8, std::string_view(named.front().file));
+            db.bind(sample, 9, static_cast<int64_t>(named.front().line));
+          } else {
+            db.bindNull(sample, 8);
+            db.bindNull(sample, 9);
+          }
+          db.bind(sample, 10, std::string_view(samples.reasons[k]));
+          db.bind(sample, 11, static_cast<int64_t>(counts[k]));
+          db.step(sample);
+        }
+      }
+    }
   });
   db.exec("COMMIT");
   db.close();
@@ -313,7 +359,7 @@ void writeSqlite(const std::vector<LoadedCapture>& loaded, OutputFile& out, cons
 }
 
 void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std::vector<std::string>& notes,
-                 const FrameResolver& resolve) {
+                 const FrameResolver& resolve, const InstructionResolver& instructions) {
   StackFrames stacks(resolve);
   // Each capture's work (its names) lives to the end; its operations do not.
   std::vector<std::unique_ptr<DeviceWork>> works;
@@ -327,7 +373,7 @@ void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std:
           notes.insert(notes.end(), problems.begin(), problems.end());
         }
       },
-      out, stacks);
+      out, stacks, instructions, &notes);
 }
 
 }  // namespace gtap::readers

@@ -15,6 +15,7 @@
 #include "gtap/readers/capture.h"
 #include "gtap/readers/device_work.h"
 #include "process.h"
+#include "sqlite_query.h"
 
 namespace gtap::test {
 namespace {
@@ -117,6 +118,46 @@ TEST_F(Samples, TheHotLineHoldsMostSamples) {
                           " samples over 4 launches"),
             std::string::npos)
       << text.out;
+}
+
+// The record exports carry the same samples: a JSON Lines row per sampled
+// instruction, an SQLite row per instruction and reason.
+TEST_F(Samples, RecordExportsCarryTheSamples) {
+  const int line = hotLine();
+  auto k = gtap({"kernels", "--instructions", "hot_loop", "--format", "jsonl", sampled()});
+  ASSERT_EQ(k.exitCode, 0) << k.err;
+  uint64_t samples = 0;
+  std::istringstream rows(k.out);
+  for (std::string l; std::getline(rows, l);)
+    if (!l.empty()) samples += nlohmann::json::parse(l).at("samples").get<uint64_t>();
+  ASSERT_GT(samples, 0u);
+
+  auto j = gtap({"export", "--format", "jsonl", "-o", "-", sampled()});
+  ASSERT_EQ(j.exitCode, 0) << j.err;
+  uint64_t exported = 0, onLine = 0;
+  std::istringstream in(j.out);
+  for (std::string l; std::getline(in, l);) {
+    auto row = nlohmann::json::parse(l);
+    if (row.at("type") != "instruction") continue;
+    EXPECT_EQ(row.at("kernel"), "hot_loop");
+    uint64_t n = row.at("samples").get<uint64_t>();
+    EXPECT_EQ(n, row.at("counts").at("Active").get<uint64_t>()) << l;
+    exported += n;
+    if (row.contains("line") && row.at("line") == line) onLine += n;
+  }
+  EXPECT_EQ(exported, samples);
+  EXPECT_GE(double(onLine), 0.8 * double(samples));
+
+  std::string db = *dir_ + "/hot.sqlite";
+  auto q = gtap({"export", "--format", "sqlite", "-o", db, sampled()});
+  ASSERT_EQ(q.exitCode, 0) << q.err;
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  EXPECT_EQ(queryInt(handle, "SELECT SUM(count) FROM instruction_samples WHERE kernel = 'hot_loop' AND reason = 'Active'"),
+            static_cast<int64_t>(samples));
+  EXPECT_GE(double(queryInt(handle, "SELECT SUM(count) FROM instruction_samples WHERE line = " + std::to_string(line))),
+            0.8 * double(samples));
+  sqlite3_close(handle);
 }
 
 TEST_F(Samples, FlameSplitsEachLaunchOverItsSampledLines) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gtap/readers/instruction_samples.h"
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/output_file.h"
 #include "gtap/readers/stack_frames.h"
@@ -25,9 +26,11 @@ using OpBatches = std::function<void(const std::function<void(std::span<const De
 // turn, its frames named by `resolve` (module+0xoffset without one).
 void writeJsonLines(const std::vector<LoadedCapture>& captures, std::ostream& out, const FrameResolver& resolve = {});
 // The same, reading each capture's device operations a batch at a time
-// (visitDeviceWork); what reading found wrong is added to `notes`.
+// (visitDeviceWork); what reading found wrong is added to `notes`. Mode
+// samples adds a line per sampled kernel instruction (`"type":"instruction"`),
+// named by `instructions`.
 void writeJsonLines(std::span<const Capture* const> captures, std::ostream& out, std::vector<std::string>& notes,
-                    const FrameResolver& resolve = {});
+                    const FrameResolver& resolve = {}, const InstructionResolver& instructions = {});
 
 // What SQLite refused, in its own words.
 struct SqliteError : std::runtime_error {
@@ -38,9 +41,9 @@ struct SqliteError : std::runtime_error {
 // it), in one transaction. Throws SqliteError when SQLite fails.
 void writeSqlite(const std::vector<LoadedCapture>& captures, OutputFile& out, const FrameResolver& resolve = {});
 // The same, reading each capture's device operations a batch at a time, as
-// writeJsonLines does.
+// writeJsonLines does (sampled instructions in `instruction_samples`).
 void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std::vector<std::string>& notes,
-                 const FrameResolver& resolve = {});
+                 const FrameResolver& resolve = {}, const InstructionResolver& instructions = {});
 
 // "device", "hal" or "host": the level an operation was recorded at.
 const char* operationLevel(const DeviceOp& op);
