@@ -97,7 +97,13 @@ int kernels(const KernelsOptions& o) {
     std::cerr << "gtap kernels: --by must be name, module, queue or shape\n";
     return 2;
   }
-  if (!o.instructions.empty()) return instructions(o, format);
+  if (!o.instructions.empty()) {
+    if (o.by != "name" || o.perProcess) {
+      std::cerr << "gtap kernels: --instructions lists one row per kernel and line; it takes no --by or --per-process\n";
+      return 2;
+    }
+    return instructions(o, format);
+  }
   auto opened = openCaptures(o.files, "kernels");
   if (opened.captures.empty()) return 1;
   reportNotes(opened, "kernels");

@@ -238,6 +238,16 @@ TEST_F(Samples, WithoutSamplesTheKernelIsTheLeafSaidOnce) {
   EXPECT_NE(r.out.find("[kernel] "), std::string::npos) << r.out;
 }
 
+TEST_F(Samples, InstructionsTakeNoGrouping) {
+  for (std::vector<std::string> extra : {std::vector<std::string>{"--by=shape"}, {"--per-process"}}) {
+    std::vector<std::string> args = {"kernels", "--instructions", "hot_loop", sampled()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = gtap(args);
+    EXPECT_EQ(r.exitCode, 2) << extra[0];
+    EXPECT_NE(r.err.find("takes no --by or --per-process"), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(Samples, BadPeriodsAreRefused) {
   for (const char* period : {"0", "1000001", "x"}) {
     auto r = runProcess({gtapBinary(), "run", "--sim", "-q", "-m", "samples", "--sample-period-us", period, "--",
