@@ -175,40 +175,32 @@ void writeInstructions(const Capture& c, const DeviceWork& work, const Instructi
   notes.insert(notes.end(), samples.notes.begin(), samples.notes.end());
   const std::string process = jsonEscape(c.label());
   const uint32_t pid = c.process().pid;
-  for (const SampledCode& code : samples.codes) {
-    if (code.samples == 0) continue;
-    const Object* module = nullptr;
-    if (auto m = work.objects.find(code.module); m != work.objects.end()) module = &m->second;
-    for (const auto& [offset, counts] : code.offsets) {
-      std::vector<ResolvedFrame> frames;
-      if (instructions && module) {
-        std::string problem;
-        frames = instructions(c, *module, code.kernel, offset, problem);
-        if (!problem.empty() && std::find(notes.begin(), notes.end(), problem) == notes.end()) notes.push_back(problem);
-      }
-      out << "{\"type\":\"instruction\",\"process\":\"" << process << "\",\"pid\":" << pid << ",\"device\":" << code.device
-          << ",\"kernel\":\"";
-      out.json(code.kernel) << "\",\"module\":" << code.module << ",\"address\":" << code.address
-                            << ",\"offset\":" << offset << ",\"instruction\":\"";
-      out.json(instructionText(frames, code.kernel, offset)) << "\"";
-      if (!frames.empty() && !frames.front().file.empty()) {
-        out << ",\"file\":\"";
-        out.json(frames.front().file) << "\",\"line\":" << frames.front().line;
-      }
-      uint64_t total = 0;
-      out << ",\"counts\":{";
-      bool first = true;
-      for (size_t k = 0; k < counts.size() && k < samples.reasons.size(); ++k) {
-        total += counts[k];
-        if (!counts[k]) continue;
-        out << (first ? "\"" : ",\"");
-        out.json(samples.reasons[k]) << "\":" << counts[k];
-        first = false;
-      }
-      out << "},\"samples\":" << total << "}";
-      out.endLine();
-    }
-  }
+  forEachSampledInstruction(
+      c, work, samples, instructions, notes,
+      [&](const SampledCode& code, uint64_t offset, const std::vector<uint64_t>& counts,
+          const std::vector<ResolvedFrame>& frames) {
+        out << "{\"type\":\"instruction\",\"process\":\"" << process << "\",\"pid\":" << pid
+            << ",\"device\":" << code.device << ",\"kernel\":\"";
+        out.json(code.kernel) << "\",\"module\":" << code.module << ",\"address\":" << code.address
+                              << ",\"offset\":" << offset << ",\"instruction\":\"";
+        out.json(instructionText(frames, code.kernel, offset)) << "\"";
+        if (!frames.empty() && !frames.front().file.empty()) {
+          out << ",\"file\":\"";
+          out.json(frames.front().file) << "\",\"line\":" << frames.front().line;
+        }
+        uint64_t total = 0;
+        out << ",\"counts\":{";
+        bool first = true;
+        for (size_t k = 0; k < counts.size() && k < samples.reasons.size(); ++k) {
+          total += counts[k];
+          if (!counts[k]) continue;
+          out << (first ? "\"" : ",\"");
+          out.json(samples.reasons[k]) << "\":" << counts[k];
+          first = false;
+        }
+        out << "},\"samples\":" << total << "}";
+        out.endLine();
+      });
 }
 
 }  // namespace

@@ -303,41 +303,33 @@ void writeDatabase(ForEachCapture&& each, OutputFile& out, StackFrames& stacks,
     // Mode samples: a row per sampled instruction and reason counted.
     InstructionSamples samples = loadInstructionSamples(c, work);
     if (notes) notes->insert(notes->end(), samples.notes.begin(), samples.notes.end());
-    for (const SampledCode& code : samples.codes) {
-      if (code.samples == 0) continue;
-      const Object* module = nullptr;
-      if (auto m = work.objects.find(code.module); m != work.objects.end()) module = &m->second;
-      for (const auto& [offset, counts] : code.offsets) {
-        std::vector<ResolvedFrame> named;
-        if (instructions && module) {
-          std::string problem;
-          named = instructions(c, *module, code.kernel, offset, problem);
-          if (notes && !problem.empty() && std::find(notes->begin(), notes->end(), problem) == notes->end())
-            notes->push_back(problem);
-        }
-        const std::string text = instructionText(named, code.kernel, offset);
-        for (size_t k = 0; k < counts.size() && k < samples.reasons.size(); ++k) {
-          if (!counts[k]) continue;
-          db.bind(sample, 1, processId);
-          db.bind(sample, 2, static_cast<int64_t>(code.device));
-          db.bind(sample, 3, std::string_view(code.kernel));
-          db.bind(sample, 4, static_cast<int64_t>(code.module));
-          db.bind(sample, 5, static_cast<int64_t>(code.address));
-          db.bind(sample, 6, static_cast<int64_t>(offset));
-          db.bind(sample, 7, std::string_view(text));
-          if (!named.empty() && !named.front().file.empty()) {
-            db.bind(sample, 8, std::string_view(named.front().file));
-            db.bind(sample, 9, static_cast<int64_t>(named.front().line));
-          } else {
-            db.bindNull(sample, 8);
-            db.bindNull(sample, 9);
+    std::vector<std::string> problems;
+    forEachSampledInstruction(
+        c, work, samples, instructions, notes ? *notes : problems,
+        [&](const SampledCode& code, uint64_t offset, const std::vector<uint64_t>& counts,
+            const std::vector<ResolvedFrame>& named) {
+          const std::string text = instructionText(named, code.kernel, offset);
+          for (size_t k = 0; k < counts.size() && k < samples.reasons.size(); ++k) {
+            if (!counts[k]) continue;
+            db.bind(sample, 1, processId);
+            db.bind(sample, 2, static_cast<int64_t>(code.device));
+            db.bind(sample, 3, std::string_view(code.kernel));
+            db.bind(sample, 4, static_cast<int64_t>(code.module));
+            db.bind(sample, 5, static_cast<int64_t>(code.address));
+            db.bind(sample, 6, static_cast<int64_t>(offset));
+            db.bind(sample, 7, std::string_view(text));
+            if (!named.empty() && !named.front().file.empty()) {
+              db.bind(sample, 8, std::string_view(named.front().file));
+              db.bind(sample, 9, static_cast<int64_t>(named.front().line));
+            } else {
+              db.bindNull(sample, 8);
+              db.bindNull(sample, 9);
+            }
+            db.bind(sample, 10, std::string_view(samples.reasons[k]));
+            db.bind(sample, 11, static_cast<int64_t>(counts[k]));
+            db.step(sample);
           }
-          db.bind(sample, 10, std::string_view(samples.reasons[k]));
-          db.bind(sample, 11, static_cast<int64_t>(counts[k]));
-          db.step(sample);
-        }
-      }
-    }
+        });
   });
   db.exec("COMMIT");
   db.close();

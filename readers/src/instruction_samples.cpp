@@ -137,6 +137,27 @@ InstructionSamples loadInstructionSamples(const Capture& capture, const DeviceWo
   return out;
 }
 
+void forEachSampledInstruction(const Capture& capture, const DeviceWork& work, const InstructionSamples& samples,
+                               const InstructionResolver& resolve, std::vector<std::string>& notes,
+                               const SampledInstructionVisitor& visit) {
+  std::vector<ResolvedFrame> frames;
+  for (const SampledCode& code : samples.codes) {
+    if (code.samples == 0) continue;
+    const Object* module = nullptr;
+    if (auto m = work.objects.find(code.module); m != work.objects.end()) module = &m->second;
+    for (const auto& [offset, counts] : code.offsets) {
+      frames.clear();
+      if (resolve && module) {
+        std::string problem;
+        frames = resolve(capture, *module, code.kernel, offset, problem);
+        if (!problem.empty() && std::find(notes.begin(), notes.end(), problem) == notes.end())
+          notes.push_back(problem);
+      }
+      visit(code, offset, counts, frames);
+    }
+  }
+}
+
 std::string instructionText(const std::vector<ResolvedFrame>& frames, const std::string& kernel, uint64_t offset) {
   if (!frames.empty() && !frames.front().file.empty()) {
     const ResolvedFrame& f = frames.front();
@@ -195,38 +216,37 @@ InstructionReport instructionReport(std::span<const Capture* const> captures, co
       kernelNs[name] += t;
       report.deviceNs += t;
     }
-    for (const SampledCode& code : samples.codes) {
-      if (code.samples == 0 || fnmatch(kernelGlob.c_str(), code.kernel.c_str(), 0) != 0) continue;
-      const Object* module = nullptr;
-      if (auto m = work.objects.find(code.module); m != work.objects.end()) module = &m->second;
+    // Only the matching kernels' code is named (the rest counts as unsampled here).
+    for (SampledCode& code : samples.codes) {
+      if (fnmatch(kernelGlob.c_str(), code.kernel.c_str(), 0) != 0) code.samples = 0;
       kernelSamples[code.kernel] += code.samples;
       report.samples += code.samples;
-      for (const auto& [offset, counts] : code.offsets) {
-        std::vector<ResolvedFrame> frames;
-        if (resolve && module) {
-          std::string problem;
-          frames = resolve(*capture, *module, code.kernel, offset, problem);
-          note(problem);
-        }
-        InstructionRow& row = rows[{code.kernel, instructionText(frames, code.kernel, offset)}];
-        uint64_t n = 0;
-        for (uint64_t c : counts) n += c;
-        if (row.kernel.empty()) {
-          row.kernel = code.kernel;
-          row.text = instructionText(frames, code.kernel, offset);
-          if (!frames.empty() && !frames.front().file.empty())
-            row.location = frames.front().file + ":" + std::to_string(frames.front().line);
-        }
-        if (row.counts.size() < counts.size()) row.counts.resize(counts.size());
-        for (size_t k = 0; k < counts.size(); ++k) row.counts[k] += counts[k];
-        if (row.offsets == 0 || n > row.hottest) {  // the hottest offset names the row
-          row.offset = offset;
-          row.hottest = n;
-        }
-        ++row.offsets;
-        row.samples += n;
-      }
     }
+    std::vector<std::string> problems;
+    forEachSampledInstruction(
+        *capture, work, samples, resolve, problems,
+        [&](const SampledCode& code, uint64_t offset, const std::vector<uint64_t>& counts,
+            const std::vector<ResolvedFrame>& frames) {
+          const std::string text = instructionText(frames, code.kernel, offset);
+          InstructionRow& row = rows[{code.kernel, text}];
+          uint64_t n = 0;
+          for (uint64_t c : counts) n += c;
+          if (row.kernel.empty()) {
+            row.kernel = code.kernel;
+            row.text = text;
+            if (!frames.empty() && !frames.front().file.empty())
+              row.location = frames.front().file + ":" + std::to_string(frames.front().line);
+          }
+          if (row.counts.size() < counts.size()) row.counts.resize(counts.size());
+          for (size_t k = 0; k < counts.size(); ++k) row.counts[k] += counts[k];
+          if (row.offsets == 0 || n > row.hottest) {  // the hottest offset names the row
+            row.offset = offset;
+            row.hottest = n;
+          }
+          ++row.offsets;
+          row.samples += n;
+        });
+    for (const auto& p : problems) note(p);
   }
   for (auto& [key, row] : rows) {
     uint64_t all = kernelSamples[row.kernel];

@@ -65,6 +65,16 @@ using InstructionResolver =
     std::function<std::vector<ResolvedFrame>(const Capture& capture, const Object& module,
                                               const std::string& kernel, uint64_t offset, std::string& problem)>;
 
+// Calls `visit` with each sampled instruction of `samples` (codes with
+// samples, offsets in order) and its source frames, named by `resolve` (may
+// be empty); what naming found wrong is added to `notes`, each once.
+using SampledInstructionVisitor = std::function<void(const SampledCode& code, uint64_t offset,
+                                                     const std::vector<uint64_t>& counts,
+                                                     const std::vector<ResolvedFrame>& frames)>;
+void forEachSampledInstruction(const Capture& capture, const DeviceWork& work, const InstructionSamples& samples,
+                               const InstructionResolver& resolve, std::vector<std::string>& notes,
+                               const SampledInstructionVisitor& visit);
+
 // How an instruction reads in a flame graph or a table: "file.c:42" (the
 // innermost frame's file basename and line), with the function first when it
 // is not the kernel itself ("helper [inlined] file.c:12"); "kernel+0x1a" when
