@@ -58,4 +58,55 @@ size_t KernelInfo::hiddenArgCount() const {
 
 size_t KernelInfo::explicitArgCount() const { return args.size() - hiddenArgCount(); }
 
+namespace {
+
+KernargAddressKind addressKindOf(const KernelArg& arg) {
+  switch (arg.kind) {
+    case ArgValueKind::dynamicSharedPointer: return KernargAddressKind::groupSegment;
+    case ArgValueKind::hiddenPrintfBuffer:
+    case ArgValueKind::hiddenHostcallBuffer:
+    case ArgValueKind::hiddenDefaultQueue:
+    case ArgValueKind::hiddenCompletionAction:
+    case ArgValueKind::hiddenMultigridSyncArg:
+    case ArgValueKind::hiddenHeapV1:
+    case ArgValueKind::hiddenQueuePtr:
+    case ArgValueKind::hiddenPrivateBase:
+    case ArgValueKind::hiddenSharedBase:
+      return KernargAddressKind::runtimeOwned;
+    default:
+      break;
+  }
+  if (arg.hidden) return KernargAddressKind::runtimeOwned;
+  if (arg.addressSpace == "local" || arg.addressSpace == "region") return KernargAddressKind::groupSegment;
+  if (arg.addressSpace == "private") return KernargAddressKind::privateSegment;
+  return KernargAddressKind::programMemory;
+}
+
+}  // namespace
+
+std::vector<KernargAddress> kernargAddresses(const KernelInfo& kernel, const uint8_t* segment, size_t size,
+                                             std::vector<std::string>& problems) {
+  std::vector<KernargAddress> out;
+  for (size_t i = 0; i < kernel.args.size(); ++i) {
+    const KernelArg& arg = kernel.args[i];
+    if (!arg.isPointer) continue;
+    const std::string what = kernel.name + " argument " + std::to_string(i) +
+                             (arg.name.empty() ? std::string() : " (" + arg.name + ")");
+    if (arg.size != 4 && arg.size != 8) {
+      problems.push_back(what + ": an address of " + std::to_string(arg.size) + " bytes");
+      continue;
+    }
+    if (segment == nullptr || arg.offset > size || size - arg.offset < arg.size) {
+      problems.push_back(what + ": bytes " + std::to_string(arg.offset) + ".." +
+                         std::to_string(uint64_t(arg.offset) + arg.size) + " lie outside the " +
+                         std::to_string(size) + "-byte kernarg segment");
+      continue;
+    }
+    uint64_t value = 0;
+    for (uint32_t b = 0; b < arg.size; ++b) value |= uint64_t(segment[arg.offset + b]) << (8 * b);
+    out.push_back({i, arg.offset, arg.size, value, addressKindOf(arg)});
+  }
+  return out;
+}
+
 }  // namespace gtap::readers

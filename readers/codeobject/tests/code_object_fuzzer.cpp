@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "gtap/readers/code_object.h"
 
@@ -11,7 +13,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const auto info = gtap::readers::parseAmdgpuCodeObject(data, size);
     size_t hidden = 0;
-    for (const auto& kernel : info.kernels) hidden += kernel.hiddenArgCount();
+    std::vector<std::string> problems;
+    for (const auto& kernel : info.kernels) {
+      hidden += kernel.hiddenArgCount();
+      // The input's own bytes as a kernarg segment: hostile offsets and sizes.
+      hidden += gtap::readers::kernargAddresses(kernel, data, size, problems).size();
+    }
     (void)hidden;
   } catch (const std::runtime_error&) {
   }

@@ -204,6 +204,66 @@ TEST_P(CodeObjectTest, InputNeedsNoAlignmentAndIsNotWritten) {
   }
 }
 
+// The addresses a dispatch's kernarg bytes hold, and what each points at.
+TEST_P(CodeObjectTest, KernargAddresses) {
+  auto segment = [](std::initializer_list<std::pair<uint32_t, uint64_t>> words, size_t size) {
+    std::vector<uint8_t> bytes(size, 0xee);
+    for (auto [offset, value] : words)
+      for (int b = 0; b < 8 && offset + b < size; ++b) bytes[offset + b] = uint8_t(value >> (8 * b));
+    return bytes;
+  };
+  using K = KernargAddressKind;
+  std::vector<std::string> problems;
+  {
+    const KernelInfo& k = kernelNamed(info_, "vector_add");
+    auto bytes = segment({{0, 0x1000}, {8, 0x2000}, {16, 0x3000}, {24, 7}}, k.kernargSegmentSize);
+    auto a = kernargAddresses(k, bytes.data(), bytes.size(), problems);
+    ASSERT_EQ(a.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(a[i].arg, i);
+      EXPECT_EQ(a[i].offset, 8 * i);
+      EXPECT_EQ(a[i].size, 8u);
+      EXPECT_EQ(a[i].value, 0x1000u * (i + 1));
+      EXPECT_EQ(a[i].kind, K::programMemory);
+    }
+    EXPECT_TRUE(problems.empty());
+    // A segment cut short: what lies outside it is named, not read.
+    auto cut = kernargAddresses(k, bytes.data(), 12, problems);
+    ASSERT_EQ(cut.size(), 1u);
+    EXPECT_EQ(cut[0].value, 0x1000u);
+    ASSERT_EQ(problems.size(), 2u);
+    EXPECT_NE(problems[0].find("vector_add argument 1"), std::string::npos) << problems[0];
+    EXPECT_NE(problems[0].find("outside the 12-byte kernarg segment"), std::string::npos) << problems[0];
+    problems.clear();
+    EXPECT_TRUE(kernargAddresses(k, nullptr, 0, problems).empty());
+    EXPECT_EQ(problems.size(), 3u);
+    problems.clear();
+  }
+  {
+    // The dynamic LDS pointer is an offset in the group segment, 4 bytes.
+    const KernelInfo& k = kernelNamed(info_, "tile_sum");
+    auto bytes = segment({{0, 0x5000}, {8, 0x6000}, {16, 0x200}}, k.kernargSegmentSize);
+    auto a = kernargAddresses(k, bytes.data(), bytes.size(), problems);
+    ASSERT_EQ(a.size(), 3u);
+    EXPECT_EQ(a[2].kind, K::groupSegment);
+    EXPECT_EQ(a[2].size, 4u);
+    EXPECT_EQ(a[2].value, 0x200u);
+    EXPECT_EQ(a[1].kind, K::programMemory);
+  }
+  {
+    // A hidden pointer is the runtime's: replay's runtime fills its own.
+    const KernelInfo& k = kernelNamed(info_, "offset_fill");
+    auto bytes = segment({{0, 0x7000}, {64, 0x8000}}, k.kernargSegmentSize);
+    auto a = kernargAddresses(k, bytes.data(), bytes.size(), problems);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].kind, K::programMemory);
+    EXPECT_EQ(a[1].offset, 64u);
+    EXPECT_EQ(a[1].value, 0x8000u);
+    EXPECT_EQ(a[1].kind, K::runtimeOwned);
+  }
+  EXPECT_TRUE(problems.empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, CodeObjectTest, ::testing::ValuesIn(kFixtures),
                          [](const auto& param) { return std::string(param.param.label); });
 

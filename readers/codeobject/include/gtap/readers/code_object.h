@@ -115,6 +115,33 @@ struct CodeObjectInfo {
   std::vector<KernelInfo> kernels;  // in metadata order
 };
 
+// What an address held in a kernarg segment points at, as a replay of the
+// dispatch must treat it.
+enum class KernargAddressKind {
+  programMemory,  // memory the program allocated (global buffers, images, pipes, explicit global,
+                  // constant or generic pointers): replay translates it to its own allocation
+  runtimeOwned,   // a hidden pointer the runtime fills (printf and hostcall buffers, queues,
+                  // completion action, multigrid sync, heap): replay's runtime fills its own
+  groupSegment,   // an offset into the work-group's LDS (dynamic shared pointer, local or
+                  // region address space): the same in any replay, never translated
+  privateSegment, // a private (scratch) address: never translated
+};
+
+struct KernargAddress {
+  size_t arg = 0;        // index in KernelInfo::args
+  uint32_t offset = 0;   // in the segment
+  uint32_t size = 0;     // 4 or 8 bytes
+  uint64_t value = 0;    // as the segment holds it
+  KernargAddressKind kind = KernargAddressKind::programMemory;
+};
+
+// The addresses a dispatch's kernarg segment holds, by the kernel's metadata
+// (each argument that isPointer), in argument order. An argument whose bytes
+// do not lie inside `segment`, or whose size is not 4 or 8, is named in
+// `problems` and left out: a capture then cannot say what it points at.
+std::vector<KernargAddress> kernargAddresses(const KernelInfo& kernel, const uint8_t* segment, size_t size,
+                                             std::vector<std::string>& problems);
+
 // Parses an AMDGPU ELF code object held in memory. Throws std::runtime_error
 // naming what was wrong and where ("not an ELF file", "e_machine 62 is not
 // EM_AMDGPU (224)", "NT_AMDGPU_METADATA note in section .note: msgpack: ...").
