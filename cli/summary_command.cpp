@@ -1,15 +1,19 @@
 // gtap summary: what ran, for how long, device busy time, top kernels,
 // transfers and allocations, and what data is missing or was recovered.
 #include <algorithm>
+#include <map>
 #include <iostream>
 
 #include "commands.h"
 #include "gtap/format/device_filter.h"
+#include "gtap/format/modes.h"
+#include "gtap/readers/instruction_samples.h"
 #include "gtap/readers/memory_stats.h"
 #include "gtap/readers/overview.h"
 #include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
+#include "symbols.h"
 
 namespace gtap::cli {
 
@@ -168,6 +172,19 @@ int summary(const SummaryOptions& o) {
     bool levels = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.level == "hal"; });
     std::vector<std::string> columns = {"kernel", "count", "total", "mean", "share"};
     if (levels) columns.insert(columns.begin() + 1, "level");
+    // Mode samples: each kernel's hottest source line and its share of the
+    // kernel's samples (gtap kernels --instructions has them all).
+    std::map<std::string, std::string> hottest;
+    auto pointers = opened.pointers();
+    if (std::any_of(pointers.begin(), pointers.end(),
+                    [](const readers::Capture* c) { return readers::recorded(*c, format::kModeSamples); })) {
+      readers::Symbolizer symbolizer;
+      auto report = readers::instructionReport(pointers, "*", instructionResolverFor(symbolizer));
+      for (const auto& r : report.rows)  // hottest first
+        if (!hottest.count(r.kernel))
+          hottest[r.kernel] = r.text + " (" + readers::Cell::ratio(r.share * 100, 0).text + "%)";
+    }
+    if (!hottest.empty()) columns.push_back("hottest line");
     readers::Table t(columns);
     for (size_t i = 0; i < rows.size() && i < o.top; ++i) {
       const auto& r = rows[i];
@@ -178,6 +195,10 @@ int summary(const SummaryOptions& o) {
                                         readers::Cell::nanoseconds(r.time.total),
                                         readers::Cell::nanoseconds(static_cast<int64_t>(r.time.mean + 0.5)), share};
       if (levels) row.insert(row.begin() + 1, readers::Cell::str(r.level));
+      if (!hottest.empty()) {
+        auto h = hottest.find(r.key);
+        row.push_back(readers::Cell::str(h == hottest.end() ? "-" : h->second));
+      }
       t.add(std::move(row));
     }
     t.print(std::cout, format);

@@ -111,6 +111,11 @@ TEST_F(Samples, TheHotLineHoldsMostSamples) {
   EXPECT_EQ(top.at("instruction"), "workload_kernels.c:" + std::to_string(line));
   EXPECT_GE(double(top.at("samples").get<uint64_t>()), 0.8 * double(samples)) << r.out;
 
+  // The summary names each kernel's hottest line.
+  auto summary = gtap({"summary", sampled()});
+  ASSERT_EQ(summary.exitCode, 0) << summary.err;
+  EXPECT_NE(summary.out.find("hottest line"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("workload_kernels.c:" + std::to_string(line) + " ("), std::string::npos) << summary.out;
   // The text table says what it shows.
   auto text = gtap({"kernels", "--instructions", "hot_loop", sampled()});
   ASSERT_EQ(text.exitCode, 0) << text.err;
@@ -221,6 +226,8 @@ TEST_F(Samples, WithoutSamplesTheKernelIsTheLeafSaidOnce) {
   EXPECT_EQ(occurrences(r.err, "no instruction samples"), 1u) << r.err;
   for (const auto& [path, value] : foldedLines(r.out))
     EXPECT_EQ(path.substr(path.size() - std::string("hot_loop [kernel]").size()), "hot_loop [kernel]") << path;
+  auto plainSummary = gtap({"summary", plain});
+  EXPECT_EQ(plainSummary.out.find("hottest line"), std::string::npos) << plainSummary.out;
   auto k = gtap({"kernels", "--instructions", "hot_loop", plain});
   EXPECT_EQ(k.exitCode, 0) << k.err;
   EXPECT_NE(k.err.find("no instruction samples in " + plain), std::string::npos) << k.err;
