@@ -60,22 +60,10 @@ size_t KernelInfo::explicitArgCount() const { return args.size() - hiddenArgCoun
 
 namespace {
 
+// Of an argument that isPointer (metadata_decoder.cpp says which do): every
+// hidden one is filled by the runtime.
 KernargAddressKind addressKindOf(const KernelArg& arg) {
-  switch (arg.kind) {
-    case ArgValueKind::dynamicSharedPointer: return KernargAddressKind::groupSegment;
-    case ArgValueKind::hiddenPrintfBuffer:
-    case ArgValueKind::hiddenHostcallBuffer:
-    case ArgValueKind::hiddenDefaultQueue:
-    case ArgValueKind::hiddenCompletionAction:
-    case ArgValueKind::hiddenMultigridSyncArg:
-    case ArgValueKind::hiddenHeapV1:
-    case ArgValueKind::hiddenQueuePtr:
-    case ArgValueKind::hiddenPrivateBase:
-    case ArgValueKind::hiddenSharedBase:
-      return KernargAddressKind::runtimeOwned;
-    default:
-      break;
-  }
+  if (arg.kind == ArgValueKind::dynamicSharedPointer) return KernargAddressKind::groupSegment;
   if (arg.hidden) return KernargAddressKind::runtimeOwned;
   if (arg.addressSpace == "local" || arg.addressSpace == "region") return KernargAddressKind::groupSegment;
   if (arg.addressSpace == "private") return KernargAddressKind::privateSegment;
