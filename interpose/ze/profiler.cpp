@@ -464,7 +464,7 @@ void Profiler::objectDestroyed(void* handle, const void* token) {
 
 void Profiler::moduleCreated(ze_module_handle_t module, ze_context_handle_t context, ze_device_handle_t device,
                              const ze_module_desc_t* desc, const core::CallScope& scope) {
-  ObjectExtras extras{};
+  ObjectExtras extras;
   if (desc && desc->pInputModule && desc->inputSize)
     extras.binary.assign(desc->pInputModule, desc->pInputModule + desc->inputSize);
   extras.binaryFormat = desc && desc->format == ZE_MODULE_FORMAT_NATIVE ? "native" : "spirv";
@@ -476,7 +476,7 @@ void Profiler::moduleCreated(ze_module_handle_t module, ze_context_handle_t cont
 
 void Profiler::kernelCreated(ze_kernel_handle_t kernel, ze_module_handle_t module, const char* name,
                              const core::CallScope& scope) {
-  ObjectExtras extras{};
+  ObjectExtras extras;
   extras.name = name ? name : "";
   ze_kernel_properties_t props{};
   props.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;

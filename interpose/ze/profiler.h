@@ -78,19 +78,23 @@ struct Op {
   const char* readNote = nullptr;
 };
 
+// What a created object's record carries beyond the common fields. (Outside
+// Profiler, so that its member initialisers are complete where
+// Profiler::objectCreated's default argument uses them.)
+struct ProfilerObjectExtras {
+  std::string name;
+  std::vector<uint8_t> binary;
+  std::string binaryFormat, buildFlags;
+  std::vector<std::pair<std::string, std::string>> properties;
+  std::vector<uint8_t> debugInfo;  // mode samples: a module's debug ELF
+  uint64_t codeAddress = 0;        // mode samples: a kernel's first instruction on the device
+};
+
 class Profiler {
  public:
   static Profiler& get();
 
-  // What a created object's record carries beyond the common fields.
-  struct ObjectExtras {
-    std::string name;
-    std::vector<uint8_t> binary;
-    std::string binaryFormat, buildFlags;
-    std::vector<std::pair<std::string, std::string>> properties;
-    std::vector<uint8_t> debugInfo;
-    uint64_t codeAddress;  // no initialiser: `= {}` below must stay an aggregate's (it zeroes it)
-  };
+  using ObjectExtras = ProfilerObjectExtras;
 
   // --- objects (called after the real call succeeded) ---
   void devicesSeen(ze_driver_handle_t driver, uint32_t count, ze_device_handle_t* devices);

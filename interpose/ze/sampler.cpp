@@ -3,6 +3,7 @@
 #include <level_zero/zet_api.h>
 #include <pthread.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -70,7 +71,7 @@ struct Sampler::Impl {
   std::mutex mu;
   std::vector<std::unique_ptr<Device>> devices;
   std::vector<Batch> pending;
-  KernelBaseFn kernelBase = nullptr;
+  std::atomic<KernelBaseFn> kernelBase{nullptr};  // read at every kernel created, without the lock
   bool kernelBaseLooked = false;
   bool stopped = false;  // after the exit read, or in a fork's child: the streamers are not read again
 
@@ -183,7 +184,7 @@ void Sampler::deviceSeen(ze_driver_handle_t driver, ze_device_handle_t device, u
     if (GTAP_ZE_REAL(zeDriverGetExtensionFunctionAddress)(driver, "zexKernelGetBaseAddress", &fn) ==
             ZE_RESULT_SUCCESS &&
         fn)
-      impl_->kernelBase = reinterpret_cast<KernelBaseFn>(fn);
+      impl_->kernelBase.store(reinterpret_cast<KernelBaseFn>(fn), std::memory_order_release);
   }
   if (!d->note.empty() && !core::config().quiet)
     core::logLine("mode samples: device %u is not sampled: %s", deviceId, d->note.c_str());
@@ -191,11 +192,7 @@ void Sampler::deviceSeen(ze_driver_handle_t driver, ze_device_handle_t device, u
 }
 
 uint64_t Sampler::kernelCodeAddress(ze_kernel_handle_t kernel) {
-  KernelBaseFn fn;
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    fn = impl_->kernelBase;
-  }
+  KernelBaseFn fn = impl_->kernelBase.load(std::memory_order_acquire);
   uint64_t base = 0;
   if (!fn || fn(kernel, &base) != ZE_RESULT_SUCCESS) return 0;
   return base;
