@@ -156,7 +156,6 @@ class Builder {
       anySampled_ |= samples.recorded || recorded(capture, format::kModeSamples);
       for (const auto& n : samples.notes) note(n);
     }
-    codeFrames_.clear();
     auto codeOf = [&](const Launch& l) -> uint32_t {
       if (!l.kernel || o_.weight == FlameWeight::api) return kNoFrame;
       ++kernelLaunches_;
@@ -233,6 +232,36 @@ class Builder {
       paths[{l.stack, apiFrame(function), l.hal, l.leaf, l.slice, codeOf(l)}] += w;
     }
     launches = {};
+    // Each drawn code's lines, hottest first (offsets on one line add up);
+    // only the code of launches kept is named.
+    std::vector<char> used(samples.codes.size());
+    for (const auto& [key, w] : paths)
+      if (uint32_t code = std::get<5>(key); code != kNoFrame) used[code] = 1;
+    for (size_t i = 0; i < used.size(); ++i)
+      if (!used[i]) samples.codes[i].samples = 0;
+    std::vector<std::map<uint32_t, uint64_t>> byFrame(samples.codes.size());
+    std::vector<std::string> problems;
+    forEachSampledInstruction(
+        capture, work, samples, instructions_ ? *instructions_ : InstructionResolver(), problems,
+        [&](const SampledCode& code, uint64_t offset, const std::vector<uint64_t>& counts,
+            const std::vector<ResolvedFrame>& frames) {
+          uint64_t n = 0;
+          for (uint64_t c : counts) n = n + c < n ? UINT64_MAX : n + c;
+          std::string location;
+          if (!frames.empty() && !frames.front().file.empty())
+            location = stripped(frames.front().file) + ":" + std::to_string(frames.front().line);
+          uint64_t& sum = byFrame[static_cast<size_t>(&code - samples.codes.data())]
+                                 [frame(instructionText(frames, code.kernel, offset), FrameKind::instruction, {},
+                                        location)];
+          sum = sum + n < sum ? UINT64_MAX : sum + n;
+        });
+    for (const auto& p : problems) note(p);
+    std::vector<std::vector<std::pair<uint32_t, uint64_t>>> codeLines(samples.codes.size());
+    for (size_t i = 0; i < codeLines.size(); ++i) {
+      codeLines[i].assign(byFrame[i].begin(), byFrame[i].end());
+      std::stable_sort(codeLines[i].begin(), codeLines[i].end(),
+                       [](const auto& a, const auto& b) { return a.second > b.second; });
+    }
     std::vector<uint32_t> path;
     for (const auto& [key, w] : paths) {
       auto [stack, api, hal, leaf, slice, code] = key;
@@ -252,7 +281,7 @@ class Builder {
         if (w) g_.slices.push_back({node, slice, w});
         continue;
       }
-      const auto& lines = instructionFrames(capture, work, samples.codes[code], code);
+      const auto& lines = codeLines[code];
       const SampledCode& sampled = samples.codes[code];
       // w times each line's share of the samples; what rounding leaves goes
       // to the hottest line, so the kernel's total stays w.
@@ -306,36 +335,6 @@ class Builder {
     uint64_t deviceNs;
     uint64_t kernel;  // the kernel object of a kernel launch, else 0
   };
-
-  // The instruction frames of sampled code, hottest first, each with its
-  // samples (offsets on one source line add up).
-  const std::vector<std::pair<uint32_t, uint64_t>>& instructionFrames(const Capture& capture, const DeviceWork& work,
-                                                                      const SampledCode& code, uint32_t index) {
-    auto [it, added] = codeFrames_.try_emplace(index);
-    if (!added) return it->second;
-    std::map<uint32_t, uint64_t> byFrame;
-    const Object* module = nullptr;
-    if (auto m = work.objects.find(code.module); m != work.objects.end()) module = &m->second;
-    for (const auto& [offset, counts] : code.offsets) {
-      uint64_t n = 0;
-      for (uint64_t c : counts) n = n + c < n ? UINT64_MAX : n + c;
-      std::vector<ResolvedFrame> frames;
-      if (instructions_ && *instructions_ && module) {
-        std::string problem;
-        frames = (*instructions_)(capture, *module, code.kernel, offset, problem);
-        if (!problem.empty()) note(problem);
-      }
-      std::string location;
-      if (!frames.empty() && !frames.front().file.empty())
-        location = stripped(frames.front().file) + ":" + std::to_string(frames.front().line);
-      uint64_t& sum = byFrame[frame(instructionText(frames, code.kernel, offset), FrameKind::instruction, {}, location)];
-      sum = sum + n < sum ? UINT64_MAX : sum + n;
-    }
-    it->second.assign(byFrame.begin(), byFrame.end());
-    std::stable_sort(it->second.begin(), it->second.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    return it->second;
-  }
 
   void note(const std::string& n) {
     if (said_.insert(n).second) g_.notes.push_back(n);
@@ -419,7 +418,6 @@ class Builder {
   std::vector<uint32_t> flameOf_;  // named frame -> the graph's frame
   std::unordered_map<uint64_t, uint32_t> children_;
   const InstructionResolver* instructions_ = nullptr;
-  std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, uint64_t>>> codeFrames_;  // per capture
   bool anySampled_ = false;  // some capture was recorded with mode samples
   uint64_t kernelLaunches_ = 0, unsampledLaunches_ = 0;
 };
