@@ -440,6 +440,12 @@ void initSessionGlobals() {
   g_pid = static_cast<int>(::getpid());
   initClock();
   g_recordApi = (configStorage().mode & format::kModeApi) != 0;
+  // Intel's driver offers its metric groups (instruction sampling among
+  // them) only with ZET_ENABLE_METRICS=1 set when zeInit runs, as every
+  // Level Zero profiler sets it; a value the user set is kept. Set at load,
+  // before the program's first call.
+  if (configStorage().enabled && (configStorage().mode & format::kModeSamples))
+    setenv("ZET_ENABLE_METRICS", "1", 0);
 }
 
 }  // namespace gtap::core

@@ -255,6 +255,21 @@ TEST_F(Samples, InstructionsTakeNoGrouping) {
   }
 }
 
+// Intel's driver offers metric groups only with ZET_ENABLE_METRICS=1 at
+// zeInit: mode samples sets it for the program, unless the user set it.
+TEST_F(Samples, MetricsAreEnabledForTheDriver) {
+  auto seen = [&](const char* mode, EnvChanges env) {
+    auto r = runProcess({gtapBinary(), "run", "--sim", "-q", "-m", mode, "-o", *dir_ + "/env-%p.gtap", "--",
+                         "/bin/sh", "-c", "echo \"[${ZET_ENABLE_METRICS-unset}]\""},
+                        env);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    return r.out;
+  };
+  EXPECT_EQ(seen("api,samples", {}), "[1]\n");
+  EXPECT_EQ(seen("api,kernels", {}), "[unset]\n");
+  EXPECT_EQ(seen("samples", {{"ZET_ENABLE_METRICS", "0"}}), "[0]\n");
+}
+
 TEST_F(Samples, BadPeriodsAreRefused) {
   for (const char* period : {"0", "1000001", "x"}) {
     auto r = runProcess({gtapBinary(), "run", "--sim", "-q", "-m", "samples", "--sample-period-us", period, "--",
