@@ -553,6 +553,31 @@ struct ReplayRecord {
     readBack @57 :ReadBack $replayPayload("the bytes a device-to-host copy left for the program");
     scopeBegin @58 :Scope;
     scopeEnd @59 :Scope;
+    # HSA (format 1.6 on): docs/replay.md, HSA.
+    hsaAgent @60 :HsaAgent $replayMakes;
+    hsaPool @61 :HsaPool $replayMakes;
+    hsaAllocate @62 :HsaAllocate $replayMakes;
+    hsaFree @63 :HsaFree;
+    hsaAllowAccess @64 :HsaAllowAccess;
+    hsaLock @65 :HsaLock $replayMakes $replayNote("host memory locked for the agents: replay locks a buffer of its own");
+    hsaUnlock @66 :HsaLocked;
+    hsaSignalCreate @67 :HsaSignalCreate $replayMakes;
+    hsaSignalDestroy @68 :HsaSignal;
+    hsaSignalOp @69 :HsaSignalOp $replayNote("a host store or read-modify-write of a signal");
+    hsaSignalWait @70 :HsaSignalWait $replayNote("a wait (or a load) that saw its condition hold: replay waits for it too");
+    hsaQueueCreate @71 :HsaQueueCreate $replayMakes;
+    hsaQueueDestroy @72 :HsaQueue;
+    hsaCodeObject @73 :HsaCodeObject $replayMakes $replayPayload("the code object's bytes");
+    hsaCodeObjectDestroy @74 :HsaCodeObjectRef;
+    hsaExecutableCreate @75 :HsaExecutableCreate $replayMakes;
+    hsaExecutableLoad @76 :HsaExecutableLoad;
+    hsaExecutableFreeze @77 :HsaExecutable;
+    hsaExecutableDestroy @78 :HsaExecutable;
+    hsaKernel @79 :HsaKernel $replayMakes $replayNote("a kernel symbol of a frozen executable");
+    hsaDispatch @80 :HsaDispatch $replayAppends $replayPayload("inline: the kernarg segment, as the program wrote it");
+    hsaBarrier @81 :HsaBarrier $replayAppends;
+    hsaCopy @82 :HsaCopy $replayAppends $replayPayload("source outside every captured allocation and locked range: the source bytes");
+    hsaFill @83 :HsaFill;
   }
 
   struct Unsupported { reason @0 :Text; }
@@ -748,11 +773,166 @@ struct ReplayRecord {
     address @3 :UInt64 $replayAddress $replayNote("the captured address of the first byte");
   }
   struct ReadBack {
-    copy @0 :UInt64 $replaySeq $replayNote("the copy whose destination this is");
-    offset @1 :UInt64 $replayNote("of the first byte in the destination");
+    copy @0 :UInt64 $replaySeq $replayNote("the copy whose destination this is; 0 with allocation");
+    offset @1 :UInt64 $replayNote("of the first byte in the destination (or the allocation)");
     dst @2 :UInt64 $replayAddress $replayNote("the captured address of the first byte");
+    allocation @3 :UInt64 $replayRef $replayNote("HSA: host memory (an allocation or locked range) the device wrote, read by the program after a wait");
   }
   struct Scope { scope @0 :Text; }
+
+  # --- HSA ---
+  struct HsaAgent {
+    agent @0 :UInt64 $replayRef;
+    index @1 :UInt32 $replayNote("in hsa_iterate_agents' order");
+    deviceType @2 :UInt32 $replayNote("hsa_device_type_t: 0 CPU, 1 GPU, 2 DSP");
+    name @3 :Text;
+    isa @4 :Text $replayNote("its first ISA's name, which replay matches; empty without one");
+    vendor @5 :Text;
+    productName @6 :Text;
+    chipId @7 :UInt32 $replayHex;
+    computeUnits @8 :UInt32;
+    wavefrontSize @9 :UInt32;
+  }
+  struct HsaPool {
+    pool @0 :UInt64 $replayRef $replayNote("a memory pool, or the region with its handle");
+    agent @1 :UInt64 $replayRef $replayNote("the agent whose pools list it");
+    segment @2 :UInt32 $replayNote("hsa_amd_segment_t: 0 global, 1 read-only, 2 private, 3 group");
+    globalFlags @3 :UInt32 $replayHex $replayNote("hsa_amd_memory_pool_global_flag_t");
+    size @4 :UInt64;
+    ordinal @5 :UInt32 $replayNote("among the agent's pools of the same segment and flags, in iteration order");
+  }
+  struct HsaAllocate {
+    allocation @0 :UInt64 $replayRef;
+    pool @1 :UInt64 $replayRef;
+    size @2 :UInt64;
+    flags @3 :UInt32;
+    address @4 :UInt64 $replayAddress;
+    hostAccessible @5 :Bool $replayNote("a pool of a CPU agent: its pages are recorded as host data");
+  }
+  struct HsaFree {
+    allocation @0 :UInt64 $replayRef;
+    address @1 :UInt64 $replayAddress;
+  }
+  struct HsaAllowAccess {
+    allocation @0 :UInt64 $replayRef $replayNote("an allocation or a locked range");
+    agents @1 :List(UInt64) $replayRef;
+    address @2 :UInt64 $replayAddress;
+  }
+  struct HsaLock {
+    lock @0 :UInt64 $replayRef;
+    address @1 :UInt64 $replayAddress $replayNote("the host memory");
+    size @2 :UInt64;
+    agentAddress @3 :UInt64 $replayAddress $replayNote("where the agents reach it");
+    agents @4 :List(UInt64) $replayRef $replayNote("empty: every agent");
+    pool @5 :UInt64 $replayRef $replayNote("hsa_amd_memory_lock_to_pool's pool; 0 none");
+    flags @6 :UInt32;
+  }
+  struct HsaLocked { lock @0 :UInt64 $replayRef; }
+  struct HsaSignalCreate {
+    signal @0 :UInt64 $replayRef;
+    initialValue @1 :Int64;
+    consumers @2 :List(UInt64) $replayRef;
+    attributes @3 :UInt64 $replayHex $replayNote("hsa_amd_signal_create's; 0 from hsa_signal_create");
+  }
+  struct HsaSignal { signal @0 :UInt64 $replayRef; }
+  struct HsaSignalOp {
+    signal @0 :UInt64 $replayRef;
+    op @1 :UInt8 $replayNote("0 store, 1 add, 2 subtract, 3 and, 4 or, 5 xor, 6 exchange, 7 compare-and-swap");
+    value @2 :Int64;
+    expected @3 :Int64 $replayNote("compare-and-swap only");
+  }
+  struct HsaSignalWait {
+    signals @0 :List(UInt64) $replayRef;
+    conditions @1 :List(UInt32) $replayNote("hsa_signal_condition_t, one per signal");
+    values @2 :List(Int64) $replayNote("the values compared with, one per signal");
+    satisfied @3 :UInt32 $replayNote("the index of the signal whose condition held");
+    observed @4 :Int64 $replayNote("the value the program saw");
+    kind @5 :UInt8 $replayNote("0 hsa_signal_wait_*, 1 hsa_amd_signal_wait_any, 2 a load that saw a completion signal fall");
+  }
+  struct HsaQueueCreate {
+    queue @0 :UInt64 $replayRef;
+    agent @1 :UInt64 $replayRef;
+    size @2 :UInt32 $replayNote("packets");
+    type @3 :UInt32 $replayNote("hsa_queue_type32_t");
+    privateSegmentSize @4 :UInt32;
+    groupSegmentSize @5 :UInt32;
+    address @6 :UInt64 $replayAddress $replayNote("the hsa_queue_t the program got (kernargs may point at it)");
+  }
+  struct HsaQueue { queue @0 :UInt64 $replayRef; }
+  struct HsaCodeObject {
+    codeObject @0 :UInt64 $replayRef $replayNote("a code object reader");
+    target @1 :Text $replayNote("amdhsa.target of its metadata; empty without metadata");
+  }
+  struct HsaCodeObjectRef { codeObject @0 :UInt64 $replayRef; }
+  struct HsaExecutableCreate {
+    executable @0 :UInt64 $replayRef;
+    profile @1 :UInt32 $replayNote("hsa_profile_t");
+    roundingMode @2 :UInt32 $replayNote("hsa_default_float_rounding_mode_t");
+    options @3 :Text;
+  }
+  struct HsaExecutableLoad {
+    executable @0 :UInt64 $replayRef;
+    agent @1 :UInt64 $replayRef;
+    codeObject @2 :UInt64 $replayRef;
+    options @3 :Text;
+  }
+  struct HsaExecutable { executable @0 :UInt64 $replayRef; }
+  struct HsaKernel {
+    kernel @0 :UInt64 $replayRef;
+    executable @1 :UInt64 $replayRef;
+    agent @2 :UInt64 $replayRef;
+    codeObject @3 :UInt64 $replayRef $replayNote("the code object whose metadata describes it; 0 unknown");
+    symbol @4 :Text $replayNote("e.g. vector_add.kd");
+    object @5 :UInt64 $replayAddress $replayNote("the kernel object dispatch packets carry");
+    kernargSize @6 :UInt32;
+    kernargAlignment @7 :UInt32;
+    groupSegmentSize @8 :UInt32;
+    privateSegmentSize @9 :UInt32;
+  }
+  struct KernargPointer {
+    offset @0 :UInt32 $replayNote("in the kernarg segment");
+    size @1 :UInt8 $replayNote("4 or 8 bytes");
+    kind @2 :UInt8 $replayNote("0 captured memory: translated; 1 a queue's hsa_queue_t: the replay's queue; 2 null, group or private: kept");
+    queue @3 :UInt64 $replayRef $replayNote("kind 1: the queue");
+  }
+  struct HsaDispatch {
+    queue @0 :UInt64 $replayRef;
+    index @1 :UInt64 $replayNote("the packet's index in the program's queue");
+    header @2 :UInt16 $replayHex;
+    setup @3 :UInt16 $replayHex;
+    workgroup @4 :Dim3;
+    grid @5 :Dim3;
+    privateSegmentSize @6 :UInt32;
+    groupSegmentSize @7 :UInt32;
+    kernel @8 :UInt64 $replayRef;
+    kernargAddress @9 :UInt64 $replayAddress;
+    signal @10 :UInt64 $replayRef $replayNote("the completion signal; 0 none");
+    dispatch @11 :UInt64 $replayNote("the dispatch number");
+    pointers @12 :List(KernargPointer) $replayNote("the addresses in the kernarg segment, by the code object's metadata");
+  }
+  struct HsaBarrier {
+    queue @0 :UInt64 $replayRef;
+    index @1 :UInt64;
+    header @2 :UInt16 $replayHex;
+    any @3 :Bool $replayNote("barrier-OR; barrier-AND otherwise");
+    dependencies @4 :List(UInt64) $replayRef $replayNote("the packet's five dependency signals, 0 where null");
+    signal @5 :UInt64 $replayRef;
+  }
+  struct HsaCopy {
+    dst @0 :UInt64 $replayAddress;
+    dstAgent @1 :UInt64 $replayRef;
+    src @2 :UInt64 $replayAddress;
+    srcAgent @3 :UInt64 $replayRef;
+    size @4 :UInt64;
+    dependencies @5 :List(UInt64) $replayRef;
+    signal @6 :UInt64 $replayRef;
+    synchronous @7 :Bool $replayNote("hsa_memory_copy: done when the call returns");
+  }
+  struct HsaFill {
+    dst @0 :UInt64 $replayAddress;
+    value @1 :UInt32 $replayHex;
+    count @2 :UInt64 $replayNote("32-bit words");
+  }
 }
 
 struct Replay {
