@@ -350,6 +350,11 @@ bool enabled() { return config().mode & format::kModeReplay; }
 
 uint64_t nextSeq() { return g_seq.fetch_add(1, std::memory_order_relaxed); }
 
+uint64_t newId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 void add(Record record) {
   Stream& s = stream();
   uint32_t toggles = g_signalToggles.load(std::memory_order_relaxed);

@@ -93,6 +93,10 @@ bool enabled();
 // The next position in the stream.
 uint64_t nextSeq();
 
+// A new replay id (ReplayRecord fields marked $replayRef), unique in the
+// file whichever runtime's object it names.
+uint64_t newId();
+
 // Queues a record for the writer. Also writes the scope markers a signal asked
 // for since the last record.
 void add(Record record);

@@ -1,10 +1,5 @@
 #include "replay_recorder.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cstring>
@@ -16,6 +11,7 @@
 #include "clock.h"
 #include "config.h"
 #include "handle_index.h"
+#include "host_memory.h"
 #include "internal_error.h"
 #include "log.h"
 #include "real.h"
@@ -28,27 +24,17 @@ using Op = schema::ReplayOp;
 
 namespace {
 
-constexpr size_t kPage = 4096;
-
 uint32_t threadOf(const core::CallScope& scope) {
   return scope.thread() ? scope.thread()->id : core::currentThreadId();
 }
 
 uint64_t u(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
-// Hash of `n` zero bytes: a host or shared allocation starts as zeros for
-// replay (it zero-fills them), so only pages that differ are recorded.
-uint64_t zeroHash(size_t n) {
-  static const std::vector<uint8_t> zeros(kPage, 0);
-  static const uint64_t full = XXH3_64bits(zeros.data(), kPage);
-  return n == kPage ? full : XXH3_64bits(zeros.data(), n);
-}
-
 struct Allocation {
   uint64_t id = 0;
   uint64_t size = 0;
   uint8_t kind = 0;  // schema::MemoryKind
-  std::vector<uint64_t> pageHashes;  // host and shared: as last recorded
+  replay::PageHashes pages;  // host and shared: as last recorded
 };
 
 // A regular list's appended operation, as execution needs it.
@@ -89,40 +75,6 @@ struct Where {
   const void* key = nullptr;
   uint64_t position = 0;
 };
-
-// One line of /proc/self/maps that maps a file.
-struct FileMapping {
-  uint64_t start = 0, end = 0, offset = 0, inode = 0;
-  std::string path;
-};
-
-std::vector<FileMapping> readFileMappings() {
-  std::vector<FileMapping> out;
-  int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  std::string text;
-  char buf[16384];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string::npos) eol = text.size();
-    std::string line = text.substr(pos, eol - pos);
-    pos = eol + 1;
-    unsigned long long start, end, offset, inode;
-    char perms[8], dev[16];
-    int consumed = 0;
-    if (sscanf(line.c_str(), "%llx-%llx %7s %llx %15s %llu %n", &start, &end, perms, &offset, dev, &inode,
-               &consumed) < 6)
-      continue;
-    if (!inode || consumed <= 0 || static_cast<size_t>(consumed) >= line.size()) continue;
-    std::string path = line.substr(static_cast<size_t>(consumed));
-    if (path.empty() || path[0] != '/') continue;
-    out.push_back({start, end, offset, inode, path});
-  }
-  return out;
-}
 
 void setDim3(schema::Dim3::Builder d, uint64_t x, uint64_t y, uint64_t z) {
   d.setX(x);
@@ -206,7 +158,6 @@ void setOneObject(schema::ReplayRecord::Builder f, ReplayRecorder::Op op, uint64
 struct ReplayRecorder::Impl {
   std::mutex mu;
   HandleMap<uint64_t> ids;
-  uint64_t nextId = 1;
   std::map<uint64_t, Allocation> allocations;  // by address
   HandleIndex<ListState> lists;
   std::unordered_map<const void*, std::unique_ptr<ListState>> listStates;  // owns what `lists` points to
@@ -214,16 +165,11 @@ struct ReplayRecorder::Impl {
   std::unordered_map<const void*, Where> eventWhere, fenceWhere;
   std::vector<Pending> pending;
   uint64_t dispatches = 0;
-  // Per submission: the file mappings, read once when a host source needs them.
-  bool mappingsRead = false;
-  std::vector<FileMapping> mappings;
-  // Whole files stored once (capture-all) and digests, by identity.
-  std::map<std::tuple<uint64_t, uint64_t, int64_t, uint64_t>, format::Hash128> wholeFiles, digests;
-  bool warnedFilePolicy = false;
+  replay::HostBytes hostBytes;  // sources outside every allocation
 
   uint64_t idOf(const void* h) const { return ids.find(h); }
   uint64_t make(const void* h) {
-    uint64_t id = nextId++;
+    uint64_t id = replay::newId();
     ids.put(h, id);
     return id;
   }
@@ -298,7 +244,7 @@ struct ReplayRecorder::Impl {
   // still in flight: its bytes are the device's, half-written now, and replay
   // writes them itself.
   bool inFlight(uint64_t address, size_t i) const {
-    uint64_t first = address + i * kPage, last = first + kPage;
+    uint64_t first = address + i * replay::kPage, last = first + replay::kPage;
     for (const Pending& p : pending) {
       uint64_t d = u(p.dst) + p.offset;
       if (d < last && first < d + p.extent) return true;
@@ -312,14 +258,9 @@ struct ReplayRecorder::Impl {
   // left to be compared as usual.)
   void deviceWrote(uint64_t dst, uint64_t size) {
     auto* a = allocationAt(reinterpret_cast<const void*>(dst));
-    if (!a || a->second.pageHashes.empty()) return;
+    if (!a) return;
     Allocation& alloc = allocations[a->first];
-    uint64_t base = a->first;
-    for (size_t i = (dst - base + kPage - 1) / kPage; i < alloc.pageHashes.size(); ++i) {
-      uint64_t first = base + i * kPage, len = std::min<uint64_t>(kPage, alloc.size - i * kPage);
-      if (first + len > dst + size) break;
-      alloc.pageHashes[i] = XXH3_64bits(reinterpret_cast<const void*>(first), len);
-    }
+    alloc.pages.refresh(reinterpret_cast<const uint8_t*>(a->first), alloc.size, dst - a->first, size);
   }
 
   // Host and shared allocations: the runs of pages that changed since they
@@ -329,133 +270,11 @@ struct ReplayRecorder::Impl {
       if (a.kind != static_cast<uint8_t>(schema::MemoryKind::HOST) &&
           a.kind != static_cast<uint8_t>(schema::MemoryKind::SHARED))
         continue;
-      size_t pages = (a.size + kPage - 1) / kPage;
-      if (a.pageHashes.size() != pages) {
-        a.pageHashes.resize(pages);
-        for (size_t i = 0; i < pages; ++i) a.pageHashes[i] = zeroHash(std::min<uint64_t>(kPage, a.size - i * kPage));
-      }
-      auto* base = reinterpret_cast<const uint8_t*>(address);
-      size_t runStart = pages;
-      auto flush = [&](size_t end) {
-        if (runStart == pages) return;
-        uint64_t offset = runStart * kPage;
-        uint64_t length = std::min<uint64_t>(end * kPage, a.size) - offset;
-        replay::Record r;
-        r.seq = replay::nextSeq();
-        r.thread = thread;
-        auto h = r.fields().initHostData();
-        h.setAllocation(a.id);
-        h.setOffset(offset);
-        h.setAddress(address + offset);
-        r.payload = replay::blobPayload(base + offset, length);
-        r.ticks = core::nowTicks();
-        replay::add(std::move(r));
-        runStart = pages;
-      };
-      for (size_t i = 0; i < pages; ++i) {
-        size_t len = std::min<uint64_t>(kPage, a.size - i * kPage);
-        uint64_t h = XXH3_64bits(base + i * kPage, len);
-        if (h != a.pageHashes[i] && !(pending.size() && inFlight(address, i))) {
-          a.pageHashes[i] = h;
-          if (runStart == pages) runStart = i;
-        } else {
-          flush(i);
-        }
-      }
-      flush(pages);
+      a.pages.changedRuns(
+          reinterpret_cast<const uint8_t*>(address), a.size,
+          [&](size_t i) { return !pending.empty() && inFlight(address, i); },
+          [&](uint64_t offset, uint64_t length) { replay::addAllocationData(thread, a.id, address, offset, length); });
     }
-  }
-
-  format::Hash128 wholeFileHash(const std::string& path, const struct stat& st, bool store) {
-    auto key = std::make_tuple(static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
-                               static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
-                               static_cast<uint64_t>(st.st_size));
-    auto& cache = store ? wholeFiles : digests;
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
-    format::Hash128 h{};
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      size_t size = static_cast<size_t>(st.st_size);
-      void* map = size ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
-      if (map != MAP_FAILED) {
-        h = store ? replay::keepBlob(map, size) : format::contentHash(map, size);
-        if (map) ::munmap(map, size);
-      }
-      ::close(fd);
-    }
-    cache[key] = h;
-    return h;
-  }
-
-  // The bytes a copy reads from host memory outside every allocation, as the
-  // file policy says when they lie in a file mapping. Sets `refusal` when the
-  // policy is "fail".
-  replay::Payload hostBytes(const void* p, uint64_t n, std::string& refusal) {
-    if (!mappingsRead) {
-      mappings = readFileMappings();
-      mappingsRead = true;
-    }
-    uint64_t a = u(p);
-    const FileMapping* m = nullptr;
-    for (const auto& fm : mappings)
-      if (a >= fm.start && a + n <= fm.end) m = &fm;
-    struct stat st {};
-    if (!m || ::stat(m->path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_ino) != m->inode ||
-        m->offset + (a - m->start) + n > static_cast<uint64_t>(st.st_size))
-      return replay::blobPayload(p, n);  // not a file's bytes (or the file changed since it was mapped)
-    const std::string& policy = core::config().filePolicy;
-    replay::FileIdentity f;
-    f.path = m->path;
-    f.offset = m->offset + (a - m->start);
-    f.fileSize = static_cast<uint64_t>(st.st_size);
-    f.device = static_cast<uint64_t>(st.st_dev);
-    f.inode = static_cast<uint64_t>(st.st_ino);
-    f.mtimeNs = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-    if (core::config().fileDigest) {
-      f.hasDigest = true;
-      f.digest = wholeFileHash(m->path, st, false);
-    }
-    if (policy == "fail") {
-      refusal = "a copy reads " + std::to_string(n) + " bytes of the file " + m->path +
-                " and the file policy is fail";
-      if (!warnedFilePolicy) core::logLine("replay: %s", refusal.c_str());
-      warnedFilePolicy = true;
-      return replay::blobPayload(p, n);
-    }
-    replay::Payload out;
-    if (policy == "reference") {
-      out.kind = replay::Payload::Kind::file;
-      out.size = n;
-    } else if (policy == "capture-all") {
-      out.kind = replay::Payload::Kind::blob;
-      out.size = n;
-      out.hash = wholeFileHash(m->path, st, true);
-      out.blobOffset = f.offset;
-      out.blobSize = f.fileSize;
-    } else {  // capture-ranges
-      out = replay::blobPayload(p, n);
-    }
-    out.file = std::move(f);
-    return out;
-  }
-
-  void addHostData(uint32_t thread, uint64_t copySeq, const void* src, uint64_t offset, uint64_t extent) {
-    replay::Record r;
-    r.seq = replay::nextSeq();
-    r.thread = thread;
-    std::string refusal;
-    r.payload = hostBytes(static_cast<const uint8_t*>(src) + offset, extent, refusal);
-    r.ticks = core::nowTicks();
-    if (!refusal.empty()) {
-      r.payload = {};
-      r.fields().initUnsupported().setReason(refusal);
-    } else {
-      auto h = r.fields().initHostData();
-      h.setCopy(copySeq);
-      h.setOffset(offset);
-      h.setAddress(u(src) + offset);
-    }
-    replay::add(std::move(r));
   }
 
   // Writes the read-backs the program now knows are complete.
@@ -734,7 +553,7 @@ void ReplayRecorder::memAllocated(uint64_t seq, const core::CallScope& scope, ui
                                   ze_context_handle_t context, ze_device_handle_t device, size_t size,
                                   size_t alignment, void* ptr) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  uint64_t id = impl_->nextId++;
+  uint64_t id = replay::newId();
   auto r = impl_->record(seq, scope);
   auto m = r.fields().initMemAlloc();
   m.setAllocation(id);
@@ -776,7 +595,7 @@ ReplayRecorder::Append ReplayRecorder::appending(const core::CallScope& scope, z
   }
   // On an immediate list the append is a submission: host memory first.
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->mappingsRead = false;
+  impl_->hostBytes.newSubmission();
   impl_->recordHostChanges(thread);
   if (launch) {
     a.dispatch = impl_->dispatches++;
@@ -885,9 +704,9 @@ void ReplayRecorder::copied(const Append& a, const core::CallScope& scope, ze_co
   bool immediate = l && l->immediate;
   if (immediate && op.hostSource) {
     // Read now: the device reads it from this append on.
-    impl_->mappingsRead = false;
+    impl_->hostBytes.newSubmission();
     std::string refusal;
-    r.payload = impl_->hostBytes(static_cast<const uint8_t*>(src) + op.srcOffset, op.srcExtent, refusal);
+    r.payload = impl_->hostBytes.read(static_cast<const uint8_t*>(src) + op.srcOffset, op.srcExtent, refusal);
     if (!refusal.empty()) {
       r.payload = {};
       r.fields().initUnsupported().setReason(refusal);
@@ -940,13 +759,13 @@ uint64_t ReplayRecorder::executing(const core::CallScope& scope, ze_command_queu
                                    ze_command_list_handle_t* lists, ze_fence_handle_t fence) {
   uint32_t thread = threadOf(scope);
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->mappingsRead = false;
+  impl_->hostBytes.newSubmission();
   impl_->recordHostChanges(thread);
   for (uint32_t i = 0; lists && i < count; ++i) {
     ListState* l = impl_->lists.find(lists[i]);
     if (!l) continue;
     for (const ListOp& op : l->ops)
-      if (op.hostSource) impl_->addHostData(thread, op.seq, op.src, op.srcOffset, op.srcExtent);
+      if (op.hostSource) impl_->hostBytes.addCopySource(thread, op.seq, op.src, op.srcOffset, op.srcExtent);
   }
   uint64_t launches = 0;
   for (uint32_t i = 0; lists && i < count; ++i)
