@@ -13,11 +13,15 @@
 #include <hsa/hsa_api_trace.h>
 #include <hsa/hsa_ext_amd.h>
 
+#include <bit>
 #include <cstdint>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #include "call_scope.h"
 #include "functions.h"
+#include "replay_calls.h"
 
 namespace gtap::hsa {
 
@@ -26,6 +30,18 @@ enum Fn : uint16_t {
 #include "hsa_entries.inc"
 #undef GTAP_HSA_ENTRY
   kFunctionCount
+};
+
+// Each entry's name, and what replay records of it (replay_calls.h).
+inline constexpr std::string_view kNames[] = {
+#define GTAP_HSA_ENTRY(Table, name, id, hooked, before, since) #name,
+#include "hsa_entries.inc"
+#undef GTAP_HSA_ENTRY
+};
+inline constexpr ReplayCall kReplayCalls[] = {
+#define GTAP_HSA_ENTRY(Table, name, id, hooked, before, since) hooked ? ReplayCall::none : replayCallOf(#name),
+#include "hsa_entries.inc"
+#undef GTAP_HSA_ENTRY
 };
 
 // An API call's result as recorded: the status for functions that return
@@ -61,6 +77,19 @@ struct Entry<Id, R (*)(A...)> {
   static R wrapper(A... a) {
     core::CallScope scope(core::kGuardHsa, static_cast<uint16_t>(core::kHsaFunctionBase + Id));
     R (*fn)(A...) = real;
+    if constexpr (kReplayCalls[Id] != ReplayCall::none) {
+      if (fn) {
+        if constexpr (std::is_void_v<R>) {
+          observedCall<kReplayCalls[Id], signalOpOf(kNames[Id])>(scope, kNames[Id].data(), fn, a...);
+          scope.end(0);
+          return;
+        } else {
+          R r = observedCall<kReplayCalls[Id], signalOpOf(kNames[Id])>(scope, kNames[Id].data(), fn, a...);
+          scope.end(resultCode(r));
+          return r;
+        }
+      }
+    }
     if constexpr (std::is_void_v<R>) {
       if (fn) fn(a...);
       scope.end(0);
@@ -83,6 +112,23 @@ hsa_status_t callIfThere(F f, A... a) {
 #define GTAP_HSA_CALL(name, ...) ::gtap::hsa::callIfThere(GTAP_HSA_REAL(name), __VA_ARGS__)
 // The call's id for a CallScope in a hook.
 #define GTAP_HSA_ID(name) static_cast<uint16_t>(::gtap::core::kHsaFunctionBase + ::gtap::hsa::fn_##name)
+
+// The AMD extension's agent attributes go where hsa_agent_info_t is expected
+// (hsa_ext_amd.h); their values lie outside that enum's range, so the value
+// is carried over bit for bit rather than converted.
+inline hsa_agent_info_t amdAgentInfo(hsa_amd_agent_info_t attribute) {
+  using Underlying = std::underlying_type_t<hsa_agent_info_t>;
+  static_assert(sizeof(Underlying) == sizeof(hsa_agent_info_t));
+  return std::bit_cast<hsa_agent_info_t>(static_cast<Underlying>(attribute));
+}
+
+// A string attribute of `agent` of at most `size` bytes; empty when the
+// runtime does not say.
+inline std::string agentString(hsa_agent_t agent, hsa_agent_info_t attribute, size_t size) {
+  std::vector<char> buf(size + 1, '\0');
+  if (GTAP_HSA_CALL(hsa_agent_get_info, agent, attribute, buf.data()) != HSA_STATUS_SUCCESS) return {};
+  return std::string(buf.data());
+}
 
 // Hooks: same signature as the function they replace.
 namespace hooks {

@@ -45,25 +45,6 @@ void Tracker::Impl::sampleClockLocked(DeviceInfo& d) {
   out.samples.push_back({d.id, bestNs, bestTicks});
 }
 
-namespace {
-
-// The AMD extension's agent attributes go where hsa_agent_info_t is expected
-// (hsa_ext_amd.h); their values lie outside that enum's range, so the value
-// is carried over bit for bit rather than converted.
-hsa_agent_info_t amdAgentInfo(hsa_amd_agent_info_t attribute) {
-  using Underlying = std::underlying_type_t<hsa_agent_info_t>;
-  static_assert(sizeof(Underlying) == sizeof(hsa_agent_info_t));
-  return std::bit_cast<hsa_agent_info_t>(static_cast<Underlying>(attribute));
-}
-
-std::string agentString(hsa_agent_t agent, hsa_agent_info_t attribute, size_t size) {
-  std::vector<char> buf(size + 1, '\0');
-  if (GTAP_HSA_CALL(hsa_agent_get_info, agent, attribute, buf.data()) != HSA_STATUS_SUCCESS) return {};
-  return std::string(buf.data());
-}
-
-}  // namespace
-
 void Tracker::runtimeLoaded() {
   Impl& m = *impl_;
   std::lock_guard<std::mutex> lock(m.mu);
@@ -151,8 +132,6 @@ void Tracker::runtimeLoaded() {
       if (d.gpu) m.sampleClockLocked(d);
   }
   if (recordKernels()) GTAP_HSA_CALL(hsa_amd_profiling_async_copy_enable, true);
-  static std::atomic<bool> told{false};
-  core::replay::notReplayed(told, "HSA programs are not replayed (gtap replays Level Zero work)");
 }
 
 void Tracker::runtimeUnloading() {

@@ -49,6 +49,9 @@ class Tracker {
   void readerFromMemory(hsa_code_object_reader_t reader, const void* data, size_t size);
   void readerFromFile(hsa_code_object_reader_t reader, hsa_file_t file);
   void readerDestroyed(hsa_code_object_reader_t reader);
+  // The bytes a reader was made from (valid while the reader lives); false
+  // when gtap did not see it made.
+  bool readerBytes(hsa_code_object_reader_t reader, const void*& data, size_t& size);
   void executableCreated(hsa_executable_t executable, const core::CallScope& scope);
   void codeObjectLoaded(hsa_executable_t executable, hsa_agent_t agent, hsa_code_object_reader_t reader,
                         const core::CallScope& scope);

@@ -45,6 +45,16 @@ void Tracker::readerDestroyed(hsa_code_object_reader_t reader) {
   impl_->readers.erase(reader.handle);
 }
 
+bool Tracker::readerBytes(hsa_code_object_reader_t reader, const void*& data, size_t& size) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->readers.find(reader.handle);
+  if (it == impl_->readers.end()) return false;
+  const ReaderInfo& r = it->second;
+  data = r.owned.empty() ? r.data : r.owned.data();
+  size = r.owned.empty() ? r.size : r.owned.size();
+  return data && size;
+}
+
 void Tracker::executableCreated(hsa_executable_t executable, const core::CallScope& scope) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   ExecutableInfo& e = impl_->executables[executable.handle];

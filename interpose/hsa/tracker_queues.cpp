@@ -1,5 +1,8 @@
 #include "tracker_impl.h"
 
+#include "hsa_replay.h"
+#include "replay_stream.h"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -66,7 +69,8 @@ hsa_status_t Tracker::createQueue(core::RealCall<decltype(&::hsa_queue_create)>&
   bool intercept;
   {
     std::lock_guard<std::mutex> lock(m.mu);
-    intercept = recordKernels() && m.canTime && m.loaded && scope.thread();
+    // Replay needs the packets too, whether or not they are timed.
+    intercept = (recordKernels() || core::replay::enabled()) && m.canTime && m.loaded && scope.thread();
   }
   // Made before the queue, which lives as long as the process (a late packet
   // may still name it): once the runtime has made the queue, nothing that can
@@ -103,7 +107,7 @@ hsa_status_t Tracker::createQueue(core::RealCall<decltype(&::hsa_queue_create)>&
     info->id = m.objectLocked(schema::ObjectKind::COMMAND_QUEUE, reinterpret_cast<uint64_t>(*queue), info->device,
                               0, "", threadIdOf(scope), std::move(extras));
   }
-  if (intercept) {
+  if (intercept && recordKernels()) {
     // Everything a packet needs, made now: a doorbell then takes nothing
     // from the heap or the runtime. A slot without a signal times nothing.
     uint64_t slots = std::bit_ceil(std::clamp<uint64_t>(2ull * (*queue)->size, kMinSlots, kMaxSlots));
@@ -121,11 +125,12 @@ hsa_status_t Tracker::createQueue(core::RealCall<decltype(&::hsa_queue_create)>&
       core::logLine("gtap could not make its completion signals for queue %p; its packets are recorded untimed",
                     static_cast<void*>(*queue));
     }
-    if (GTAP_HSA_REAL(hsa_amd_queue_intercept_register)(*queue, &Impl::interceptHandler, info) != HSA_STATUS_SUCCESS)
-      core::logLine("the HSA runtime refused gtap's packet handler; packets on queue %p are not seen",
-                    static_cast<void*>(*queue));
     GTAP_HSA_REAL(hsa_amd_profiling_set_profiler_enabled)(*queue, 1);
   }
+  if (intercept &&
+      GTAP_HSA_REAL(hsa_amd_queue_intercept_register)(*queue, &Impl::interceptHandler, info) != HSA_STATUS_SUCCESS)
+    core::logLine("the HSA runtime refused gtap's packet handler; packets on queue %p are not seen",
+                  static_cast<void*>(*queue));
   std::lock_guard<std::mutex> lock(m.mu);
   m.queues[*queue] = info;
   return status;
@@ -277,6 +282,11 @@ void untimed(const core::devicework::Header& fields, const uint64_t* stack, uint
 void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint64_t count, uint64_t userIndex,
                                      hsa_amd_queue_intercept_packet_writer writer, uint64_t& kept, bool& written) {
   Impl& m = *Tracker::get().impl_;
+  if (core::replay::enabled()) ReplayRecorder::get().packets(queue->queue, packets, count, userIndex);
+  if (!recordKernels()) {
+    written = true;
+    return writer(packets, count);
+  }
   if (t_outPackets.size() < 2 * count) t_outPackets.resize(2 * count);
   hsa_kernel_dispatch_packet_t* outPackets = t_outPackets.data();
   const auto* in = static_cast<const hsa_kernel_dispatch_packet_t*>(packets);

@@ -1,6 +1,7 @@
 // Runtime objects: queues (made as intercept queues, so their packets are
 // seen), code object readers, executables and the kernels they hold.
 #include "hook.h"
+#include "hsa_replay.h"
 
 namespace gtap::hsa::hooks {
 
@@ -13,13 +14,19 @@ GTAP_HSA_HOOK(hsa_queue_create,
               (agent, size, type, callback, data, private_segment_size, group_segment_size, queue)) {
   if (!call.program())
     return real(agent, size, type, callback, data, private_segment_size, group_segment_size, queue);
-  return tracker().createQueue(real, agent, size, type, callback, data, private_segment_size, group_segment_size,
-                               queue, call.scope());
+  hsa_status_t s = tracker().createQueue(real, agent, size, type, callback, data, private_segment_size,
+                                         group_segment_size, queue, call.scope());
+  if (s == HSA_STATUS_SUCCESS && queue && *queue && replaying(call.scope()))
+    ReplayRecorder::get().queueCreated(call.scope(), *queue, agent, size, type, private_segment_size,
+                                       group_segment_size);
+  return s;
 }
 
 GTAP_HSA_HOOK(hsa_queue_destroy, (hsa_queue_t* queue), (queue)) {
   if (call.program()) tracker().queueDestroying(queue);
-  return real(queue);
+  hsa_status_t s = real(queue);
+  if (s == HSA_STATUS_SUCCESS && replaying(call.scope())) ReplayRecorder::get().queueDestroyed(call.scope(), queue);
+  return s;
 }
 
 // --- code objects and executables ---
@@ -28,7 +35,10 @@ GTAP_HSA_HOOK(hsa_code_object_reader_create_from_memory,
               (const void* code_object, size_t size, hsa_code_object_reader_t* reader),
               (code_object, size, reader)) {
   hsa_status_t s = real(code_object, size, reader);
-  if (s == HSA_STATUS_SUCCESS && call.program() && reader) tracker().readerFromMemory(*reader, code_object, size);
+  if (s == HSA_STATUS_SUCCESS && call.program() && reader) {
+    tracker().readerFromMemory(*reader, code_object, size);
+    if (replaying(call.scope())) ReplayRecorder::get().codeObject(call.scope(), *reader, code_object, size);
+  }
   return s;
 }
 
@@ -36,13 +46,26 @@ GTAP_HSA_HOOK(hsa_code_object_reader_create_from_file,
               (hsa_file_t file, hsa_code_object_reader_t* reader),
               (file, reader)) {
   hsa_status_t s = real(file, reader);
-  if (s == HSA_STATUS_SUCCESS && call.program() && reader) tracker().readerFromFile(*reader, file);
+  if (s == HSA_STATUS_SUCCESS && call.program() && reader) {
+    tracker().readerFromFile(*reader, file);
+    const void* bytes = nullptr;
+    size_t size = 0;
+    if (replaying(call.scope())) {
+      if (tracker().readerBytes(*reader, bytes, size))
+        ReplayRecorder::get().codeObject(call.scope(), *reader, bytes, size);
+      else
+        ReplayRecorder::get().unsupported(call.scope(), "a code object file gtap could not read");
+    }
+  }
   return s;
 }
 
 GTAP_HSA_HOOK(hsa_code_object_reader_destroy, (hsa_code_object_reader_t reader), (reader)) {
   hsa_status_t s = real(reader);
-  if (s == HSA_STATUS_SUCCESS && call.program()) tracker().readerDestroyed(reader);
+  if (s == HSA_STATUS_SUCCESS && call.program()) {
+    tracker().readerDestroyed(reader);
+    if (replaying(call.scope())) ReplayRecorder::get().codeObjectDestroyed(call.scope(), reader);
+  }
   return s;
 }
 
@@ -51,7 +74,12 @@ GTAP_HSA_HOOK(hsa_executable_create,
                hsa_executable_t* executable),
               (profile, state, options, executable)) {
   hsa_status_t s = real(profile, state, options, executable);
-  if (s == HSA_STATUS_SUCCESS && call.program() && executable) tracker().executableCreated(*executable, call.scope());
+  if (s == HSA_STATUS_SUCCESS && call.program() && executable) {
+    tracker().executableCreated(*executable, call.scope());
+    if (replaying(call.scope()))
+      ReplayRecorder::get().executableCreated(call.scope(), *executable, profile,
+                                              HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, options);
+  }
   return s;
 }
 
@@ -60,7 +88,11 @@ GTAP_HSA_HOOK(hsa_executable_create_alt,
                hsa_executable_t* executable),
               (profile, rounding, options, executable)) {
   hsa_status_t s = real(profile, rounding, options, executable);
-  if (s == HSA_STATUS_SUCCESS && call.program() && executable) tracker().executableCreated(*executable, call.scope());
+  if (s == HSA_STATUS_SUCCESS && call.program() && executable) {
+    tracker().executableCreated(*executable, call.scope());
+    if (replaying(call.scope()))
+      ReplayRecorder::get().executableCreated(call.scope(), *executable, profile, rounding, options);
+  }
   return s;
 }
 
@@ -69,19 +101,29 @@ GTAP_HSA_HOOK(hsa_executable_load_agent_code_object,
                hsa_loaded_code_object_t* loaded),
               (executable, agent, reader, options, loaded)) {
   hsa_status_t s = real(executable, agent, reader, options, loaded);
-  if (s == HSA_STATUS_SUCCESS && call.program()) tracker().codeObjectLoaded(executable, agent, reader, call.scope());
+  if (s == HSA_STATUS_SUCCESS && call.program()) {
+    tracker().codeObjectLoaded(executable, agent, reader, call.scope());
+    if (replaying(call.scope()))
+      ReplayRecorder::get().codeObjectLoaded(call.scope(), executable, agent, reader, options);
+  }
   return s;
 }
 
 GTAP_HSA_HOOK(hsa_executable_freeze, (hsa_executable_t executable, const char* options), (executable, options)) {
   hsa_status_t s = real(executable, options);
-  if (s == HSA_STATUS_SUCCESS && call.program()) tracker().executableFrozen(executable, call.scope());
+  if (s == HSA_STATUS_SUCCESS && call.program()) {
+    tracker().executableFrozen(executable, call.scope());
+    if (replaying(call.scope())) ReplayRecorder::get().executableFrozen(call.scope(), executable);
+  }
   return s;
 }
 
 GTAP_HSA_HOOK(hsa_executable_destroy, (hsa_executable_t executable), (executable)) {
   hsa_status_t s = real(executable);
-  if (s == HSA_STATUS_SUCCESS && call.program()) tracker().executableDestroyed(executable);
+  if (s == HSA_STATUS_SUCCESS && call.program()) {
+    tracker().executableDestroyed(executable);
+    if (replaying(call.scope())) ReplayRecorder::get().executableDestroyed(call.scope(), executable);
+  }
   return s;
 }
 

@@ -1,6 +1,7 @@
 // The program's own profiling: gtap keeps it on, and answers the program's
 // queries on its signals with the times gtap read for them.
 #include "hook.h"
+#include "hsa_replay.h"
 
 namespace gtap::hsa::hooks {
 
@@ -43,7 +44,9 @@ GTAP_HSA_HOOK(hsa_amd_profiling_get_async_copy_time,
 
 GTAP_HSA_HOOK(hsa_signal_destroy, (hsa_signal_t signal), (signal)) {
   if (call.program()) tracker().programSignalDestroyed(signal);
-  return real(signal);
+  hsa_status_t s = real(signal);
+  if (s == HSA_STATUS_SUCCESS && replaying(call.scope())) ReplayRecorder::get().signalDestroyed(call.scope(), signal);
+  return s;
 }
 
 }  // namespace gtap::hsa::hooks
