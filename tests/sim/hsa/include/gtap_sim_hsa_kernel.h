@@ -37,6 +37,27 @@
  *                            group_bytes, private_bytes)
  *                                                    everything explicit
  *
+ * After its body, at file scope, each kernel lists its arguments: the fields
+ * of args_type in the order a compiler would give them in the code object's
+ * metadata, each with its kind. Offsets and sizes are the fields'.
+ *
+ *   GTAP_SIM_HSA_ARGUMENTS(vector_add, vector_add_args,
+ *       GTAP_SIM_HSA_ARG_BUFFER(a),        pointer to global memory
+ *       GTAP_SIM_HSA_ARG_BUFFER(b),          (global_buffer, address space global)
+ *       GTAP_SIM_HSA_ARG_BUFFER(c),
+ *       GTAP_SIM_HSA_ARG_VALUE(n));        by_value
+ *
+ *   GTAP_SIM_HSA_ARG_DYNAMIC_GROUP(field)  offset into the group segment
+ *                                          (dynamic_shared_pointer, address
+ *                                          space local)
+ *   GTAP_SIM_HSA_ARG_HIDDEN(field, kind)   a hidden argument; kind is the
+ *                                          metadata's value kind as a string,
+ *                                          e.g. "hidden_global_offset_x"
+ *
+ * A kernel without arguments writes GTAP_SIM_HSA_ARGUMENTS(name, args_type).
+ * The build turns these lists into the code object's AMDGPU metadata note
+ * (tests/sim/README.md) and refuses a kernel that has none.
+ *
  * The kernel's symbol is "<name>.kd", as for AMDGPU code objects (version 3
  * and later), and its KERNEL_OBJECT is the address of its descriptor in the
  * loaded copy of the code object: the value a dispatch packet carries.
@@ -105,6 +126,29 @@ typedef struct gtap_sim_hsa_kernel_desc {
 
 #define GTAP_SIM_HSA_ARGS(type) ((const type*)item->kernarg)
 
+/* Bumped whenever the layout of the two structures below changes; the
+ * metadata generator refuses code objects built against another version.
+ * The runtime does not read them. */
+#define GTAP_SIM_HSA_ARGUMENTS_VERSION 1u
+
+/* One kernel argument, as the code object's metadata describes it. */
+typedef struct gtap_sim_hsa_arg_desc {
+  const char* name;          /* the field's name */
+  uint32_t offset;           /* in the kernarg segment */
+  uint32_t size;
+  const char* value_kind;    /* "global_buffer", "by_value", "hidden_..." */
+  const char* address_space; /* "global", "local", or null */
+} gtap_sim_hsa_arg_desc;
+
+/* One per GTAP_SIM_HSA_ARGUMENTS. */
+typedef struct gtap_sim_hsa_kernel_args {
+  uint32_t version; /* GTAP_SIM_HSA_ARGUMENTS_VERSION */
+  const gtap_sim_hsa_kernel_desc* kernel;
+  /* The arguments, in order, and their count. */
+  const gtap_sim_hsa_arg_desc* (*arguments)(uint32_t* count);
+  const char* source_file;
+} gtap_sim_hsa_kernel_args;
+
 /* The macros put a pointer to each descriptor in the "gtap_sim_hsa_kernels"
  * section; the linker gathers them between __start_ and __stop_ symbols, and
  * gtap_sim_hsa_code_object_kernels() (the one symbol the runtime looks up)
@@ -125,6 +169,18 @@ __attribute__((weak, used, visibility("default"))) const gtap_sim_hsa_kernel_des
 gtap_sim_hsa_code_object_kernels(uint32_t* count) {
   *count = (uint32_t)(__stop_gtap_sim_hsa_kernels - __start_gtap_sim_hsa_kernels);
   return __start_gtap_sim_hsa_kernels;
+}
+
+/* The argument lists, gathered the same way in "gtap_sim_hsa_arguments". */
+extern const gtap_sim_hsa_kernel_args* const __start_gtap_sim_hsa_arguments[]
+    __attribute__((weak, visibility("hidden")));
+extern const gtap_sim_hsa_kernel_args* const __stop_gtap_sim_hsa_arguments[]
+    __attribute__((weak, visibility("hidden")));
+
+__attribute__((weak, used, visibility("default"))) const gtap_sim_hsa_kernel_args* const*
+gtap_sim_hsa_code_object_arguments(uint32_t* count) {
+  *count = (uint32_t)(__stop_gtap_sim_hsa_arguments - __start_gtap_sim_hsa_arguments);
+  return __start_gtap_sim_hsa_arguments;
 }
 
 #endif /* GTAP_SIM_HSA_KERNEL_TYPES_ONLY */
@@ -151,6 +207,35 @@ gtap_sim_hsa_code_object_kernels(uint32_t* count) {
 #define GTAP_SIM_HSA_GROUP_KERNEL(name, args_type, group_bytes)                            \
   GTAP_SIM_HSA_KERNEL_FULL(name, GTAP_SIM_HSA_PER_WORK_GROUP, sizeof(args_type),           \
                            __alignof__(args_type), (group_bytes), 0u)
+
+/* The items name fields of gtap_sim_hsa__args_type, the block-scope typedef
+ * GTAP_SIM_HSA__ARGUMENTS gives args_type. The list starts with a placeholder
+ * (an empty initialiser list is not C) and the outer macro appends an empty
+ * argument, so that a kernel without arguments needs no item and the list
+ * ends with a comma, which initialisers allow. */
+#define GTAP_SIM_HSA__ARG(field, value_kind, address_space)                      \
+  {#field, (uint32_t)offsetof(gtap_sim_hsa__args_type, field),                   \
+   (uint32_t)sizeof(((gtap_sim_hsa__args_type*)0)->field), (value_kind), (address_space)}
+#define GTAP_SIM_HSA_ARG_BUFFER(field) GTAP_SIM_HSA__ARG(field, "global_buffer", "global")
+#define GTAP_SIM_HSA_ARG_VALUE(field) GTAP_SIM_HSA__ARG(field, "by_value", NULL)
+#define GTAP_SIM_HSA_ARG_DYNAMIC_GROUP(field) \
+  GTAP_SIM_HSA__ARG(field, "dynamic_shared_pointer", "local")
+#define GTAP_SIM_HSA_ARG_HIDDEN(field, value_kind) GTAP_SIM_HSA__ARG(field, value_kind, NULL)
+
+#define GTAP_SIM_HSA_ARGUMENTS(...) GTAP_SIM_HSA__ARGUMENTS(__VA_ARGS__, )
+#define GTAP_SIM_HSA__ARGUMENTS(name, args_type, ...)                                         \
+  static const gtap_sim_hsa_arg_desc* gtap_sim_hsa__arguments_##name(uint32_t* count) {      \
+    typedef args_type gtap_sim_hsa__args_type __attribute__((unused));                        \
+    static const gtap_sim_hsa_arg_desc list[] = {{NULL, 0u, 0u, NULL, NULL}, __VA_ARGS__};    \
+    *count = (uint32_t)(sizeof(list) / sizeof(list[0]) - 1u);                                 \
+    return list + 1;                                                                          \
+  }                                                                                           \
+  static const gtap_sim_hsa_kernel_args gtap_sim_hsa__args_##name = {                        \
+      GTAP_SIM_HSA_ARGUMENTS_VERSION, &gtap_sim_hsa__desc_##name,                             \
+      gtap_sim_hsa__arguments_##name, __FILE__};                                              \
+  static const gtap_sim_hsa_kernel_args* const gtap_sim_hsa__args_entry_##name                \
+      __attribute__((used, section("gtap_sim_hsa_arguments"), aligned(sizeof(void*)))) =      \
+          &gtap_sim_hsa__args_##name
 
 #ifdef __cplusplus
 }
