@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config python3 clang lld strace util-linux
+  build-essential binutils cmake ninja-build pkg-config python3 clang lld strace util-linux
   libclang-rt-14-dev
   capnproto libcapnp-dev libzstd-dev libxxhash-dev
   libelf-dev libdw-dev libunwind-dev libcli11-dev libmsgpack-cxx-dev libsqlite3-dev sqlite3 time valgrind

@@ -8,6 +8,11 @@
 # meant to be executable variable symbols need default visibility. Callable
 # from any directory added after tests/sim/hsa, since functions (unlike
 # variables) are global in CMake.
+#
+# Every kernel needs its GTAP_SIM_HSA_ARGUMENTS: after linking, sim_hsa_metadata
+# writes the NT_AMDGPU_METADATA note a compiler would emit (kernels, their
+# arguments, the simulated ISA as target) and objcopy adds it to the shared
+# object as section .note.AMDGPU; a kernel without a layout fails the build.
 function(gtap_add_sim_hsa_code_object target)
   if(NOT ARGN)
     message(FATAL_ERROR "gtap_add_sim_hsa_code_object(${target}): no sources given")
@@ -21,4 +26,15 @@ function(gtap_add_sim_hsa_code_object target)
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
+  if(NOT CMAKE_OBJCOPY)
+    message(FATAL_ERROR "gtap_add_sim_hsa_code_object(${target}): objcopy not found (Debian: binutils)")
+  endif()
+  set(note "${CMAKE_CURRENT_BINARY_DIR}/${target}.amdgpu-metadata.note")
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND "${CMAKE_COMMAND}" "-DGENERATOR=$<TARGET_FILE:sim_hsa_metadata>" "-DOBJCOPY=${CMAKE_OBJCOPY}"
+            "-DCODE_OBJECT=$<TARGET_FILE:${target}>" "-DNOTE=${note}"
+            -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/add_metadata_note.cmake"
+    COMMENT "Adding the AMDGPU metadata note to ${target}"
+    VERBATIM)
+  add_dependencies(${target} sim_hsa_metadata)
 endfunction()

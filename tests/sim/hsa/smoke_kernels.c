@@ -15,6 +15,8 @@ GTAP_SIM_HSA_KERNEL(vector_add, vector_add_args) {
   uint64_t i = item->global_id[0];
   if (i < args->n) args->c[i] = args->a[i] + args->b[i];
 }
+GTAP_SIM_HSA_ARGUMENTS(vector_add, vector_add_args, GTAP_SIM_HSA_ARG_BUFFER(a), GTAP_SIM_HSA_ARG_BUFFER(b),
+                       GTAP_SIM_HSA_ARG_BUFFER(c), GTAP_SIM_HSA_ARG_VALUE(n));
 
 /* Appends `value` to a log, so tests see the order kernels ran in. */
 typedef struct append_args {
@@ -27,6 +29,7 @@ GTAP_SIM_HSA_GROUP_KERNEL(append, append_args, 0) {
   uint32_t n = __atomic_add_fetch(&args->log[0], 1, __ATOMIC_SEQ_CST);
   args->log[n] = args->value;
 }
+GTAP_SIM_HSA_ARGUMENTS(append, append_args, GTAP_SIM_HSA_ARG_BUFFER(log), GTAP_SIM_HSA_ARG_VALUE(value));
 
 /* Busy for `ns`, recording the device clock when it starts and ends. */
 typedef struct spin_args {
@@ -48,6 +51,7 @@ GTAP_SIM_HSA_GROUP_KERNEL(spin, spin_args, 0) {
   }
   args->ticks[1] = item->device_ticks();
 }
+GTAP_SIM_HSA_ARGUMENTS(spin, spin_args, GTAP_SIM_HSA_ARG_VALUE(ns), GTAP_SIM_HSA_ARG_BUFFER(ticks));
 
 /* Each work-group sums its inputs through 1 KiB of static group memory;
  * the last group may be partial. */
@@ -65,6 +69,7 @@ GTAP_SIM_HSA_GROUP_KERNEL(group_sum, group_sum_args, 1024) {
   for (uint32_t i = 0; i < n; ++i) sum += staged[i];
   args->out[item->group_id[0]] = sum;
 }
+GTAP_SIM_HSA_ARGUMENTS(group_sum, group_sum_args, GTAP_SIM_HSA_ARG_BUFFER(in), GTAP_SIM_HSA_ARG_BUFFER(out));
 
 /* Writes every work-item's linear global id at its position in a 3-D grid,
  * plus the size of its work-group, through 8 bytes of private memory. */
@@ -82,6 +87,7 @@ GTAP_SIM_HSA_KERNEL_FULL(geometry, GTAP_SIM_HSA_PER_WORK_ITEM, sizeof(geometry_a
   args->ids[at] = (uint32_t)at + scratch[0] - 1;
   args->group_items[at] = item->group_size[0] * item->group_size[1] * item->group_size[2];
 }
+GTAP_SIM_HSA_ARGUMENTS(geometry, geometry_args, GTAP_SIM_HSA_ARG_BUFFER(ids), GTAP_SIM_HSA_ARG_BUFFER(group_items));
 
 /* A global variable: an executable variable symbol. */
 __attribute__((visibility("default"))) uint32_t smoke_counter[4] = {7, 8, 9, 10};

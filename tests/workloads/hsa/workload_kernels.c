@@ -12,18 +12,24 @@ GTAP_SIM_HSA_KERNEL(vector_add, hsa_vector_add_args) {
   uint64_t i = item->global_id[0];
   if (i < args->n) args->c[i] = args->a[i] + args->b[i];
 }
+GTAP_SIM_HSA_ARGUMENTS(vector_add, hsa_vector_add_args, GTAP_SIM_HSA_ARG_BUFFER(a), GTAP_SIM_HSA_ARG_BUFFER(b),
+                       GTAP_SIM_HSA_ARG_BUFFER(c), GTAP_SIM_HSA_ARG_VALUE(n));
 
 GTAP_SIM_HSA_KERNEL(scale, hsa_scale_args) {
   const hsa_scale_args* args = GTAP_SIM_HSA_ARGS(hsa_scale_args);
   uint64_t i = item->global_id[0];
   if (i < args->n) args->y[i] = args->factor * args->x[i];
 }
+GTAP_SIM_HSA_ARGUMENTS(scale, hsa_scale_args, GTAP_SIM_HSA_ARG_BUFFER(x), GTAP_SIM_HSA_ARG_BUFFER(y),
+                       GTAP_SIM_HSA_ARG_VALUE(factor), GTAP_SIM_HSA_ARG_VALUE(n));
 
 GTAP_SIM_HSA_KERNEL(add, hsa_add_args) {
   const hsa_add_args* args = GTAP_SIM_HSA_ARGS(hsa_add_args);
   uint64_t i = item->global_id[0];
   if (i < args->n) args->c[i] = args->a[i] + args->b[i];
 }
+GTAP_SIM_HSA_ARGUMENTS(add, hsa_add_args, GTAP_SIM_HSA_ARG_BUFFER(a), GTAP_SIM_HSA_ARG_BUFFER(b),
+                       GTAP_SIM_HSA_ARG_BUFFER(c), GTAP_SIM_HSA_ARG_VALUE(n));
 
 /* The group's inputs go to group memory first, as a GPU kernel would stage
  * them, then are summed in index order (the order the workloads check). */
@@ -42,6 +48,8 @@ GTAP_SIM_HSA_GROUP_KERNEL(reduce_partial, hsa_reduce_partial_args, 0) {
   for (uint32_t i = 0; i < count; ++i) sum += staged[i];
   args->partial[item->group_id[0]] = sum;
 }
+GTAP_SIM_HSA_ARGUMENTS(reduce_partial, hsa_reduce_partial_args, GTAP_SIM_HSA_ARG_BUFFER(in),
+                       GTAP_SIM_HSA_ARG_BUFFER(partial), GTAP_SIM_HSA_ARG_VALUE(n));
 
 static uint64_t monotonic_ns(void) {
   struct timespec ts;
@@ -56,8 +64,10 @@ GTAP_SIM_HSA_GROUP_KERNEL(spin, hsa_spin_args, 0) {
   }
   args->marks[item->group_id[0]] += item->group_id[0] + 1;
 }
+GTAP_SIM_HSA_ARGUMENTS(spin, hsa_spin_args, GTAP_SIM_HSA_ARG_VALUE(ns), GTAP_SIM_HSA_ARG_BUFFER(marks));
 
 GTAP_SIM_HSA_KERNEL(tiny, hsa_tiny_args) {
   const hsa_tiny_args* args = GTAP_SIM_HSA_ARGS(hsa_tiny_args);
   __atomic_fetch_add(&args->counter[0], 1, __ATOMIC_RELAXED);
 }
+GTAP_SIM_HSA_ARGUMENTS(tiny, hsa_tiny_args, GTAP_SIM_HSA_ARG_BUFFER(counter));
