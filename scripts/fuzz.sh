@@ -68,7 +68,14 @@ for t in "${targets[@]}"; do
   corpus=build-fuzz/corpus/$t
   mkdir -p "$corpus"
   from=$seeds
-  [ "$t" = code_object_fuzzer ] && from=build/readers/codeobject/fixtures
+  if [ "$t" = code_object_fuzzer ]; then
+    # The real AMDGPU code objects of the reader's tests and the simulated
+    # HSA runtime's (host shared objects with the same metadata note).
+    from=build-fuzz/seeds-code-objects
+    rm -rf "$from" && mkdir -p "$from"
+    find build/readers/codeobject/fixtures build/lib/gtap/sim/hsa/kernels -maxdepth 1 -type f \
+      \( -name '*.hsaco' -o -name '*.so' \) -exec cp {} "$from"/ \; 2>/dev/null || true
+  fi
   echo "fuzzing $t for ${seconds}s ($(ls "$from" | wc -l) seeds)"
   # Inputs are at most a few hundred KiB; a capture that makes a reader hold
   # more than 2 GiB or take 10 s is a finding.

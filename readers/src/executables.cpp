@@ -1,5 +1,6 @@
 #include "gtap/readers/executables.h"
 
+#include <cstring>
 #include <stdexcept>
 
 #include "gtap/readers/code_object.h"
@@ -42,10 +43,14 @@ std::vector<ExecutableKernelRow> executableRows(const std::vector<LoadedCapture>
       if (module.binarySize && !bytes)
         notes.push_back(lc.capture->path() + ": module " + std::to_string(id) + ": its binary is not (all) in the file");
       bool fromMetadata = false;
-      if (bytes && looksLikeAmdgpuCodeObject(bytes->data(), bytes->size())) {
+      // AMDGPU code objects, and any other ELF with their metadata note (the
+      // simulated HSA runtime's code objects).
+      const bool amdgpu = bytes && looksLikeAmdgpuCodeObject(bytes->data(), bytes->size());
+      const bool elf = bytes && bytes->size() >= 4 && std::memcmp(bytes->data(), "\x7f" "ELF", 4) == 0;
+      if (elf) {
         try {
-          CodeObjectInfo info = parseAmdgpuCodeObject(bytes->data(), bytes->size());
-          base.format = "amdgpu";
+          CodeObjectInfo info = parseCodeObjectMetadata(bytes->data(), bytes->size());
+          if (amdgpu) base.format = "amdgpu";
           base.target = info.target;
           for (const auto& k : info.kernels) {
             ExecutableKernelRow r = base;
@@ -66,7 +71,8 @@ std::vector<ExecutableKernelRow> executableRows(const std::vector<LoadedCapture>
           }
           fromMetadata = true;
         } catch (const std::exception& e) {
-          notes.push_back(lc.capture->path() + ": module " + std::to_string(id) + ": " + e.what());
+          // Other ELFs (Level Zero modules, host code) are not expected to have the note.
+          if (amdgpu) notes.push_back(lc.capture->path() + ": module " + std::to_string(id) + ": " + e.what());
         }
       }
       if (fromMetadata) continue;

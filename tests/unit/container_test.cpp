@@ -250,6 +250,69 @@ TEST(Executables, AmdgpuCodeObjectMetadataFromTheCapture) {
   EXPECT_TRUE(found);
 }
 
+// A simulated HSA code object (a host shared object with the metadata note
+// its build adds) is described from its metadata too; a Level Zero module of
+// the simulated driver (a host ELF without the note) from the runtime's
+// answers, without a note to the user.
+TEST(Executables, SimulatedHsaCodeObjectMetadataFromTheCapture) {
+  const auto codeObject = readAll(GTAP_TEST_SIM_HSA_WORKLOAD_KERNELS);
+  const auto zeModule = readAll(GTAP_TEST_WORKLOAD_KERNELS);
+  ASSERT_FALSE(codeObject.empty());
+  ASSERT_FALSE(zeModule.empty());
+  std::string path = tempPath("sim-hsa.gtap");
+  std::filesystem::remove(path);
+  std::string error;
+  auto w = CaptureWriter::create(path, error);
+  ASSERT_TRUE(w) << error;
+  {
+    capnp::MallocMessageBuilder m;
+    m.initRoot<gtap::schema::FileInfo>().setPid(7);
+    ASSERT_TRUE(w->writeMessage(gtap::schema::ChunkKind::FILE_INFO, m));
+  }
+  const std::vector<uint8_t>* binaries[] = {&codeObject, &zeModule};
+  {
+    capnp::MallocMessageBuilder m;
+    auto created = m.initRoot<gtap::schema::Objects>().initCreated(2);
+    for (unsigned i = 0; i < 2; ++i) {
+      auto hash = w->writeBlob(binaries[i]->data(), binaries[i]->size());
+      created[i].setId(3 + i);
+      created[i].setKind(gtap::schema::ObjectKind::MODULE);
+      auto b = created[i].initBinary();
+      b.setHashLow(hash.low);
+      b.setHashHigh(hash.high);
+      b.setSize(binaries[i]->size());
+    }
+    ASSERT_TRUE(w->writeMessage(gtap::schema::ChunkKind::OBJECTS, m));
+  }
+  ASSERT_TRUE(w->close(0, 0, 0, "exit"));
+  gtap::readers::Capture c(path);
+  std::vector<gtap::readers::LoadedCapture> loaded{{&c, gtap::readers::loadDeviceWork(c)}};
+  std::vector<std::string> notes;
+  auto rows = gtap::readers::executableRows(loaded, notes);
+  EXPECT_TRUE(notes.empty()) << notes.front();
+  std::set<std::string> kernels;
+  size_t zeRows = 0;
+  for (const auto& r : rows) {
+    if (r.module == 4) {
+      ++zeRows;
+      EXPECT_NE(r.source, "metadata");
+      continue;
+    }
+    EXPECT_EQ(r.module, 3u);
+    EXPECT_EQ(r.target.rfind("gtap-sim-host-", 0), 0u) << r.target;
+    EXPECT_EQ(r.source, "metadata");
+    EXPECT_EQ(r.wavefront, 64);
+    kernels.insert(r.kernel);
+    if (r.kernel == "scale") {
+      EXPECT_EQ(r.args, 4);  // x, y, factor, n
+      EXPECT_EQ(r.hiddenArgs, 0);
+      EXPECT_EQ(r.kernargBytes, 24);
+    }
+  }
+  EXPECT_EQ(kernels, (std::set<std::string>{"vector_add", "scale", "add", "reduce_partial", "spin", "tiny"}));
+  EXPECT_EQ(zeRows, 1u);  // no kernel objects recorded: the module alone
+}
+
 TEST(Container, NeverOverwritesOrFollowsLinks) {
   std::string path = writeSample("exists.gtap", 1, 1);
   std::string error;

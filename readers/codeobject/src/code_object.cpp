@@ -48,7 +48,7 @@ uint32_t readLe32(const uint8_t* p) {
 
 // Checked on the raw bytes so the common refusals ("not ELF", "another
 // machine") need no libelf and say exactly what was found.
-void checkElfHeader(const uint8_t* bytes, size_t size) {
+void checkElf64LittleEndian(const uint8_t* bytes, size_t size) {
   if (bytes == nullptr || size < SELFMAG || std::memcmp(bytes, ELFMAG, SELFMAG) != 0) {
     throw std::runtime_error("not an ELF file: the first bytes are not \\x7fELF");
   }
@@ -64,7 +64,13 @@ void checkElfHeader(const uint8_t* bytes, size_t size) {
     throw std::runtime_error("ELF data encoding " + std::to_string(bytes[EI_DATA]) +
                              " is not ELFDATA2LSB (1): AMDGPU code objects are little-endian");
   }
-  const uint16_t machine = readLe16(bytes + offsetof(Elf64_Ehdr, e_machine));
+}
+
+uint16_t elfMachine(const uint8_t* bytes) { return readLe16(bytes + offsetof(Elf64_Ehdr, e_machine)); }
+
+void checkElfHeader(const uint8_t* bytes, size_t size) {
+  checkElf64LittleEndian(bytes, size);
+  const uint16_t machine = elfMachine(bytes);
   if (machine != EM_AMDGPU) {
     throw std::runtime_error("e_machine " + std::to_string(machine) + " is not EM_AMDGPU (" +
                              std::to_string(EM_AMDGPU) + ")");
@@ -206,9 +212,12 @@ bool looksLikeAmdgpuCodeObject(const void* data, size_t size) {
          readLe16(bytes + offsetof(Elf64_Ehdr, e_machine)) == EM_AMDGPU;
 }
 
-CodeObjectInfo parseAmdgpuCodeObject(const void* data, size_t size) {
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  checkElfHeader(bytes, size);
+namespace {
+
+// The metadata note and descriptor symbols of an ELF whose header has been
+// checked. `amdgpu`: an EM_AMDGPU object, whose header also says the target
+// and code object version; any other ELF has only what its note says.
+CodeObjectInfo parseCheckedElf(const uint8_t* bytes, size_t size, bool amdgpu) {
   initLibelf();
 
   // libelf takes a writable image and may convert it in place; a private,
@@ -229,7 +238,10 @@ CodeObjectInfo parseAmdgpuCodeObject(const void* data, size_t size) {
     std::string message =
         "no NT_AMDGPU_METADATA note (owner \"AMDGPU\", type 32) in any readable SHT_NOTE section "
         "or PT_NOTE segment";
-    if (osAbi == codeobject::kOsAbiAmdgpuHsa && abiVersion == 0) {
+    if (!amdgpu) {
+      message += " of this ELF for e_machine " + std::to_string(elfMachine(bytes)) +
+                 ": neither an AMDGPU code object nor one carrying AMDGPU metadata";
+    } else if (osAbi == codeobject::kOsAbiAmdgpuHsa && abiVersion == 0) {
       message += "; this is a code object V2, whose YAML metadata this reader does not decode";
     }
     throw std::runtime_error(message);
@@ -243,11 +255,16 @@ CodeObjectInfo parseAmdgpuCodeObject(const void* data, size_t size) {
   }
 
   CodeObjectInfo info;
-  info.target = metadata.target.empty() ? targetIdFromElfHeader(osAbi, abiVersion, flags)
-                                        : std::move(metadata.target);
-  info.abiVersion = codeObjectVersion(osAbi, abiVersion);
+  if (amdgpu) {
+    info.target = metadata.target.empty() ? targetIdFromElfHeader(osAbi, abiVersion, flags)
+                                          : std::move(metadata.target);
+    info.abiVersion = codeObjectVersion(osAbi, abiVersion);
+    info.elfFlags = flags;
+  } else {
+    // The header describes the host object, not the device the note targets.
+    info.target = std::move(metadata.target);
+  }
   info.metadataVersion = std::move(metadata.version);
-  info.elfFlags = flags;
   info.kernels = std::move(metadata.kernels);
 
   const auto symbols = descriptorSymbols(elf.get());
@@ -261,6 +278,20 @@ CodeObjectInfo parseAmdgpuCodeObject(const void* data, size_t size) {
     }
   }
   return info;
+}
+
+}  // namespace
+
+CodeObjectInfo parseAmdgpuCodeObject(const void* data, size_t size) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  checkElfHeader(bytes, size);
+  return parseCheckedElf(bytes, size, true);
+}
+
+CodeObjectInfo parseCodeObjectMetadata(const void* data, size_t size) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  checkElf64LittleEndian(bytes, size);
+  return parseCheckedElf(bytes, size, elfMachine(bytes) == EM_AMDGPU);
 }
 
 }  // namespace gtap::readers

@@ -1,6 +1,7 @@
-// The executables a capture holds (Level Zero modules; HSA code objects
-// later) and their kernels: from the runtime's own answers, and, for AMDGPU
-// code objects, from the code object's metadata.
+// The executables a capture holds (Level Zero modules, HSA code objects,
+// IREE HAL executables) and their kernels: from the runtime's own answers,
+// and, for AMDGPU code objects and other ELFs carrying their metadata note
+// (the simulated HSA runtime's code objects), from that metadata.
 #pragma once
 
 #include <string>

@@ -149,6 +149,16 @@ std::vector<KernargAddress> kernargAddresses(const KernelInfo& kernel, const uin
 // first, so `data` needs no alignment and is never written.
 CodeObjectInfo parseAmdgpuCodeObject(const void* data, size_t size);
 
+// Reads the kernel metadata of any 64-bit little-endian ELF that carries an
+// NT_AMDGPU_METADATA note: AMDGPU code objects exactly as
+// parseAmdgpuCodeObject does, and others such as the simulated HSA runtime's
+// (host shared objects with the note a compiler would emit), for which the
+// target is amdhsa.target (empty when absent), abiVersion is empty, elfFlags
+// 0, and hasDescriptor false unless the file has a NAME.kd symbol. Throws
+// std::runtime_error as parseAmdgpuCodeObject does, and saying so for an ELF
+// without the note.
+CodeObjectInfo parseCodeObjectMetadata(const void* data, size_t size);
+
 // Cheap check used to pick the parser: a 64-bit little-endian ELF for EM_AMDGPU.
 bool looksLikeAmdgpuCodeObject(const void* data, size_t size);
 
