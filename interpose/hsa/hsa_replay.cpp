@@ -813,7 +813,7 @@ void ReplayRecorder::codeObject(const core::CallScope& scope, hsa_code_object_re
                                 size_t size) {
   std::shared_ptr<const readers::CodeObjectInfo> info;
   try {
-    info = std::make_shared<readers::CodeObjectInfo>(readers::parseAmdgpuCodeObject(data, size));
+    info = std::make_shared<readers::CodeObjectInfo>(readers::parseCodeObjectMetadata(data, size));
   } catch (const std::exception&) {
     // Without metadata its dispatches are refused, naming why.
   }

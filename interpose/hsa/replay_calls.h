@@ -65,8 +65,8 @@ constexpr ReplayCall replayCallOf(std::string_view n) {
         "hsa_soft_queue_create", "hsa_queue_inactivate", "hsa_executable_load_program_code_object",
         "hsa_executable_load_code_object", "hsa_executable_global_variable_define",
         "hsa_executable_agent_global_variable_define", "hsa_executable_readonly_variable_define",
-        "hsa_amd_signal_value_pointer", "hsa_amd_queue_intercept_create", "hsa_amd_memory_lock_to_pool"})
-    if (n == name) return name == "hsa_amd_memory_lock_to_pool" ? ReplayCall::none : ReplayCall::unsupported;
+        "hsa_amd_signal_value_pointer", "hsa_amd_queue_intercept_create"})
+    if (n == name) return ReplayCall::unsupported;
   return ReplayCall::none;
 }
 

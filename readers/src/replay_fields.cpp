@@ -63,11 +63,17 @@ Kind kindOf(const Field& f) {
   capnp::Type t = f.getType();
   if (t.isText()) return Kind::text;
   if (isDim3(t)) return Kind::tuple;
-  if (t.isList()) return Kind::ids;
+  if (t.isList()) return t.asList().getElementType().isStruct() ? Kind::records : Kind::ids;
   if (annotated(f, kRef) || annotated(f, kSeq)) return Kind::id;
   if (annotated(f, kAddress)) return Kind::address;
   if (annotated(f, kHex)) return Kind::hex;
-  return Kind::number;
+  switch (t.which()) {
+    case capnp::schema::Type::INT8:
+    case capnp::schema::Type::INT16:
+    case capnp::schema::Type::INT32:
+    case capnp::schema::Type::INT64: return Kind::integer;
+    default: return Kind::number;
+  }
 }
 
 // What reading a struct's fields needs of each, worked out once per struct
@@ -120,19 +126,24 @@ void appendStruct(std::vector<ReplayField>& out, capnp::DynamicStruct::Reader s,
     const capnp::Type& t = plan.type;
     Kind kind = plan.kind;
     if (t.isText()) {
-      if (s.has(f)) out.push_back({name, kind, {}, s.get(f).as<capnp::Text>()});
+      if (s.has(f)) out.push_back({name, kind, {}, s.get(f).as<capnp::Text>(), {}});
     } else if (isDim3(t)) {
       auto d = s.get(f).as<capnp::DynamicStruct>();
-      out.push_back({name, kind, {asNumber(d.get("x")), asNumber(d.get("y")), asNumber(d.get("z"))}, {}});
+      out.push_back({name, kind, {asNumber(d.get("x")), asNumber(d.get("y")), asNumber(d.get("z"))}, {}, {}});
     } else if (t.isList()) {
-      ReplayField field{name, kind, {}, {}};
+      ReplayField field{name, kind, {}, {}, {}};
       if (plan.integerList)
         for (auto v : s.get(f).as<capnp::DynamicList>()) field.values.push_back(asNumber(v));
+      if (plan.structList)
+        for (auto v : s.get(f).as<capnp::DynamicList>()) {
+          field.records.emplace_back();
+          appendStruct(field.records.back(), v.as<capnp::DynamicStruct>(), "");
+        }
       out.push_back(std::move(field));
     } else if (t.isStruct()) {
       appendStruct(out, s.get(f).as<capnp::DynamicStruct>(), name + ".");
     } else if (isInteger(t)) {
-      out.push_back({name, kind, {asNumber(s.get(f))}, {}});
+      out.push_back({name, kind, {asNumber(s.get(f))}, {}, {}});
     }
   }
 }
@@ -184,6 +195,8 @@ std::string typeText(const Field& f) {
   switch (kindOf(f)) {
     case Kind::id: return annotated(f, kSeq) ? "seq" : "id";
     case Kind::ids: return "ids";
+    case Kind::records: return "list";
+    case Kind::integer: return "signed number";
     case Kind::tuple: return "x, y, z";
     case Kind::address: return "address";
     case Kind::hex: return "hex";
@@ -206,6 +219,11 @@ void fieldsMarkdown(std::string& cell, capnp::StructSchema s, const std::string&
     if (inUnion(f)) cell += ", one of the union";
     std::string note = annotationText(f, kNote);
     if (!note.empty()) cell += ": " + note;
+    if (kindOf(f) == Kind::records) {
+      std::string each;
+      fieldsMarkdown(each, t.asList().getElementType().asStruct(), "");
+      cell += "; each: " + each;
+    }
     cell += ")";
   }
 }
@@ -279,6 +297,18 @@ std::string fieldText(const ReplayField& f) {
     case Kind::text:
       appendJsonString(s, f.text);
       break;
+    case Kind::integer:
+      s += f.values.empty() ? "?" : std::to_string(static_cast<int64_t>(f.values[0]));
+      break;
+    case Kind::records:
+      s += "[";
+      for (size_t i = 0; i < f.records.size(); ++i) {
+        s += i ? ",{" : "{";
+        for (size_t j = 0; j < f.records[i].size(); ++j) s += (j ? " " : "") + fieldText(f.records[i][j]);
+        s += "}";
+      }
+      s += "]";
+      break;
   }
   return s;
 }
@@ -303,6 +333,22 @@ std::string fieldJson(const ReplayField& f) {
       break;
     case Kind::text:
       appendJsonString(s, f.text);
+      break;
+    case Kind::integer:
+      s = f.values.empty() ? "null" : std::to_string(static_cast<int64_t>(f.values[0]));
+      break;
+    case Kind::records:
+      s = "[";
+      for (size_t i = 0; i < f.records.size(); ++i) {
+        s += i ? ",{" : "{";
+        for (size_t j = 0; j < f.records[i].size(); ++j) {
+          if (j) s += ",";
+          appendJsonString(s, f.records[i][j].name);
+          s += ":" + fieldJson(f.records[i][j]);
+        }
+        s += "}";
+      }
+      s += "]";
       break;
   }
   return s;

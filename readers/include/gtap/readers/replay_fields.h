@@ -22,11 +22,14 @@ struct ReplayField {
     address,  // an address as the program had it, shown in hex
     hex,      // a scalar best read in hex (vendor and device ids)
     text,
+    integer,  // one signed scalar (signal values)
+    records,  // a list of structs, each its own fields: pointers=[{offset=0 size=8 ...}]
   };
   std::string name;
   Kind kind = Kind::number;
   std::vector<uint64_t> values;
   std::string text;
+  std::vector<std::vector<ReplayField>> records;
 };
 
 // Every field of the record's operation, in the schema's order. Text fields
