@@ -6,8 +6,9 @@
 # With EXPECT_EXIT (non-zero) the program runs once and must exit with that
 # status. Otherwise it runs twice; both runs must exit 0, print only
 # well-formed lines, at least one line of each REQUIRED kind (the first word
-# of a line: dispatch, dispatches, barrier, copy, alloc, free, checksum,
-# timestamp, calls), as many frees as allocations and of the same kinds and sizes,
+# of a line: dispatch, dispatches, barrier, copy, alloc, free, lock, unlock,
+# checksum, timestamp, calls), as many frees as allocations and of the same
+# kinds and sizes, as many unlocks as locks and of the same sizes,
 # EXPECT_DISPATCHES dispatches if given (dispatch lines plus the counts of
 # "dispatches N" lines), and the same lines both times apart from timestamps
 # (which are device durations).
@@ -51,6 +52,8 @@ function(check_lines output out_var)
   set(dispatches 0)
   set(allocs "")
   set(frees "")
+  set(locks "")
+  set(unlocks "")
   set(seen "")
   foreach(line IN LISTS lines)
     if(line MATCHES "^dispatch ${name} ${n} ${n} ${n} ${n} ${n} ${n}$")
@@ -63,6 +66,10 @@ function(check_lines output out_var)
       else()
         list(APPEND frees "${CMAKE_MATCH_2}")
       endif()
+    elseif(line MATCHES "^lock (${n})$")
+      list(APPEND locks "${CMAKE_MATCH_1}")
+    elseif(line MATCHES "^unlock (${n})$")
+      list(APPEND unlocks "${CMAKE_MATCH_1}")
     elseif(line MATCHES "^barrier (and|or)$" OR line MATCHES "^copy ${n}$"
            OR line MATCHES "^checksum ${name} [0-9a-f]+$" OR line MATCHES "^calls hsa_[a-z0-9_]+ ${n}$")
     elseif(line MATCHES "^timestamp ${name} (${n})$")
@@ -92,6 +99,11 @@ function(check_lines output out_var)
   list(SORT frees)
   if(NOT allocs STREQUAL frees)
     message(FATAL_ERROR "${PROGRAM}: the frees (${frees}) are not what was allocated (${allocs})")
+  endif()
+  list(SORT locks)
+  list(SORT unlocks)
+  if(NOT locks STREQUAL unlocks)
+    message(FATAL_ERROR "${PROGRAM}: the unlocks (${unlocks}) are not what was locked (${locks})")
   endif()
   if(DEFINED EXPECT_DISPATCHES AND NOT dispatches EQUAL EXPECT_DISPATCHES)
     message(FATAL_ERROR "${PROGRAM}: ${dispatches} dispatches, expected ${EXPECT_DISPATCHES}")

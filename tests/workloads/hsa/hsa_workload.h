@@ -11,6 +11,9 @@
 //                                       (host: a pool or region owned by the CPU agent,
 //                                       device: one owned by the GPU)
 //   free host|device BYTES              one per free, naming what it frees
+//   lock BYTES                          one per hsa_amd_memory_lock of the program's own
+//                                       host memory
+//   unlock BYTES                        one per hsa_amd_memory_unlock, naming what it unlocks
 //   checksum NAME HEX                   FNV-1a 64 of results, identical with and without an interposer
 //   timestamp KERNEL NS                 (hsa_own_timestamps only) a device duration the
 //                                       program read itself
@@ -202,6 +205,8 @@ class Report {
   void copy(size_t bytes) { add("copy %zu", bytes); }
   void alloc(const char* kind, size_t bytes) { add("alloc %s %zu", kind, bytes); }
   void free(const char* kind, size_t bytes) { add("free %s %zu", kind, bytes); }
+  void lock(size_t bytes) { add("lock %zu", bytes); }
+  void unlock(size_t bytes) { add("unlock %zu", bytes); }
   void checksum(const std::string& name, const Checksum& sum) {
     add("checksum %s %016llx", name.c_str(), static_cast<unsigned long long>(sum.value()));
   }
