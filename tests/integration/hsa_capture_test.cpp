@@ -136,8 +136,9 @@ TEST_P(CapturedHsaWorkload, MatchesWhatTheWorkloadDid) {
       allocated.insert(readers::memoryKindName(m.kind) + " " + std::to_string(m.size));
   }
   for (const auto& l : linesWith(run.result.out, "alloc")) expected.insert(l.substr(6));
+  for (const auto& l : linesWith(run.result.out, "lock")) expected.insert("locked " + l.substr(5));
   EXPECT_EQ(allocated, expected);
-  EXPECT_EQ(frees, linesWith(run.result.out, "free").size());
+  EXPECT_EQ(frees, linesWith(run.result.out, "free").size() + linesWith(run.result.out, "unlock").size());
 
   // The same through `gtap kernels --by=shape`.
   auto report = runProcess({gtapBinary(), "kernels", "--by=shape", "--format=jsonl", run.file});
@@ -155,7 +156,50 @@ TEST_P(CapturedHsaWorkload, MatchesWhatTheWorkloadDid) {
 
 INSTANTIATE_TEST_SUITE_P(Workloads, CapturedHsaWorkload,
                          ::testing::Values("hsa_vector_add", "hsa_pipeline", "hsa_multithread", "hsa_dlopen",
-                                           "hsa_own_timestamps"));
+                                           "hsa_own_timestamps", "hsa_two_queues"));
+
+// Packets written as IREE's driver writes them: batches of slots reserved at
+// once, bodies stored in place, headers published last, one doorbell per
+// batch, a 64-packet ring wrapped three times over. Each packet is recorded
+// once, with the ring index it went to and the header it was written with
+// (fence scopes and barrier bit included), and the program's results are
+// what they are without gtap.
+TEST(HsaCapture, PacketsWrittenStraightIntoTheRingAreRecorded) {
+  HsaRun run = capture("hsa_ring_writer", {}, "api,kernels");
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  auto base = plain("hsa_ring_writer");
+  ASSERT_EQ(base.exitCode, 0) << base.err;
+  EXPECT_EQ(run.result.out, base.out);
+  ASSERT_EQ(linesWith(base.out, "dispatch").size(), 200u);
+  ASSERT_EQ(linesWith(base.out, "barrier").size(), 13u);
+
+  readers::Capture cap(run.file);
+  ASSERT_TRUE(cap.recovery().closedCleanly);
+  auto work = readers::loadDeviceWork(cap);
+  // Kernel dispatch, agent-scope fences; barrier-AND with the barrier bit,
+  // releasing at system scope (hsa.h's header bit layout).
+  const uint16_t dispatchHeader = 2 | 1 << 9 | 1 << 11;
+  const uint16_t barrierHeader = 3 | 1 << 8 | 1 << 9 | 2 << 11;
+  std::set<uint64_t> kernelIndices, barrierIndices;
+  for (const auto& op : work.ops) {
+    if (op.kind == schema::DeviceOpKind::KERNEL) {
+      EXPECT_EQ(op.name, "ring_fill");
+      EXPECT_EQ(op.packetHeader, dispatchHeader) << op.queueIndex;
+      EXPECT_TRUE(kernelIndices.insert(op.queueIndex).second) << "index " << op.queueIndex << " recorded twice";
+    } else if (op.kind == schema::DeviceOpKind::BARRIER) {
+      EXPECT_EQ(op.packetHeader, barrierHeader) << op.queueIndex;
+      EXPECT_TRUE(barrierIndices.insert(op.queueIndex).second) << "index " << op.queueIndex << " recorded twice";
+    }
+  }
+  EXPECT_EQ(dispatchedShapes(run.result.out)["ring_fill grid 256,1,1 wg 64,1,1"], 200u);
+  // Batches of 16 dispatches and their barrier: the barrier of batch b at
+  // 17 b + 16 (the last batch holds 8 dispatches, its barrier at 212).
+  std::set<uint64_t> wantKernels, wantBarriers;
+  for (uint64_t index = 0; index < 213; ++index)
+    (index % 17 == 16 || index == 212 ? wantBarriers : wantKernels).insert(index);
+  EXPECT_EQ(kernelIndices, wantKernels);
+  EXPECT_EQ(barrierIndices, wantBarriers);
+}
 
 std::map<std::string, uint64_t> apiCounts(const std::string& file) {
   auto r = runProcess({gtapBinary(), "api", "--format=jsonl", file});
