@@ -164,6 +164,10 @@ PoolDescription describePool(uint64_t handle) {
   return walk.d;
 }
 
+// A page hash no page has (in practice): the page is recorded at the next
+// submission whatever it holds.
+constexpr uint64_t kUnknownPage = 0;
+
 // Host memory whose pages replay restores: host-accessible allocations and
 // locked ranges.
 struct Memory {
@@ -363,6 +367,10 @@ struct ReplayRecorder::Impl {
                        !(!inFlight.empty() && pageInFlight(address, i));
         if (changed) {
           m.readBack.hashes[i] = h;
+          // Whatever the page holds at the next submission is recorded
+          // again: the program may write back bytes it had recorded before
+          // the device changed them, which replay must restore too.
+          m.recorded.hashes[i] = kUnknownPage;
           if (runStart == pages) runStart = i;
         } else {
           flush(i);

@@ -156,11 +156,12 @@ void Tracker::Impl::consume(QueueInfo& q, bool wait) {
   }
   uint64_t tail = q.tail.load(std::memory_order_relaxed);
   const uint64_t head = q.head.load(std::memory_order_acquire);
-  int64_t now = 0;
   for (; tail < head; ++tail) {
     PacketSlot& slot = q.slots[tail & (q.capacity - 1)];
     if (signalValue(slot.mine) != 0) break;
-    if (!now) now = core::monotonicNs();  // one clock read for the batch
+    // Read after the packet was seen complete: a packet completing while
+    // earlier ones are read must not be stamped before its end.
+    const int64_t now = core::monotonicNs();
     char note[96];
     uint32_t noteBytes = 0;
     hsa_amd_profiling_dispatch_time_t time{};
