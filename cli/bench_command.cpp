@@ -45,6 +45,8 @@ int runWorker(const BenchOptions& o, const std::string& library, const std::stri
                                    "--worker-result", result};
   if (!o.scope.empty()) args.insert(args.end(), {"--scope", o.scope});
   if (o.source.sim) args.push_back("--sim");
+  if (o.source.device >= 0) args.insert(args.end(), {"--device", std::to_string(o.source.device)});
+  args.insert(args.end(), {"--wait-timeout", std::to_string(o.source.waitTimeout)});
   for (const auto& r : o.source.remaps) args.insert(args.end(), {"--remap", r});
   for (const auto& s : o.source.substitutions) args.insert(args.end(), {"--substitute", s});
   pid_t pid = fork();
@@ -156,13 +158,10 @@ void printJson(const BenchOptions& o, const BenchTimings& t, const std::vector<r
 }
 
 int bench(const BenchOptions& o) {
-  if (o.source.sim) {
-    std::string error;
-    if (!useSimulatedZeDriver(error)) {
-      std::cerr << "gtap bench --sim: " << error << "\n";
-      return kExitError;
-    }
-  }
+  // Checked here for the command and the worker alike; the worker's replay
+  // opens the simulated HSA runtime by the path this finds.
+  readers::ReplayOptions simulated;
+  if (!o.source.useSimulatedRuntimes(simulated, "bench")) return kExitError;
   if (!o.workerResult.empty()) return runBenchWorker(o);
   if (o.format != "text" && o.format != "json") {
     std::cerr << "gtap bench: --format must be text or json\n";

@@ -67,6 +67,7 @@ bool readBenchTimings(const std::string& path, BenchTimings& t, std::string& err
 int runBenchWorker(const BenchOptions& o) {
   readers::ReplayOptions options;
   if (!o.source.toReplayOptions(options, "bench")) return 2;
+  if (!o.source.useSimulatedRuntimes(options, "bench")) return 1;
   if (!o.scope.empty()) options.requiredScopes.push_back(o.scope);
   // libgtap.so exports gtap_flush when it is loaded; without it the profile
   // is written at the flush interval and at exit.

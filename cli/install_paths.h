@@ -47,6 +47,19 @@ inline bool useSimulatedZeDriver(std::string& error) {
   return true;
 }
 
+// The absolute path of gtap's simulated HSA runtime, for a process that
+// opens it itself (replay): LD_LIBRARY_PATH is read only when a process
+// starts. Returns false and sets `error` when it is not there.
+inline bool simulatedHsaRuntime(std::string& path, std::string& error) {
+  auto runtime = gtapLibraryDirectory() / "sim" / "hsa" / "libhsa-runtime64.so.1";
+  if (!std::filesystem::exists(runtime)) {
+    error = simulatedRuntimesMissing("simulated HSA runtime", runtime);
+    return false;
+  }
+  path = runtime.string();
+  return true;
+}
+
 // Puts gtap's simulated HSA runtime (libhsa-runtime64.so.1) first on the
 // library search path, so a program linked with the runtime, or one that
 // dlopens it by name, gets the simulated one.

@@ -1,5 +1,6 @@
-// gtap replay: runs a capture's replay stream again on Level Zero, without the
-// program; --verify compares every read-back with what the program saw.
+// gtap replay: runs a capture's replay stream again on Level Zero and HSA,
+// without the program; --verify compares every read-back with what the
+// program saw.
 #include <chrono>
 #include <iostream>
 
@@ -24,13 +25,7 @@ int replay(const ReplayCommandOptions& o) {
   readers::ReplayOptions options;
   options.verify = o.verify;
   if (!o.source.toReplayOptions(options, "replay")) return kExitUsage;
-  if (o.source.sim) {
-    std::string error;
-    if (!useSimulatedZeDriver(error)) {
-      std::cerr << "gtap replay --sim: " << error << "\n";
-      return kExitError;
-    }
-  }
+  if (!o.source.useSimulatedRuntimes(options, "replay")) return kExitError;
   try {
     readers::Capture capture(o.source.file);
     readers::ReplayStream stream = readers::loadReplayStream(capture);
@@ -44,9 +39,15 @@ int replay(const ReplayCommandOptions& o) {
               << result.kernels << " kernel launches in " << readers::formatNanoseconds(ns) << "\n";
     if (!o.verify) return kExitSuccess;
     std::cout << "verified " << result.readBacks << " read-backs, " << result.mismatches.size() << " mismatched\n";
-    for (const auto& m : result.mismatches)
-      std::cout << "  read-back seq " << m.seq << " (copy seq " << m.copySeq << "): " << m.differing << " of "
-                << m.size << " bytes differ, the first at offset " << m.firstOffset << "\n";
+    for (const auto& m : result.mismatches) {
+      std::cout << "  read-back seq " << m.seq;
+      if (m.allocation)
+        std::cout << " (allocation " << m.allocation << ", bytes " << m.offset << "+" << m.size << ")";
+      else
+        std::cout << " (copy seq " << m.copySeq << ")";
+      std::cout << ": " << m.differing << " of " << m.size << " bytes differ, the first at offset " << m.firstOffset
+                << "\n";
+    }
     return result.mismatches.empty() ? kExitSuccess : kExitMismatch;
   } catch (const std::exception& e) {
     std::cerr << "gtap replay: " << e.what() << "\n";
@@ -58,7 +59,7 @@ int replay(const ReplayCommandOptions& o) {
 
 Action addReplayCommand(CLI::App& app) {
   auto o = std::make_shared<ReplayCommandOptions>();
-  auto* cmd = app.add_subcommand("replay", "Run a capture's replay stream again on Level Zero, without the program");
+  auto* cmd = app.add_subcommand("replay", "Run a capture's replay stream again (Level Zero, HSA), without the program");
   o->source.add(cmd);
   cmd->add_flag("--verify", o->verify, "Compare each read-back with the bytes the program saw");
   cmd->footer(

@@ -127,7 +127,7 @@ ReplayStream loadReplayStream(const Capture& capture) {
     std::string error;
     if (format::parseModeList(mode, bits, error) && (bits & format::kModeReplay))
       throw ReplayStreamError(capture.path() + " holds no replay stream although it was recorded with mode " + mode +
-                              ": the program made no Level Zero call gtap records for replay");
+                              ": the program made no Level Zero or HSA call gtap records for replay");
     throw ReplayStreamError(capture.path() + " holds no replay stream: it was recorded with mode " + mode +
                             " (capture with --mode=" + mode + ",replay)");
   }

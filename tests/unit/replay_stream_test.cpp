@@ -239,7 +239,7 @@ TEST(ReplayStream, NoReplayRecordsIsAClearError) {
   } catch (const readers::ReplayStreamError& e) {
     EXPECT_EQ(std::string(e.what()), path +
                                           " holds no replay stream although it was recorded with mode replay: the "
-                                          "program made no Level Zero call gtap records for replay");
+                                          "program made no Level Zero or HSA call gtap records for replay");
   }
 }
 

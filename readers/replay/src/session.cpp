@@ -51,8 +51,8 @@ std::optional<uint64_t> regionExtent(const RegionSide& side) {
 
 }  // namespace
 
-Session::Session(const ReplaySetup& setup, const readers::ReplayCallbacks& callbacks)
-    : setup_(setup), ze_(*setup.ze), callbacks_(callbacks) {}
+Session::Session(const ReplaySetup& setup, readers::ReplayResult& result)
+    : setup_(setup), ze_(*setup.ze), result_(result) {}
 
 Session::~Session() { cleanup(); }
 
@@ -113,15 +113,6 @@ uint8_t* Session::translate(const ReplayRecord& r, uint64_t address, uint64_t si
                       std::to_string(hit->range->size) + " bytes)");
   }
   return hit->replay();
-}
-
-readers::ReplayResult Session::run() {
-  const auto& records = setup_.stream->records;
-  for (size_t i = 0; i < records.size(); ++i) {
-    perform(records[i], i);
-    ++result_.records;
-  }
-  return result_;
 }
 
 void Session::perform(const ReplayRecord& r, size_t index) {
@@ -301,12 +292,6 @@ void Session::perform(const ReplayRecord& r, size_t index) {
             "zeCommandQueueExecuteCommandLists");
       return;
     }
-    case O::SCOPE_BEGIN:
-      if (callbacks_.scopeBegin) callbacks_.scopeBegin(r);
-      return;
-    case O::SCOPE_END:
-      if (callbacks_.scopeEnd) callbacks_.scopeEnd(r);
-      return;
     default:
       // An operation this replayer does not know (a newer or damaged file,
       // or one of formats 1.0-1.1 left positional) is never skipped.
@@ -735,6 +720,7 @@ void Session::performReadBack(const ReplayRecord& r, size_t index) {
   const uint8_t* actual = it->second.replayDestination + offset;
   ++result_.readBacks;
   readers::ReadBackMismatch m{r.seq, copySeq, 0, 0, expected.size};
+  m.offset = offset;
   for (uint64_t i = 0; i < expected.size; ++i) {
     if (actual[i] != expected.data[i]) {
       if (!m.differing) m.firstOffset = i;

@@ -18,12 +18,15 @@ namespace gtap::replay {
 
 class Session {
  public:
-  Session(const ReplaySetup& setup, const readers::ReplayCallbacks& callbacks);
+  // Counts what it performs into `result`.
+  Session(const ReplaySetup& setup, readers::ReplayResult& result);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  readers::ReplayResult run();
+  // Performs one Level Zero record (or host data or a read-back of Level
+  // Zero memory or copies); `index` is its place in the stream.
+  void perform(const readers::ReplayRecord& r, size_t index);
   // Waits for everything submitted so far: every live queue and immediate list.
   void synchronizeAll();
 
@@ -53,7 +56,6 @@ class Session {
     ze_event_handle_t event = nullptr;
   };
 
-  void perform(const readers::ReplayRecord& r, size_t index);
   void performCreate(const readers::ReplayRecord& r, size_t index);
   void performAppend(const readers::ReplayRecord& r, size_t index);
   void performHostData(const readers::ReplayRecord& r, size_t index);
@@ -72,13 +74,12 @@ class Session {
 
   const ReplaySetup& setup_;
   const ZeFunctions& ze_;
-  const readers::ReplayCallbacks& callbacks_;
   std::map<uint64_t, Live> objects_;
   AddressMap addresses_;
   uint64_t liveAllocationBytes_ = 0;  // sizes of the live captured allocations, summed
   std::map<uint64_t, CopyBuffers> copies_;  // by the copy record's seq
   std::map<uint64_t, SyncEvent> syncEvents_;  // by context id
-  readers::ReplayResult result_;
+  readers::ReplayResult& result_;
 };
 
 }  // namespace gtap::replay

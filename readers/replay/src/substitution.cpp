@@ -37,18 +37,32 @@ int openSubstituteFile(const std::string& path, const std::string& what, uint64_
   struct stat st {};
   std::string error;
   int fd = format::openRegularFile(path, st, error);
-  if (fd < 0) throw ReplayError(what + ": " + path + ": " + error + "; a module binary is expected");
+  if (fd < 0) throw ReplayError(what + ": " + path + ": " + error + "; a module binary or code object is expected");
   if (static_cast<uint64_t>(st.st_size) > readers::kMaxSubstituteBytes) {
     close(fd);
     throw ReplayError(what + ": " + path + " holds " + std::to_string(st.st_size) +
-                      " bytes, more than a module can (" + std::to_string(readers::kMaxSubstituteBytes) + ")");
+                      " bytes, more than a module or code object can (" + std::to_string(readers::kMaxSubstituteBytes) + ")");
   }
   size = static_cast<uint64_t>(st.st_size);
   return fd;
 }
 
+ze_module_handle_t createModule(Scratch& s, ze_device_handle_t device, const ReplayRecord& create, const Bytes& binary,
+                                const std::string& what) {
+  auto m = create.fields.getModuleCreate();
+  ze_module_desc_t desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, static_cast<ze_module_format_t>(m.getFormat()),
+                        binary.size, binary.data, m.getBuildFlags().cStr(), nullptr};
+  ze_module_handle_t module = nullptr;
+  ze_result_t r = s.ze.zeModuleCreate(s.context, device, &desc, &module, nullptr);
+  if (r != ZE_RESULT_SUCCESS) throw ReplayError(what + ": zeModuleCreate returned " + resultName(r));
+  s.modules.push_back(module);
+  return module;
+}
+
+}  // namespace
+
 // The file as it was checked: exactly the size fstat gave, never more.
-Bytes readFile(const std::string& path, const std::string& what) {
+Bytes readSubstituteFile(const std::string& path, const std::string& what) {
   uint64_t size = 0;
   int fd = openSubstituteFile(path, what, size);
   auto bytes = std::make_shared<std::vector<uint8_t>>(size);
@@ -67,24 +81,11 @@ Bytes readFile(const std::string& path, const std::string& what) {
   return {bytes, bytes->data(), bytes->size()};
 }
 
-ze_module_handle_t createModule(Scratch& s, ze_device_handle_t device, const ReplayRecord& create, const Bytes& binary,
-                                const std::string& what) {
-  auto m = create.fields.getModuleCreate();
-  ze_module_desc_t desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, static_cast<ze_module_format_t>(m.getFormat()),
-                        binary.size, binary.data, m.getBuildFlags().cStr(), nullptr};
-  ze_module_handle_t module = nullptr;
-  ze_result_t r = s.ze.zeModuleCreate(s.context, device, &desc, &module, nullptr);
-  if (r != ZE_RESULT_SUCCESS) throw ReplayError(what + ": zeModuleCreate returned " + resultName(r));
-  s.modules.push_back(module);
-  return module;
-}
-
-}  // namespace
-
-std::map<uint64_t, Bytes> checkSubstitutions(const ReplaySetup& setup) {
+std::map<uint64_t, Bytes> checkSubstitutions(const ReplaySetup& setup,
+                                             const std::vector<readers::ModuleSubstitution>& substitutions) {
   std::map<uint64_t, Bytes> out;
   const auto& records = setup.stream->records;
-  for (const auto& sub : setup.options.substitutions) {
+  for (const auto& sub : substitutions) {
     std::string what = setup.capture->path() + ": --substitute " + sub.selector + "=" + sub.path;
     // The modules the selector names.
     std::set<uint64_t> modules;
@@ -102,7 +103,7 @@ std::map<uint64_t, Bytes> checkSubstitutions(const ReplaySetup& setup) {
                         (sub.selector == "all" ? std::string("the stream creates no module")
                          : numeric             ? "the stream creates no module with id " + sub.selector
                                                : "the stream creates no kernel named " + sub.selector));
-    Bytes replacement = readFile(sub.path, what);
+    Bytes replacement = readSubstituteFile(sub.path, what);
     for (uint64_t id : modules) {
       size_t at = 0;
       while (at < records.size() &&
