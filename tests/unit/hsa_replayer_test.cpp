@@ -609,6 +609,73 @@ TEST_F(HsaReplayer, SynchronizeAllWaitsForDispatchedWork) {
   EXPECT_TRUE(r.mismatches.empty());
 }
 
+// A stream with Level Zero and HSA records (a program using both runtimes):
+// one replay performs both in seq order, each record by its runtime, host
+// data and read-backs by the runtime whose memory or copy they name.
+TEST_F(HsaReplayer, LevelZeroAndHsaRecordsReplayTogether) {
+  setenv("ZE_ENABLE_ALT_DRIVERS", GTAP_TEST_SIM_ZE_DRIVER, 1);
+  constexpr uint64_t kDev = 101, kContext = 102, kList = 103, kZeHost = 104, kZeDevice = 105;
+  constexpr uint64_t kZeHostAddress = 0x400000000000, kZeDeviceAddress = 0x400000100000;
+  std::vector<uint8_t> pattern(4096);
+  for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<uint8_t>(i * 7 + 3);
+  VectorAdd v;
+  v.beforeDispatch = [&](HsaStreamBuilder& s) {
+    s.add([](Record r) {
+      auto d = r.initDevice();
+      d.setDevice(kDev);
+      d.setName("gtap simulated GPU");
+    });
+    s.add([](Record r) {
+      auto c = r.initContextCreate();
+      c.setContext(kContext);
+      c.initDevices(1).set(0, kDev);
+    });
+    s.add([](Record r) {
+      auto l = r.initListCreateImmediate();
+      l.setList(kList);
+      l.setContext(kContext);
+      l.setDevice(kDev);
+      l.setMode(1);  // synchronous: each append has finished when it returns
+    });
+    auto alloc = [&](uint64_t id, uint8_t kind, uint64_t address) {
+      s.add([=](Record r) {
+        auto m = r.initMemAlloc();
+        m.setAllocation(id);
+        m.setContext(kContext);
+        m.setDevice(kind == 2 ? kDev : 0);
+        m.setKind(kind);
+        m.setSize(4096);
+        m.setAddress(address);
+      });
+    };
+    alloc(kZeHost, 1, kZeHostAddress);
+    alloc(kZeDevice, 2, kZeDeviceAddress);
+    hostData(s, kZeHost, 0, pattern);
+    auto copy = [&](uint64_t dst, uint64_t src) {
+      return s.add([=](Record r) {
+        auto c = r.initCopy();
+        c.setList(kList);
+        c.setSize(4096);
+        c.setDst(dst);
+        c.setSrc(src);
+      });
+    };
+    copy(kZeDeviceAddress, kZeHostAddress);
+    uint64_t back = copy(kHost, kZeDeviceAddress);
+    s.add(
+        [=](Record r) {
+          auto b = r.initReadBack();
+          b.setCopy(back);
+          b.setDst(kHost);
+        },
+        HsaStreamBuilder::Payload::blob, pattern);
+  };
+  readers::ReplayResult r = replay(write(vectorAdd(v)));
+  EXPECT_EQ(r.kernels, 1u);
+  EXPECT_EQ(r.readBacks, 2u);
+  EXPECT_TRUE(r.mismatches.empty());
+}
+
 // --- substitution ---------------------------------------------------------------------
 
 struct KernelAbi {
