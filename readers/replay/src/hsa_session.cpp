@@ -27,6 +27,8 @@ constexpr uint64_t kWaitSliceNs = 100'000'000;
 // Replay-owned kernarg memory is taken from the kernarg pool this much at a time.
 constexpr uint64_t kKernargChunk = uint64_t{1} << 20;
 constexpr size_t kPacketBytes = 64;
+// More host memory than a 47-bit user address space holds: no program locked it.
+constexpr uint64_t kMaxHostBytes = uint64_t{1} << 47;
 
 uint64_t nowNs() {
   return static_cast<uint64_t>(
@@ -256,6 +258,9 @@ void HsaSession::performMemory(const ReplayRecord& r, size_t) {
         throw ReplayError(where(r) + ": lock id " + std::to_string(id) + (id ? " is already live" : " is not valid"));
       if (l.getSize() == 0 || l.getAddress() == 0)
         throw ReplayError(where(r) + ": expected the captured address and a size");
+      if (l.getSize() > kMaxHostBytes)
+        throw ReplayError(where(r) + ": " + std::to_string(l.getSize()) +
+                          " bytes of locked memory is more than a process can map");
       auto list = agents(r, l.getAgents(), "agent");
       Memory m;
       m.kind = Memory::Kind::lock;
