@@ -829,13 +829,15 @@ void HsaSession::performHostData(const ReplayRecord& r, size_t index) {
   if (offset > size || payload.size > size - offset)
     throw ReplayError(where(r) + ": bytes " + std::to_string(offset) + "+" + std::to_string(payload.size) +
                       " lie outside the " + std::to_string(size) + "-byte target");
-  if (payload.size) std::memcpy(base + offset, payload.data, payload.size);
-  if (!id || payload.size == 0) return;
-  // Kernarg segments the rewritten bytes cover: the program's bytes there
-  // are the segment it wrote, whose translation the replay restores; other
-  // bytes mean it wrote a new one, which its dispatch will translate.
+  if (payload.size == 0) return;
+  // Kernarg segments the bytes cover: where they hold the program's segment
+  // (its untranslated addresses), the translated one the device may be
+  // reading right now stays; other bytes mean the program wrote a new
+  // segment, which its own dispatch will translate. Merged before anything
+  // is written, so a running dispatch never sees the untranslated bytes.
+  std::vector<uint8_t> merged;
   uint64_t end = offset + payload.size;
-  auto it = overlays_.lower_bound({id, offset > longestOverlay_ ? offset - longestOverlay_ : 0});
+  auto it = id ? overlays_.lower_bound({id, offset > longestOverlay_ ? offset - longestOverlay_ : 0}) : overlays_.end();
   while (it != overlays_.end() && it->first.first == id && it->first.second < end) {
     uint64_t at = it->first.second, len = it->second.captured.size();
     uint64_t from = std::max(at, offset), to = std::min(at + len, end);
@@ -844,12 +846,14 @@ void HsaSession::performHostData(const ReplayRecord& r, size_t index) {
       continue;
     }
     if (std::memcmp(payload.data + (from - offset), it->second.captured.data() + (from - at), to - from) == 0) {
-      std::memcpy(base + from, it->second.translated.data() + (from - at), to - from);
+      if (merged.empty()) merged.assign(payload.data, payload.data + payload.size);
+      std::memcpy(merged.data() + (from - offset), it->second.translated.data() + (from - at), to - from);
       ++it;
     } else {
       it = overlays_.erase(it);
     }
   }
+  std::memcpy(base + offset, merged.empty() ? payload.data : merged.data(), payload.size);
 }
 
 void HsaSession::performReadBack(const ReplayRecord& r, size_t index) {
