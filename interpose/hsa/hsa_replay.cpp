@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "chunk_producer.h"
@@ -204,13 +205,28 @@ struct Executable {
   std::vector<uint64_t> kernelObjects;
 };
 
-// A copy whose destination the device writes until the program sees its signal.
+// Host memory the device may be writing until the program sees the work
+// done: a copy's destination, or a range a dispatch's kernarg points into.
 struct InFlight {
-  uint64_t copySeq = 0;
-  uint64_t signal = 0;  // its completion signal's handle
+  uint64_t copySeq = 0;   // copies: the copy's record
+  uint64_t signal = 0;    // the completion signal's handle (0: none)
   uint64_t dst = 0, size = 0;
   bool readBack = false;  // outside every recorded range: a read-back of the copy itself
+  uint64_t queue = 0;     // packets: the queue (id), and their place in it
+  uint64_t order = 0;
 };
+
+// The last packet that completes a signal: when the program sees it done,
+// so is every packet before it on its queue if it had the barrier bit.
+struct LastPacket {
+  uint64_t queue = 0, order = 0;
+  bool barrier = false;
+  std::vector<uint64_t> deps;  // the signals it waited for (barrier packets and copies): done before it
+};
+
+// Work in flight kept track of at most: beyond it the oldest is taken as
+// done (a program that never waits for its work).
+constexpr size_t kMaxInFlight = 1 << 14;
 
 }  // namespace
 
@@ -227,8 +243,49 @@ struct ReplayRecorder::Impl {
   std::unordered_map<uint64_t, Executable> executables;
   std::unordered_map<uint64_t, Kernel> kernels;  // kernel object
   std::vector<InFlight> inFlight;
+  std::unordered_map<uint64_t, LastPacket> lastPacket;  // by completion signal handle
+  uint64_t packetOrder = 0;
   replay::HostBytes hostBytes;
   uint64_t dispatches = 0;
+
+  void addInFlight(InFlight f) {
+    if (inFlight.size() >= kMaxInFlight) inFlight.erase(inFlight.begin());
+    inFlight.push_back(f);
+  }
+  // Work handed to queue `queue` (0: a copy) that completes `signal` once
+  // the signals `deps` are satisfied.
+  void packetSent(uint64_t queue, uint16_t header, hsa_signal_t signal, std::vector<uint64_t> deps = {}) {
+    ++packetOrder;
+    if (signal.handle)
+      lastPacket[signal.handle] = {queue, packetOrder, ((header >> HSA_PACKET_HEADER_BARRIER) & 1) != 0,
+                                   std::move(deps)};
+  }
+  // Everything the program knows is done once it sees `signal` satisfied:
+  // what completes it, what that work waited for, and, for a packet with
+  // the barrier bit, everything before it on its queue.
+  std::vector<InFlight> takeCompleted(hsa_signal_t signal) {
+    std::vector<InFlight> completed;
+    if (!signal.handle) return completed;
+    std::vector<uint64_t> work{signal.handle};
+    std::unordered_set<uint64_t> seen;
+    while (!work.empty()) {
+      uint64_t s = work.back();
+      work.pop_back();
+      if (!s || !seen.insert(s).second) continue;
+      LastPacket last;
+      if (auto it = lastPacket.find(s); it != lastPacket.end()) last = it->second;
+      std::erase_if(inFlight, [&](const InFlight& f) {
+        bool done = f.signal == s || (last.barrier && last.queue && f.queue == last.queue && f.order <= last.order);
+        if (done) {
+          completed.push_back(f);
+          if (f.signal) work.push_back(f.signal);
+        }
+        return done;
+      });
+      work.insert(work.end(), last.deps.begin(), last.deps.end());
+    }
+    return completed;
+  }
 
   replay::Record record(uint64_t seq, uint32_t thread, uint32_t function) {
     replay::Record r;
@@ -333,13 +390,10 @@ struct ReplayRecorder::Impl {
   // wrote it, and the destinations of copies the wait completed, become
   // read-backs (what the program can now read).
   void recordDeviceWrites(uint32_t thread, hsa_signal_t signal) {
-    // The copies the signal completes are no longer in flight.
-    std::vector<InFlight> completed;
-    std::erase_if(inFlight, [&](const InFlight& f) {
-      if (!signal.handle || f.signal != signal.handle) return false;
-      completed.push_back(f);
-      return true;
-    });
+    // The work the signal completes is no longer in flight: what completes
+    // it, and, when its last packet had the barrier bit, everything before
+    // that packet on its queue.
+    std::vector<InFlight> completed = takeCompleted(signal);
     for (auto& [address, m] : memory) {
       if (!m.host) continue;
       auto* base = reinterpret_cast<const uint8_t*>(address);
@@ -363,14 +417,15 @@ struct ReplayRecorder::Impl {
         size_t len = static_cast<size_t>(std::min<uint64_t>(replay::kPage, m.size - i * replay::kPage));
         uint64_t h = replay::pageHash(base + i * replay::kPage, len);
         // Pages a copy still in flight writes are left for its own wait.
-        bool changed = h != m.recorded.hashes[i] && h != m.readBack.hashes[i] &&
-                       !(!inFlight.empty() && pageInFlight(address, i));
-        if (changed) {
+        bool changed = h != m.recorded.hashes[i] && !(!inFlight.empty() && pageInFlight(address, i));
+        // Whatever a page the device changed holds at the next submission
+        // is recorded again: the program may write back bytes it had
+        // recorded before the device changed them, which replay must
+        // restore too.
+        if (changed) m.recorded.hashes[i] = kUnknownPage;
+        // Read back unless the last read-back saw these very bytes.
+        if (changed && h != m.readBack.hashes[i]) {
           m.readBack.hashes[i] = h;
-          // Whatever the page holds at the next submission is recorded
-          // again: the program may write back bytes it had recorded before
-          // the device changed them, which replay must restore too.
-          m.recorded.hashes[i] = kUnknownPage;
           if (runStart == pages) runStart = i;
         } else {
           flush(i);
@@ -549,6 +604,7 @@ void ReplayRecorder::signalDestroyed(const core::CallScope& scope, hsa_signal_t 
   replay::add(std::move(r));
   impl_->signals.erase(it);
   std::erase_if(impl_->inFlight, [&](const InFlight& f) { return f.signal == signal.handle; });
+  impl_->lastPacket.erase(signal.handle);
 }
 
 uint64_t ReplayRecorder::opBegin(hsa_signal_t signal) {
@@ -755,6 +811,14 @@ void ReplayRecorder::Impl::dispatch(const hsa_kernel_dispatch_packet_t& p, uint6
   replay::add(std::move(r));
   replay::dispatchesDone(number, 1, thread);
   if (completion) signals[p.completion_signal.handle].device = true;
+  packetSent(queueId, p.header, p.completion_signal);
+  // The host memory it can reach may change under the program until it sees
+  // the dispatch done: not recorded as the program's meanwhile.
+  for (const auto& a : addresses) {
+    if (!a.value) continue;
+    auto [base, m] = memoryAt(a.value);
+    if (m && m->host) addInFlight({0, p.completion_signal.handle, base, m->size, false, queueId, packetOrder});
+  }
 }
 
 void ReplayRecorder::Impl::barrier(const hsa_barrier_and_packet_t& p, bool any, uint64_t queueId, uint64_t index,
@@ -784,6 +848,10 @@ void ReplayRecorder::Impl::barrier(const hsa_barrier_and_packet_t& p, bool any, 
   b.setSignal(completion);
   replay::add(std::move(r));
   if (completion) signals[p.completion_signal.handle].device = true;
+  std::vector<uint64_t> handles;
+  for (const hsa_signal_t& d : p.dep_signal)
+    if (d.handle) handles.push_back(d.handle);
+  packetSent(queueId, p.header, p.completion_signal, std::move(handles));
 }
 
 void ReplayRecorder::packets(hsa_queue_t* queue, const void* packets, uint64_t count, uint64_t firstIndex) {
@@ -1026,8 +1094,12 @@ uint64_t ReplayRecorder::copying(const core::CallScope& scope, void* dst, hsa_ag
   c.setSynchronous(synchronous);
   replay::add(std::move(r));
   if (synchronous || !size) return seq;
+  std::vector<uint64_t> handles;
+  for (uint32_t i = 0; deps && i < numDeps; ++i)
+    if (deps[i].handle) handles.push_back(deps[i].handle);
+  impl_->packetSent(0, 0, signal, std::move(handles));
   Memory* m = impl_->memoryAt(u(dst), size).second;
-  if (!m || m->host) impl_->inFlight.push_back({seq, signal.handle, u(dst), size, !m});
+  if (!m || m->host) impl_->addInFlight({seq, signal.handle, u(dst), size, !m, 0, 0});
   if (completion) impl_->signals[signal.handle].device = true;
   return seq;
 }
