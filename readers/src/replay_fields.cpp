@@ -194,7 +194,7 @@ std::optional<Field> memberOf(ReplayOp op) {
 std::string typeText(const Field& f) {
   switch (kindOf(f)) {
     case Kind::id: return annotated(f, kSeq) ? "seq" : "id";
-    case Kind::ids: return "ids";
+    case Kind::ids: return annotated(f, kRef) ? "ids" : "numbers";
     case Kind::records: return "list";
     case Kind::integer: return "signed number";
     case Kind::tuple: return "x, y, z";
