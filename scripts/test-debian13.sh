@@ -15,9 +15,9 @@ cd "$(dirname "$0")/.."
 src=$(pwd)
 root=${GTAP_DEBIAN13_ROOT:-$src/build-debian13/root}
 mirror=${GTAP_DEBIAN13_MIRROR:-http://deb.debian.org/debian}
-# The Level Zero and HSA capture tests (integration_tests, with the device
+# The Level Zero and HSA capture and replay tests (integration_tests, with the device
 # filters), the simulated runtimes' own tests, and every workload test.
-default_tests='^(SimZe|SimHsa|sim_hsa|Routes/RouteTest|Layers/LoaderLayerTest|ZeCapture|ZeProfile|ZeReplay|HsaCapture|HsaToolTable|DeviceFilter|Samples|Workloads/ProfiledWorkload|workload\.)'
+default_tests='^(SimZe|SimHsa|sim_hsa|Routes/RouteTest|Layers/LoaderLayerTest|ZeCapture|ZeProfile|ZeReplay|HsaCapture|HsaReplay|Workloads/HsaReplayedWorkload|HsaToolTable|DeviceFilter|Samples|Workloads/ProfiledWorkload|workload\.)'
 tests=${1:-$default_tests}
 
 if [ "$(id -u)" != 0 ]; then
