@@ -909,6 +909,7 @@ struct ReplayRecord {
     signal @10 :UInt64 $replayRef $replayNote("the completion signal; 0 none");
     dispatch @11 :UInt64 $replayNote("the dispatch number");
     pointers @12 :List(KernargPointer) $replayNote("the addresses in the kernarg segment, by the code object's metadata");
+    more @13 :Bool $replayNote("the program had written more packets to this queue when it rang the doorbell: replay rings once, after the last");
   }
   struct HsaBarrier {
     queue @0 :UInt64 $replayRef;
@@ -917,6 +918,7 @@ struct ReplayRecord {
     any @3 :Bool $replayNote("barrier-OR; barrier-AND otherwise");
     dependencies @4 :List(UInt64) $replayRef $replayNote("the packet's five dependency signals, 0 where null");
     signal @5 :UInt64 $replayRef;
+    more @6 :Bool $replayNote("as hsaDispatch's");
   }
   struct HsaCopy {
     dst @0 :UInt64 $replayAddress;

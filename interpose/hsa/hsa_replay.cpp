@@ -454,8 +454,10 @@ struct ReplayRecorder::Impl {
     replay::add(std::move(r));
   }
 
-  void dispatch(const hsa_kernel_dispatch_packet_t& p, uint64_t queueId, uint64_t index, uint32_t thread);
-  void barrier(const hsa_barrier_and_packet_t& p, bool any, uint64_t queueId, uint64_t index, uint32_t thread);
+  // `more`: the program had written packets past this one when it rang.
+  void dispatch(const hsa_kernel_dispatch_packet_t& p, uint64_t queueId, uint64_t index, bool more, uint32_t thread);
+  void barrier(const hsa_barrier_and_packet_t& p, bool any, uint64_t queueId, uint64_t index, bool more,
+               uint32_t thread);
 };
 
 bool replaying(const core::CallScope& scope) {
@@ -725,7 +727,7 @@ void ReplayRecorder::queueDestroyed(const core::CallScope& scope, hsa_queue_t* q
 }
 
 void ReplayRecorder::Impl::dispatch(const hsa_kernel_dispatch_packet_t& p, uint64_t queueId, uint64_t index,
-                                    uint32_t thread) {
+                                    bool more, uint32_t thread) {
   auto k = kernels.find(p.kernel_object);
   std::string where = "the kernel dispatch packet at index " + std::to_string(index) + " of queue " +
                       std::to_string(queueId);
@@ -807,6 +809,7 @@ void ReplayRecorder::Impl::dispatch(const hsa_kernel_dispatch_packet_t& p, uint6
     e.setKind(pointers[i].kind);
     e.setQueue(pointers[i].queue);
   }
+  d.setMore(more);
   r.payload = replay::inlinePayload(kernarg.data(), kernarg.size());
   replay::add(std::move(r));
   replay::dispatchesDone(number, 1, thread);
@@ -822,7 +825,7 @@ void ReplayRecorder::Impl::dispatch(const hsa_kernel_dispatch_packet_t& p, uint6
 }
 
 void ReplayRecorder::Impl::barrier(const hsa_barrier_and_packet_t& p, bool any, uint64_t queueId, uint64_t index,
-                                   uint32_t thread) {
+                                   bool more, uint32_t thread) {
   std::string where = std::string("the barrier-") + (any ? "OR" : "AND") + " packet at index " +
                       std::to_string(index) + " of queue " + std::to_string(queueId);
   uint64_t deps[5];
@@ -846,6 +849,7 @@ void ReplayRecorder::Impl::barrier(const hsa_barrier_and_packet_t& p, bool any, 
   auto list = b.initDependencies(5);
   for (unsigned i = 0; i < 5; ++i) list.set(i, deps[i]);
   b.setSignal(completion);
+  b.setMore(more);
   replay::add(std::move(r));
   if (completion) signals[p.completion_signal.handle].device = true;
   std::vector<uint64_t> handles;
@@ -862,16 +866,22 @@ void ReplayRecorder::packets(hsa_queue_t* queue, const void* packets, uint64_t c
   impl_->hostBytes.newSubmission();
   impl_->recordHostChanges(thread);
   const auto* in = static_cast<const hsa_kernel_dispatch_packet_t*>(packets);
+  // Packets the program wrote past these before ringing: replay rings once
+  // for them all, as the program did.
+  uint64_t written = GTAP_HSA_REAL(hsa_queue_load_write_index_relaxed)
+                         ? GTAP_HSA_REAL(hsa_queue_load_write_index_relaxed)(queue)
+                         : 0;
   for (uint64_t i = 0; i < count; ++i) {
+    bool more = firstIndex + i + 1 < written;
     hsa_kernel_dispatch_packet_t p;
     std::memcpy(&p, &in[i], sizeof p);
     uint16_t type = packetType(p.header);
     if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
-      impl_->dispatch(p, q->second, firstIndex + i, thread);
+      impl_->dispatch(p, q->second, firstIndex + i, more, thread);
     } else if (type == HSA_PACKET_TYPE_BARRIER_AND || type == HSA_PACKET_TYPE_BARRIER_OR) {
       hsa_barrier_and_packet_t b;
       std::memcpy(&b, &in[i], sizeof b);
-      impl_->barrier(b, type == HSA_PACKET_TYPE_BARRIER_OR, q->second, firstIndex + i, thread);
+      impl_->barrier(b, type == HSA_PACKET_TYPE_BARRIER_OR, q->second, firstIndex + i, more, thread);
     } else if (type != HSA_PACKET_TYPE_INVALID) {
       impl_->unsupportedLocked(thread, replay::kNoFunction,
                                "the packet at index " + std::to_string(firstIndex + i) + " of queue " +

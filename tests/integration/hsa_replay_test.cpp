@@ -110,6 +110,27 @@ TEST(HsaReplay, AnAddressIntoUnrecordedMemoryIsRefused) {
   EXPECT_EQ(r.out.find("performed"), std::string::npos) << r.out;
 }
 
+// Packets written before one doorbell are marked so that replay rings once
+// per batch, as the program did: hsa_ring_writer writes 200 dispatches in
+// batches of 16, each batch ending with a barrier, one doorbell per batch.
+TEST(HsaReplay, PacketsOfOneDoorbellAreMarkedAsABatch) {
+  Captured c = capture("hsa_ring_writer");
+  ASSERT_EQ(c.run.exitCode, 0) << c.run.err;
+  size_t packets = 0, last = 0;
+  for (const auto& rec : dumpRecords(c.file)) {
+    if (rec["op"] != "hsaDispatch" && rec["op"] != "hsaBarrier") continue;
+    ++packets;
+    if (rec["more"] == 0) {
+      ++last;
+      EXPECT_EQ(rec["op"], "hsaBarrier") << rec;
+    }
+  }
+  EXPECT_EQ(packets, 213u);
+  EXPECT_EQ(last, 13u);
+  auto r = gtap({"replay", "--sim", "--verify", c.file});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+}
+
 TEST(HsaReplay, TruncatedCaptureIsRefused) {
   Captured c = capture("hsa_pipeline");
   ASSERT_EQ(c.run.exitCode, 0) << c.run.err;

@@ -170,6 +170,7 @@ uint8_t* HsaSession::translate(const ReplayRecord& r, uint64_t address, uint64_t
 
 void HsaSession::perform(const ReplayRecord& r, size_t index) {
   if (!queues_.empty()) checkQueues(where(r));
+  if (r.op != O::HSA_DISPATCH && r.op != O::HSA_BARRIER) ringDoorbells();
   switch (r.op) {
     case O::HSA_AGENT:
     case O::HSA_POOL: return;  // found by prepare()
@@ -569,9 +570,14 @@ void HsaSession::performObject(const ReplayRecord& r, size_t index) {
 // --- packets ----------------------------------------------------------------------------
 
 void* HsaSession::reserve(const ReplayRecord& r, Queue& q, uint64_t& index) {
+  // Only the next packet of a batch may follow a doorbell left for later.
+  for (auto& [id, other] : queues_)
+    if (other.get() != &q && other->doorbellDue) ringDoorbells();
   index = hsa_.hsa_queue_add_write_index_scacq_screl(q.queue, 1);
   uint64_t deadline = nowNs() + setup_.options.waitTimeoutNs;
-  // A full ring: wait for the packet processor to free the slot.
+  // A full ring: wait for the packet processor to free the slot (after
+  // telling it about the packets of the batch so far).
+  if (index - hsa_.hsa_queue_load_read_index_scacquire(q.queue) >= q.queue->size) ringDoorbells();
   while (index - hsa_.hsa_queue_load_read_index_scacquire(q.queue) >= q.queue->size) {
     checkQueues(where(r));
     if (nowNs() >= deadline)
@@ -582,12 +588,22 @@ void* HsaSession::reserve(const ReplayRecord& r, Queue& q, uint64_t& index) {
   return static_cast<uint8_t*>(q.queue->base_address) + (index % q.queue->size) * kPacketBytes;
 }
 
-void HsaSession::publish(Queue& q, void* slot, uint64_t index, uint16_t header, uint16_t setup) {
+void HsaSession::publish(Queue& q, void* slot, uint64_t index, uint16_t header, uint16_t setup, bool more) {
   // The body is in place; the header makes the packet valid, released with
   // it, and the doorbell tells the packet processor.
   __atomic_store_n(static_cast<uint32_t*>(slot), static_cast<uint32_t>(header) | (static_cast<uint32_t>(setup) << 16),
                    __ATOMIC_RELEASE);
-  hsa_.hsa_signal_store_screlease(q.queue->doorbell_signal, static_cast<hsa_signal_value_t>(index));
+  q.doorbellDue = more;
+  q.doorbellIndex = index;
+  if (!more) hsa_.hsa_signal_store_screlease(q.queue->doorbell_signal, static_cast<hsa_signal_value_t>(index));
+}
+
+void HsaSession::ringDoorbells() {
+  for (auto& [id, q] : queues_) {
+    if (!q->doorbellDue) continue;
+    q->doorbellDue = false;
+    hsa_.hsa_signal_store_screlease(q->queue->doorbell_signal, static_cast<hsa_signal_value_t>(q->doorbellIndex));
+  }
 }
 
 uint8_t* HsaSession::kernargSpace(const ReplayRecord& r, uint64_t size, uint64_t alignment) {
@@ -700,7 +716,7 @@ void HsaSession::performDispatch(const ReplayRecord& r, size_t index) {
   uint64_t slotIndex = 0;
   void* slot = reserve(r, q, slotIndex);
   std::memcpy(static_cast<uint8_t*>(slot) + 4, reinterpret_cast<const uint8_t*>(&packet) + 4, kPacketBytes - 4);
-  publish(q, slot, slotIndex, d.getHeader(), d.getSetup());
+  publish(q, slot, slotIndex, d.getHeader(), d.getSetup(), d.getMore());
   ++result_.kernels;
 }
 
@@ -721,7 +737,7 @@ void HsaSession::performBarrier(const ReplayRecord& r) {
   uint64_t slotIndex = 0;
   void* slot = reserve(r, q, slotIndex);
   std::memcpy(static_cast<uint8_t*>(slot) + 4, reinterpret_cast<const uint8_t*>(&packet) + 4, kPacketBytes - 4);
-  publish(q, slot, slotIndex, b.getHeader(), 0);
+  publish(q, slot, slotIndex, b.getHeader(), 0, b.getMore());
 }
 
 // --- copies, host data, read-backs --------------------------------------------------------
@@ -920,6 +936,7 @@ bool HsaSession::drain(Queue& q, uint64_t timeoutNs) {
 }
 
 void HsaSession::synchronizeAll() {
+  ringDoorbells();
   uint64_t timeout = setup_.options.waitTimeoutNs;
   std::string at = setup_.capture->path() + ": waiting for all HSA work";
   for (auto& [id, q] : queues_) {
@@ -940,6 +957,7 @@ void HsaSession::synchronizeAll() {
 }
 
 void HsaSession::cleanup() noexcept {
+  ringDoorbells();
   // Let queued work finish (bounded: after a failure some may never run).
   for (auto& [id, q] : queues_)
     if (q->error.load() == HSA_STATUS_SUCCESS) drain(*q, kCleanupTimeoutNs);

@@ -33,6 +33,9 @@ class HsaSession {
   // Waits for everything submitted so far: a barrier packet on every live
   // queue, and every copy still running.
   void synchronizeAll();
+  // Rings every doorbell a batch of packets left for its last packet: before
+  // any record that is not the next packet of that batch.
+  void ringDoorbells();
 
  private:
   // Memory the host reaches: an allocation (hostAccessible ones), a locked
@@ -64,6 +67,10 @@ class HsaSession {
     hsa_queue_t* queue = nullptr;
     uint64_t captured = 0;  // the program's hsa_queue_t address
     uint64_t id = 0;
+    // A packet published whose doorbell waits for the last packet of its
+    // batch (the capture's `more`): rung before anything else is performed.
+    bool doorbellDue = false;
+    uint64_t doorbellIndex = 0;
     // Written by the queue's error callback (on the runtime's thread).
     std::atomic<hsa_status_t> error{HSA_STATUS_SUCCESS};
   };
@@ -117,7 +124,9 @@ class HsaSession {
   // Reserves a packet slot in `q` (waiting while the ring is full) and
   // returns it; publish() writes the header and rings the doorbell.
   void* reserve(const readers::ReplayRecord& r, Queue& q, uint64_t& index);
-  void publish(Queue& q, void* slot, uint64_t index, uint16_t header, uint16_t setup);
+  // Makes the packet valid; rings the doorbell unless `more` (the batch's
+  // last packet, or the next record that is not one, rings it).
+  void publish(Queue& q, void* slot, uint64_t index, uint16_t header, uint16_t setup, bool more = false);
   // Waits until `signal` meets the condition, at most the wait timeout;
   // returns false (and the value it holds in `last`) when it did not.
   bool waitFor(hsa_signal_t signal, hsa_signal_condition_t condition, hsa_signal_value_t value, uint64_t timeoutNs,

@@ -204,6 +204,9 @@ ReplayResult Replayer::run(const ReplayCallbacks& callbacks) {
       const auto& records = s.stream->records;
       for (size_t i = 0; i < records.size(); ++i) {
         const ReplayRecord& r = records[i];
+        // A batch of HSA packets ends where another runtime's record, a
+        // scope or a refusal comes.
+        if (hsa && impl_->families[i] != Family::hsa) hsa->ringDoorbells();
         switch (impl_->families[i]) {
           case Family::levelZero: ze->perform(r, i); break;
           case Family::hsa: hsa->perform(r, i); break;
@@ -217,6 +220,7 @@ ReplayResult Replayer::run(const ReplayCallbacks& callbacks) {
         }
         ++result.records;
       }
+      if (hsa) hsa->ringDoorbells();
     } catch (...) {
       impl_->zeSession = nullptr;
       impl_->hsaSession = nullptr;
