@@ -25,7 +25,7 @@ Captured capture(const std::string& name, const std::vector<std::string>& args =
   return captureWorkload("hsa-replay-", name, args, mode, options, tag);
 }
 
-using Param = std::tuple<std::string, std::string>;  // workload, mode
+using Param = WorkloadMode;
 class HsaReplayedWorkload : public ::testing::TestWithParam<Param> {};
 
 // Captured without changing what the program prints; replayed with every
@@ -64,11 +64,8 @@ INSTANTIATE_TEST_SUITE_P(
     Workloads, HsaReplayedWorkload,
     ::testing::Combine(::testing::Values("hsa_vector_add", "hsa_pipeline", "hsa_multithread", "hsa_callbacks",
                                          "hsa_dlopen", "hsa_own_timestamps", "hsa_two_queues", "hsa_ring_writer"),
-                       ::testing::Values("replay", "api,kernels,memory,replay")),
-    [](const ::testing::TestParamInfo<Param>& info) {
-      std::string mode = std::get<1>(info.param) == "replay" ? "replay_only" : "with_profiling";
-      return std::get<0>(info.param) + "_" + mode;
-    });
+                       replayModes()),
+    workloadModeName);
 
 // Each dispatch record names where its kernarg segment holds addresses, as
 // the code object's metadata says: vector_add's a, b and c (8 bytes each at

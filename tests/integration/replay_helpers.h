@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -73,5 +74,14 @@ inline std::vector<nlohmann::json> dumpRecords(const std::string& file) {
   }
   return records;
 }
+
+// Parameters of the workload-by-mode replay tests, and their names:
+// "WORKLOAD_replay_only" or "WORKLOAD_with_profiling".
+using WorkloadMode = std::tuple<std::string, std::string>;
+inline std::string workloadModeName(const ::testing::TestParamInfo<WorkloadMode>& info) {
+  std::string mode = std::get<1>(info.param) == "replay" ? "replay_only" : "with_profiling";
+  return std::get<0>(info.param) + "_" + mode;
+}
+inline auto replayModes() { return ::testing::Values("replay", "api,kernels,memory,replay"); }
 
 }  // namespace gtap::test

@@ -30,7 +30,7 @@ nlohmann::json dumpSummary(const std::string& file) {
   return last;
 }
 
-using Param = std::tuple<std::string, std::string>;  // workload, mode
+using Param = WorkloadMode;
 class ReplayedWorkload : public ::testing::TestWithParam<Param> {};
 
 TEST_P(ReplayedWorkload, ReplaysWithEveryReadBackMatching) {
@@ -55,11 +55,8 @@ INSTANTIATE_TEST_SUITE_P(
     Workloads, ReplayedWorkload,
     ::testing::Combine(::testing::Values("ze_vector_add", "ze_pipeline", "ze_multithread", "ze_immediate",
                                          "ze_own_timestamps", "ze_stacks", "ze_shared_inputs", "ze_struct_args"),
-                       ::testing::Values("replay", "api,kernels,memory,replay")),
-    [](const ::testing::TestParamInfo<Param>& info) {
-      std::string mode = std::get<1>(info.param) == "replay" ? "replay_only" : "with_profiling";
-      return std::get<0>(info.param) + "_" + mode;
-    });
+                       replayModes()),
+    workloadModeName);
 
 // Each replay record of a multi-threaded capture keeps its thread, and the
 // records of several threads interleave in the stream.
