@@ -63,7 +63,17 @@ Kind kindOf(const Field& f) {
   capnp::Type t = f.getType();
   if (t.isText()) return Kind::text;
   if (isDim3(t)) return Kind::tuple;
-  if (t.isList()) return t.asList().getElementType().isStruct() ? Kind::records : Kind::ids;
+  if (t.isList()) {
+    capnp::Type e = t.asList().getElementType();
+    if (e.isStruct()) return Kind::records;
+    switch (e.which()) {
+      case capnp::schema::Type::INT8:
+      case capnp::schema::Type::INT16:
+      case capnp::schema::Type::INT32:
+      case capnp::schema::Type::INT64: return Kind::integers;
+      default: return Kind::ids;
+    }
+  }
   if (annotated(f, kRef) || annotated(f, kSeq)) return Kind::id;
   if (annotated(f, kAddress)) return Kind::address;
   if (annotated(f, kHex)) return Kind::hex;
@@ -196,6 +206,7 @@ std::string typeText(const Field& f) {
     case Kind::id: return annotated(f, kSeq) ? "seq" : "id";
     case Kind::ids: return annotated(f, kRef) ? "ids" : "numbers";
     case Kind::records: return "list";
+    case Kind::integers: return "signed numbers";
     case Kind::integer: return "signed number";
     case Kind::tuple: return "x, y, z";
     case Kind::address: return "address";
@@ -300,6 +311,11 @@ std::string fieldText(const ReplayField& f) {
     case Kind::integer:
       s += f.values.empty() ? "?" : std::to_string(static_cast<int64_t>(f.values[0]));
       break;
+    case Kind::integers:
+      s += "[";
+      for (size_t i = 0; i < f.values.size(); ++i) s += (i ? "," : "") + std::to_string(static_cast<int64_t>(f.values[i]));
+      s += "]";
+      break;
     case Kind::records:
       s += "[";
       for (size_t i = 0; i < f.records.size(); ++i) {
@@ -336,6 +352,11 @@ std::string fieldJson(const ReplayField& f) {
       break;
     case Kind::integer:
       s = f.values.empty() ? "null" : std::to_string(static_cast<int64_t>(f.values[0]));
+      break;
+    case Kind::integers:
+      s = "[";
+      for (size_t i = 0; i < f.values.size(); ++i) s += (i ? "," : "") + std::to_string(static_cast<int64_t>(f.values[i]));
+      s += "]";
       break;
     case Kind::records:
       s = "[";

@@ -90,6 +90,49 @@ TEST(ReplayStream, FieldsAreNamedPerOp) {
   EXPECT_EQ(text(4), "kernel=5 module=4 flags=0 name=\"vector_add\"");
 }
 
+// HSA records: signal values are signed, a dispatch's kernarg pointers are
+// a list of structs shown field by field.
+TEST(ReplayStream, HsaFieldsShowSignedValuesAndPointerLists) {
+  capnp::MallocMessageBuilder m;
+  auto root = m.initRoot<schema::ReplayRecord>();
+  auto w = root.initHsaSignalWait();
+  w.initSignals(2).set(0, 7);
+  w.initConditions(2).set(1, 2);
+  auto values = w.initValues(2);
+  values.set(0, -1);
+  values.set(1, 5);
+  w.setSatisfied(1);
+  w.setObserved(-3);
+  readers::ReplayRecord r;
+  r.op = readers::ReplayOp::HSA_SIGNAL_WAIT;
+  r.fields = root.asReader();
+  std::string t;
+  for (const auto& f : readers::replayFields(r)) t += (t.empty() ? "" : " ") + readers::fieldText(f);
+  EXPECT_EQ(t, "signals=[7,0] conditions=[0,2] values=[-1,5] satisfied=1 observed=-3 kind=0");
+  std::string j;
+  for (const auto& f : readers::replayFields(r)) j += f.name + ":" + readers::fieldJson(f) + " ";
+  EXPECT_NE(j.find("values:[-1,5] "), std::string::npos) << j;
+  EXPECT_NE(j.find("observed:-3 "), std::string::npos) << j;
+
+  capnp::MallocMessageBuilder d;
+  auto dispatch = d.initRoot<schema::ReplayRecord>().initHsaDispatch();
+  auto pointers = dispatch.initPointers(2);
+  pointers[0].setOffset(8);
+  pointers[0].setSize(8);
+  pointers[1].setOffset(16);
+  pointers[1].setSize(4);
+  pointers[1].setKind(1);
+  pointers[1].setQueue(3);
+  r.op = readers::ReplayOp::HSA_DISPATCH;
+  r.fields = d.getRoot<schema::ReplayRecord>().asReader();
+  for (const auto& f : readers::replayFields(r)) {
+    if (f.name != "pointers") continue;
+    EXPECT_EQ(readers::fieldText(f), "pointers=[{offset=8 size=8 kind=0 queue=0},{offset=16 size=4 kind=1 queue=3}]");
+    EXPECT_EQ(readers::fieldJson(f),
+              "[{\"offset\":8,\"size\":8,\"kind\":0,\"queue\":0},{\"offset\":16,\"size\":4,\"kind\":1,\"queue\":3}]");
+  }
+}
+
 // Records of formats 1.0-1.1 (positional) read as the same typed records
 // gtap writes today: every field of every record alike.
 TEST(ReplayStream, PositionalRecordsOfFormat11ReadAsTyped) {

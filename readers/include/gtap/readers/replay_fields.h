@@ -22,7 +22,8 @@ struct ReplayField {
     address,  // an address as the program had it, shown in hex
     hex,      // a scalar best read in hex (vendor and device ids)
     text,
-    integer,  // one signed scalar (signal values)
+    integer,   // one signed scalar (signal values)
+    integers,  // a list of signed scalars: values=[1,-1]
     records,  // a list of structs, each its own fields: pointers=[{offset=0 size=8 ...}]
   };
   std::string name;
