@@ -24,6 +24,7 @@ Action addExportCommand(CLI::App& app);
 Action addExplainCommand(CLI::App& app);
 Action addFlameCommand(CLI::App& app);
 Action addExecutablesCommand(CLI::App& app);
+Action addCountersCommand(CLI::App& app);
 Action addDumpCommand(CLI::App& app);
 Action addReplayCommand(CLI::App& app);
 Action addBenchCommand(CLI::App& app);

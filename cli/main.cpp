@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   add(&gtap::cli::addExplainCommand);
   add(&gtap::cli::addFlameCommand);
   add(&gtap::cli::addExecutablesCommand);
+  add(&gtap::cli::addCountersCommand);
   add(&gtap::cli::addDumpCommand);
   add(&gtap::cli::addReplayCommand);
   add(&gtap::cli::addBenchCommand);

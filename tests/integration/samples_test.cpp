@@ -279,5 +279,28 @@ TEST_F(Samples, BadPeriodsAreRefused) {
   }
 }
 
+// gtap counters --list asks the driver itself: every metric group and metric
+// the simulated device offers, the sampling group with its instruction
+// pointer among them; without --list it is a usage error.
+TEST(Counters, ListShowsWhatTheDriverOffers) {
+  auto r = runProcess({gtapBinary(), "counters", "--list", "--sim", "--format", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::istringstream in(r.out);
+  size_t rows = 0;
+  bool ip = false;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    ++rows;
+    EXPECT_EQ(j["device"], "0.0 gtap simulated GPU") << line;
+    EXPECT_FALSE(j["group"].get<std::string>().empty()) << line;
+    ip = ip || (j["group"] == "EuStallSampling" && j["metric"] == "IP" && j["sampling"] == "time");
+  }
+  EXPECT_GE(rows, 10u);
+  EXPECT_TRUE(ip) << r.out;
+  auto usage = runProcess({gtapBinary(), "counters"});
+  EXPECT_EQ(usage.exitCode, 2);
+  EXPECT_NE(usage.err.find("--list"), std::string::npos) << usage.err;
+}
+
 }  // namespace
 }  // namespace gtap::test
