@@ -5,6 +5,7 @@
 #include "api.h"
 #include "commands.h"
 #include "engine.h"
+#include "metric_query.h"
 
 #include <cstring>
 
@@ -408,6 +409,32 @@ ze_result_t zeCommandListAppendLaunchMultipleKernelsIndirect(ze_command_list_han
   c.op = Op::LaunchMultiIndirect;
   c.countPtr = pCountBuffer;
   c.groupsPtr = pLaunchArgumentsBuffer;
+  return append(*list, std::move(c));
+}
+
+// Metric queries measure what the list's engine runs between begin and end;
+// only engines that run kernels have anything to count.
+ze_result_t zetCommandListAppendMetricQueryBegin(zet_command_list_handle_t hCommandList,
+                                                 zet_metric_query_handle_t hMetricQuery) {
+  SIM_LOOKUP(list, CommandList, hCommandList);
+  SIM_LOOKUP(query, MetricQuery, hMetricQuery);
+  SIM_CHECK(groupCanCompute(list->ordinal), ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE);
+  Command c;
+  c.op = Op::MetricQueryBegin;
+  c.query = std::move(query);
+  return append(*list, std::move(c));
+}
+
+ze_result_t zetCommandListAppendMetricQueryEnd(zet_command_list_handle_t hCommandList,
+                                               zet_metric_query_handle_t hMetricQuery, ze_event_handle_t hSignalEvent,
+                                               uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+  SIM_LOOKUP(list, CommandList, hCommandList);
+  SIM_LOOKUP(query, MetricQuery, hMetricQuery);
+  Command c;
+  if (ze_result_t r = resolveEvents(hSignalEvent, numWaitEvents, phWaitEvents, c); r != ZE_RESULT_SUCCESS) return r;
+  SIM_CHECK(groupCanCompute(list->ordinal), ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE);
+  c.op = Op::MetricQueryEnd;
+  c.query = std::move(query);
   return append(*list, std::move(c));
 }
 

@@ -22,6 +22,19 @@ enum class Op {
   WriteTimestamp,       // *dst = global ticks
   QueryTimestamps,      // copies events' kernel timestamps to dst (+offsets)
   Nop,                  // prefetch and advice: accepted, nothing to do
+  MetricQueryBegin,     // query: takes the engine's work totals and the time
+  MetricQueryEnd,       // query: its report, the work done since its begin
+};
+
+struct MetricQuery;
+
+// What an engine has run so far, for metric queries (counted by execute on
+// whichever thread runs the engine's work, one at a time).
+struct WorkTotals {
+  uint64_t kernels = 0;
+  uint64_t workGroups = 0;
+  uint64_t workItems = 0;
+  uint64_t busyNs = 0;  // host time spent running kernel bodies
 };
 
 struct Command {
@@ -40,6 +53,7 @@ struct Command {
   uint32_t dstPitch = 0, dstSlicePitch = 0, srcPitch = 0, srcSlicePitch = 0;
   std::vector<std::shared_ptr<Event>> events;
   std::vector<size_t> offsets;
+  std::shared_ptr<MetricQuery> query;
 };
 
 // What submitting a command fixed about its counter-based events: the arm
@@ -50,10 +64,17 @@ struct Arms {
   std::vector<uint64_t> waits;
 };
 
-// Runs one command on the calling (worker) thread. While *abandon is true
-// (read under the sync lock) waits on events give up, so a queue being torn
-// down never blocks on an event nobody will signal.
-void execute(const Command& c, const Arms& arms, const bool* abandon);
+// Runs one command on the calling (worker) thread, adding the kernels it ran
+// to `totals` (the engine's). While *abandon is true (read under the sync
+// lock) waits on events give up, so a queue being torn down never blocks on an
+// event nobody will signal.
+void execute(const Command& c, const Arms& arms, const bool* abandon, WorkTotals& totals);
+
+namespace metricQueries {
+// The commands' effects on their query (metric_query.cpp).
+void begin(MetricQuery& q, const WorkTotals& totals);
+void end(MetricQuery& q, const WorkTotals& totals);
+}  // namespace metricQueries
 
 namespace events {
 // Marks an event signaled and, for timestamp pools, records the device ticks

@@ -30,6 +30,8 @@ enum class Kind : uint32_t {
   MetricGroup,
   Metric,
   MetricStreamer,
+  MetricQueryPool,
+  MetricQuery,
 };
 
 // Handles are looked up without a lock (registry.cpp): a lookup turns the

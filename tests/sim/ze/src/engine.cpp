@@ -40,7 +40,7 @@ bool Engine::runInline(Batch& batch) {
       const Command& c = stream[batch.command];
       const Arms& arms = batch.arms[batch.stream][batch.command];
       if (!events::ready(c.waits, &arms.waits)) return false;
-      execute(c, arms, &stopping_);
+      execute(c, arms, &stopping_, totals_);
     }
   }
   batch.streams.clear();  // drop kernels and modules before reporting completion
@@ -116,7 +116,7 @@ void Engine::run() {
     for (; batch.stream < batch.streams.size(); ++batch.stream, batch.command = 0) {
       const CommandStream& stream = *batch.streams[batch.stream];
       for (; batch.command < stream.size(); ++batch.command)
-        execute(stream[batch.command], batch.arms[batch.stream][batch.command], &stopping_);
+        execute(stream[batch.command], batch.arms[batch.stream][batch.command], &stopping_, totals_);
     }
     batch.streams.clear();  // drop kernels and modules before reporting completion
     lock.lock();

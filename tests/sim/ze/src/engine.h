@@ -55,6 +55,8 @@ class Engine {
   uint64_t completed_ = 0;
   bool stopping_ = false;
   bool running_ = false;  // a submitting thread is running work inline
+  // Used by the one thread running this engine's work (handed over under sync::mutex()).
+  WorkTotals totals_;
   const bool inline_;
   std::thread thread_;
 };

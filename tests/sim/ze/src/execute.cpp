@@ -12,7 +12,8 @@ namespace sim {
 
 namespace {
 
-void runLaunch(const LaunchState& launch, const ze_group_count_t& groups) {
+void runLaunch(const LaunchState& launch, const ze_group_count_t& groups, WorkTotals& totals) {
+  const uint64_t startNs = clock::hostNs();
   // Sampled while a metric streamer is open on the device.
   sampling::LaunchScope sampled(*launch.module);
   const gtap_sim_kernel_desc* d = launch.desc;
@@ -69,6 +70,11 @@ void runLaunch(const LaunchState& launch, const ze_group_count_t& groups) {
       }
     }
   }
+  const uint64_t groupCount = uint64_t(count[0]) * count[1] * count[2];
+  totals.kernels += 1;
+  totals.workGroups += groupCount;
+  totals.workItems += groupCount * gs[0] * gs[1] * gs[2];
+  totals.busyNs += clock::hostNs() - startNs;
 }
 
 void fill(void* dst, const std::vector<uint8_t>& pattern, size_t size) {
@@ -108,23 +114,23 @@ void queryTimestamps(const Command& c) {
 
 }  // namespace
 
-void execute(const Command& c, const Arms& arms, const bool* abandon) {
+void execute(const Command& c, const Arms& arms, const bool* abandon, WorkTotals& totals) {
   events::waitAll(c.waits, &arms.waits, abandon);
   const uint64_t start = clock::nowTicks();
   switch (c.op) {
     case Op::Launch:
-      runLaunch(*c.launches[0], c.groups);
+      runLaunch(*c.launches[0], c.groups, totals);
       break;
     case Op::LaunchIndirect: {
       ze_group_count_t g;
       std::memcpy(&g, c.groupsPtr, sizeof g);  // read when it runs, as on a device
-      runLaunch(*c.launches[0], g);
+      runLaunch(*c.launches[0], g, totals);
       break;
     }
     case Op::LaunchMultiIndirect: {
       uint32_t n = *c.countPtr;
       if (n > c.launches.size()) n = uint32_t(c.launches.size());
-      for (uint32_t i = 0; i < n; ++i) runLaunch(*c.launches[i], c.groupsPtr[i]);
+      for (uint32_t i = 0; i < n; ++i) runLaunch(*c.launches[i], c.groupsPtr[i], totals);
       break;
     }
     case Op::Copy:
@@ -146,6 +152,12 @@ void execute(const Command& c, const Arms& arms, const bool* abandon) {
     }
     case Op::QueryTimestamps:
       queryTimestamps(c);
+      break;
+    case Op::MetricQueryBegin:
+      metricQueries::begin(*c.query, totals);
+      break;
+    case Op::MetricQueryEnd:
+      metricQueries::end(*c.query, totals);
       break;
     case Op::Barrier:
     case Op::SignalEvent:

@@ -1,12 +1,14 @@
-// The tools API's metrics: one metric group per device, "EuStallSampling",
-// modelled on Intel's instruction (EU stall) sampling; streamers that collect
-// its raw reports; and the calculation that turns reports into one row of
-// values per instruction address. What is measured is real (sampling.cpp):
+// The tools API's metrics: the device's metric groups and their metrics;
+// instruction sampling's group, "EuStallSampling", modelled on Intel's
+// instruction (EU stall) sampling; streamers that collect its raw reports; and
+// the calculation that turns reports into one row of values per instruction
+// address. (The query-based "ComputeBasic" is in metric_query.cpp.) What is measured is real (sampling.cpp):
 // the address of the instruction a kernel was executing. The stall reasons
 // are not: a CPU has no such counters, so every sample counts as Active.
 #include "api.h"
 #include "clock.h"
 #include "commands.h"
+#include "metric_query.h"
 #include "metrics.h"
 #include "sampling.h"
 #include "sync.h"
@@ -129,9 +131,13 @@ uint64_t ReportRing::size() const noexcept {
 }
 
 void createMetricGroups(Device& device) {
-  auto group = makeObject<MetricGroup>(&device);
-  for (uint32_t i = 0; i < kMetricCount; ++i) group->metrics[i] = makeObject<Metric>(group.get(), i).get();
+  auto group = makeObject<MetricGroup>(&device, false);
+  for (uint32_t i = 0; i < kMetricCount; ++i) group->metrics.push_back(makeObject<Metric>(group.get(), i).get());
   device.metricGroup = group.get();
+  auto queries = makeObject<MetricGroup>(&device, true);
+  for (uint32_t i = 0; i < kQueryMetricCount; ++i)
+    queries->metrics.push_back(makeObject<Metric>(queries.get(), i).get());
+  device.queryGroup = queries.get();
 }
 
 void notifyReports(Device& device) {
@@ -154,8 +160,10 @@ void notifyReports(Device& device) {
 ze_result_t zetMetricGroupGet(zet_device_handle_t hDevice, uint32_t* pCount, zet_metric_group_handle_t* phMetricGroups) {
   SIM_LOOKUP(device, Device, hDevice);
   SIM_NOT_NULL(pCount);
-  countQuery(1, pCount, phMetricGroups != nullptr, [&](uint32_t i) {
-    phMetricGroups[i] = reinterpret_cast<zet_metric_group_handle_t>(static_cast<Object*>(device->metricGroup));
+  MetricGroup* groups[] = {device->metricGroup, device->queryGroup};
+  countQuery(2, pCount, phMetricGroups != nullptr, [&](uint32_t i) {
+    phMetricGroups[i] =
+        reinterpret_cast<zet_metric_group_handle_t>(static_cast<Object*>(groups[i]));
   });
   return ZE_RESULT_SUCCESS;
 }
@@ -164,6 +172,10 @@ ze_result_t zetMetricGroupGetProperties(zet_metric_group_handle_t hMetricGroup,
                                         zet_metric_group_properties_t* pProperties) {
   SIM_LOOKUP(group, MetricGroup, hMetricGroup);
   SIM_NOT_NULL(pProperties);
+  if (group->queryBased) {
+    queryGroupProperties(pProperties);
+    return ZE_RESULT_SUCCESS;
+  }
   copyName(pProperties->name, sizeof pProperties->name, kGroupName);
   copyName(pProperties->description, sizeof pProperties->description, kGroupDescription);
   pProperties->samplingType = ZET_METRIC_GROUP_SAMPLING_TYPE_FLAG_TIME_BASED;
@@ -175,7 +187,7 @@ ze_result_t zetMetricGroupGetProperties(zet_metric_group_handle_t hMetricGroup,
 ze_result_t zetMetricGet(zet_metric_group_handle_t hMetricGroup, uint32_t* pCount, zet_metric_handle_t* phMetrics) {
   SIM_LOOKUP(group, MetricGroup, hMetricGroup);
   SIM_NOT_NULL(pCount);
-  countQuery(kMetricCount, pCount, phMetrics != nullptr, [&](uint32_t i) {
+  countQuery(uint32_t(group->metrics.size()), pCount, phMetrics != nullptr, [&](uint32_t i) {
     phMetrics[i] = reinterpret_cast<zet_metric_handle_t>(static_cast<Object*>(group->metrics[i]));
   });
   return ZE_RESULT_SUCCESS;
@@ -184,6 +196,10 @@ ze_result_t zetMetricGet(zet_metric_group_handle_t hMetricGroup, uint32_t* pCoun
 ze_result_t zetMetricGetProperties(zet_metric_handle_t hMetric, zet_metric_properties_t* pProperties) {
   SIM_LOOKUP(metric, Metric, hMetric);
   SIM_NOT_NULL(pProperties);
+  if (metric->group->queryBased) {
+    queryMetricProperties(metric->index, pProperties);
+    return ZE_RESULT_SUCCESS;
+  }
   const MetricInfo& info = kMetrics[metric->index];
   copyName(pProperties->name, sizeof pProperties->name, info.name);
   copyName(pProperties->description, sizeof pProperties->description, info.description);
@@ -205,8 +221,10 @@ ze_result_t zetContextActivateMetricGroups(zet_context_handle_t hContext, zet_de
     SIM_LOOKUP(group, MetricGroup, phMetricGroups[i]);
     // Groups are activated for a device: one of another device does not belong.
     SIM_CHECK(group->device == device.get(), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    // Every group here has domain 0, so two groups (or one twice) share it.
-    SIM_CHECK(groups.empty(), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    // Two groups of one domain (or one group twice) cannot be active together;
+    // each group here has a domain of its own.
+    SIM_CHECK(std::find(groups.begin(), groups.end(), group.get()) == groups.end(),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
     groups.push_back(group.get());
   }
   std::lock_guard lock(sync::mutex());
@@ -233,6 +251,8 @@ ze_result_t zetMetricStreamerOpen(zet_context_handle_t hContext, zet_device_hand
               ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT);
   }
   SIM_CHECK(group->device == device.get(), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+  // Only the time-based group is streamed.
+  SIM_CHECK(!group->queryBased, ZE_RESULT_ERROR_INVALID_ARGUMENT);
   // The closest supported values, written back as the specification asks.
   const uint32_t period = std::clamp(desc->samplingPeriod, kMinSamplingPeriodNs, kMaxSamplingPeriodNs);
   const uint32_t notifyEvery = std::min(desc->notifyEveryNReports, kStreamerCapacity);
@@ -305,6 +325,8 @@ ze_result_t zetMetricGroupCalculateMetricValues(zet_metric_group_handle_t hMetri
   SIM_CHECK(type <= ZET_METRIC_GROUP_CALCULATION_TYPE_MAX_METRIC_VALUES, ZE_RESULT_ERROR_INVALID_ENUMERATION);
   SIM_NOT_NULL(pRawData);
   SIM_NOT_NULL(pMetricValueCount);
+  // A query's values are its counts, the same for both calculation types.
+  if (group->queryBased) return calculateQueryValues(rawDataSize, pRawData, pMetricValueCount, pMetricValues);
   SIM_CHECK(rawDataSize % report::kSize == 0, ZE_RESULT_ERROR_INVALID_SIZE);
   // One row per instruction address, in ascending order: the address, then
   // each reason's count summed over the valid reports of that address. The

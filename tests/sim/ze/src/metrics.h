@@ -1,7 +1,8 @@
-// Instruction sampling through the tools API (zet): the device's one metric
-// group, "EuStallSampling", its metrics, and the streamers that collect its
-// raw reports. The sampling itself (timers, the signal handler) is in
-// sampling.cpp; the API in metrics.cpp.
+// The tools API's metrics (zet): the device's metric groups and their
+// metrics. Instruction sampling: the time-based group "EuStallSampling" and
+// the streamers that collect its raw reports; the sampling itself (timers,
+// the signal handler) is in sampling.cpp, the API in metrics.cpp. Counters
+// per piece of work: the query-based group "ComputeBasic" (metric_query.h).
 #pragma once
 
 #include "objects.h"
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 namespace sim {
 
@@ -44,16 +46,19 @@ struct Metric;
 
 struct MetricGroup : Object {
   static constexpr Kind kKind = Kind::MetricGroup;
-  explicit MetricGroup(Device* d) : Object(kKind), device(d) {}
+  MetricGroup(Device* d, bool q) : Object(kKind), device(d), queryBased(q) {}
   Device* const device;
-  std::array<Metric*, kMetricCount> metrics{};  // registered, never destroyed
+  const bool queryBased;           // ComputeBasic; otherwise EuStallSampling
+  std::vector<Metric*> metrics{};  // registered, never destroyed
 };
 
 struct Metric : Object {
   static constexpr Kind kKind = Kind::Metric;
   Metric(MetricGroup* g, uint32_t i) : Object(kKind), group(g), index(i) {}
   MetricGroup* const group;
-  const uint32_t index;  // 0 is IP, then the reasons in report order
+  // EuStallSampling: 0 is IP, then the reasons in report order.
+  // ComputeBasic: the order of its values (metric_query.h).
+  const uint32_t index;
 };
 
 // Raw reports between the signal handlers that write them (on any thread
@@ -100,7 +105,7 @@ struct MetricStreamer : Object {
   bool closed = false;
 };
 
-// Makes the device's metric group and metrics (at zeInit, with the device).
+// Makes the device's metric groups and metrics (at zeInit, with the device).
 void createMetricGroups(Device& device);
 
 // After a sampled launch on `device` (on the thread that ran it): signals the

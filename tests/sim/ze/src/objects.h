@@ -31,9 +31,11 @@ struct Driver : Object {
 struct Device : Object {
   static constexpr Kind kKind = Kind::Device;
   Device() : Object(kKind) {}
-  // Instruction sampling (metrics.cpp, sampling.cpp). The device's one metric
-  // group, made with the device and never destroyed.
+  // The device's metric groups (metrics.cpp), made with the device and never
+  // destroyed: instruction sampling (sampling.cpp) and the query-based
+  // ComputeBasic (metric_query.cpp).
   MetricGroup* metricGroup = nullptr;
+  MetricGroup* queryGroup = nullptr;
   // The open streamer, guarded by sync::mutex(); and, for the signal handler
   // and for launches starting, its address and period (published after it is
   // complete, cleared before it is closed).
