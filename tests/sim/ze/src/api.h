@@ -9,6 +9,7 @@
 
 #include <ze_api.h>
 #include <zet_api.h>
+#include <zes_api.h>
 
 #include "sim_ze_functions.h"
 

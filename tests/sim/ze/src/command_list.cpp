@@ -133,7 +133,7 @@ ze_result_t zeCommandListCreateImmediate(ze_context_handle_t hContext, ze_device
 #ifdef GTAP_SIM_HAS_COUNTER_BASED_EVENTS
   list->inOrder = (altdesc->flags & ZE_COMMAND_QUEUE_FLAG_IN_ORDER) != 0;
 #endif
-  list->engine = std::make_unique<Engine>();
+  list->engine = std::make_unique<Engine>(!groupCanCompute(list->ordinal));
   registerObject(list);
   *phCommandList = toHandle<ze_command_list_handle_t>(list);
   return ZE_RESULT_SUCCESS;

@@ -31,6 +31,7 @@ struct MetricQuery;
 // What an engine has run so far, for metric queries (counted by execute on
 // whichever thread runs the engine's work, one at a time).
 struct WorkTotals {
+  bool copyEngine = false;  // the engine's kind, for Sysman's engine groups (sysman.cpp)
   uint64_t kernels = 0;
   uint64_t workGroups = 0;
   uint64_t workItems = 0;

@@ -32,6 +32,8 @@ enum class Kind : uint32_t {
   MetricStreamer,
   MetricQueryPool,
   MetricQuery,
+  EngineGroup,
+  FrequencyDomain,
 };
 
 // Handles are looked up without a lock (registry.cpp): a lookup turns the

@@ -3,6 +3,7 @@
 #include "clock.h"
 #include "metrics.h"
 #include "objects.h"
+#include "sysman.h"
 
 #include <cstring>
 #include <mutex>
@@ -107,6 +108,7 @@ void createDriverAndDevice() {
     registerObject(driver);
     registerObject(device);
     createMetricGroups(*device);
+    createSysmanObjects(*device);
     g_driver = driver.get();
     g_device = device.get();
   });

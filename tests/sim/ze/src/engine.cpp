@@ -19,7 +19,8 @@ bool inlineMode() {
 }
 }  // namespace
 
-Engine::Engine() : inline_(inlineMode()) {
+Engine::Engine(bool copyOnly) : inline_(inlineMode()) {
+  totals_.copyEngine = copyOnly;
   if (!inline_) thread_ = std::thread([this] { run(); });
 }
 

@@ -21,7 +21,9 @@ class Engine {
  public:
   using Streams = std::vector<std::shared_ptr<const CommandStream>>;
 
-  Engine();  // starts the thread (inline: when first needed); throws std::system_error if it cannot
+  // `copyOnly`: an engine of a queue group that runs no kernels (for Sysman's
+  // engine groups). Starts the thread (inline: when first needed); throws std::system_error if it cannot
+  explicit Engine(bool copyOnly);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

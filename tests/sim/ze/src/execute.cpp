@@ -4,6 +4,7 @@
 #include "clock.h"
 #include "commands.h"
 #include "sampling.h"
+#include "sysman.h"
 
 #include <cstddef>
 #include <cstring>
@@ -116,6 +117,8 @@ void queryTimestamps(const Command& c) {
 
 void execute(const Command& c, const Arms& arms, const bool* abandon, WorkTotals& totals) {
   events::waitAll(c.waits, &arms.waits, abandon);
+  // Busy from here to the end of the command, for Sysman's engine activity.
+  const activity::Busy busy(totals.copyEngine);
   const uint64_t start = clock::nowTicks();
   switch (c.op) {
     case Op::Launch:

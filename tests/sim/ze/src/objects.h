@@ -36,6 +36,10 @@ struct Device : Object {
   // ComputeBasic (metric_query.cpp).
   MetricGroup* metricGroup = nullptr;
   MetricGroup* queryGroup = nullptr;
+  // Sysman (sysman.cpp): engine groups and the frequency domain, made with
+  // the device and never destroyed.
+  std::vector<Object*> engineGroups;
+  Object* frequencyDomain = nullptr;
   // The open streamer, guarded by sync::mutex(); and, for the signal handler
   // and for launches starting, its address and period (published after it is
   // complete, cleared before it is closed).

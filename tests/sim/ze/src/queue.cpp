@@ -36,7 +36,7 @@ ze_result_t zeCommandQueueCreate(ze_context_handle_t hContext, ze_device_handle_
   queue->ordinal = desc->ordinal;
   queue->index = desc->index;
   queue->mode = desc->mode;
-  queue->engine = std::make_unique<Engine>();
+  queue->engine = std::make_unique<Engine>(!groupCanCompute(queue->ordinal));
   registerObject(queue);
   *phCommandQueue = toHandle<ze_command_queue_handle_t>(queue);
   return ZE_RESULT_SUCCESS;
