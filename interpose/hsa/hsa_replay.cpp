@@ -386,16 +386,22 @@ struct ReplayRecorder::Impl {
     }
   }
 
-  // After a wait: host memory the device changed since the program last
-  // wrote it, and the destinations of copies the wait completed, become
-  // read-backs (what the program can now read).
-  void recordDeviceWrites(uint32_t thread, hsa_signal_t signal) {
+  // After a wait: host memory the completed work could reach that changed
+  // since the program last wrote it, and the destinations of copies the
+  // wait completed, become read-backs (what the program can now read). Only
+  // that memory: other threads' host writes not yet submitted are theirs.
+  // `also`: a range a synchronous copy just wrote.
+  void recordDeviceWrites(uint32_t thread, hsa_signal_t signal, uint64_t also = 0) {
     // The work the signal completes is no longer in flight: what completes
     // it, and, when its last packet had the barrier bit, everything before
     // that packet on its queue.
     std::vector<InFlight> completed = takeCompleted(signal);
+    std::unordered_set<uint64_t> reached;
+    if (also) reached.insert(memoryAt(also).first);
+    for (const InFlight& f : completed)
+      if (auto [base, m] = memoryAt(f.dst); m) reached.insert(base);
     for (auto& [address, m] : memory) {
-      if (!m.host) continue;
+      if (!m.host || !reached.count(address)) continue;
       auto* base = reinterpret_cast<const uint8_t*>(address);
       m.recorded.ensure(m.size);
       m.readBack.ensure(m.size);
@@ -597,16 +603,18 @@ void ReplayRecorder::signalCreated(const core::CallScope& scope, hsa_signal_t si
   impl_->signals[signal.handle] = {id, initial, false};
 }
 
-void ReplayRecorder::signalDestroyed(const core::CallScope& scope, hsa_signal_t signal) {
+uint64_t ReplayRecorder::signalDestroyed(const core::CallScope& scope, hsa_signal_t signal) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->signals.find(signal.handle);
-  if (it == impl_->signals.end()) return;
-  auto r = impl_->record(replay::nextSeq(), scope);
+  if (it == impl_->signals.end()) return 0;
+  uint64_t seq = begin();
+  auto r = impl_->record(seq, scope);
   r.fields().initHsaSignalDestroy().setSignal(it->second.id);
   replay::add(std::move(r));
   impl_->signals.erase(it);
   std::erase_if(impl_->inFlight, [&](const InFlight& f) { return f.signal == signal.handle; });
   impl_->lastPacket.erase(signal.handle);
+  return seq;
 }
 
 uint64_t ReplayRecorder::opBegin(hsa_signal_t signal) {
@@ -716,14 +724,16 @@ void ReplayRecorder::queueCreated(const core::CallScope& scope, hsa_queue_t* que
   impl_->queues[u(queue)] = id;
 }
 
-void ReplayRecorder::queueDestroyed(const core::CallScope& scope, hsa_queue_t* queue) {
+uint64_t ReplayRecorder::queueDestroyed(const core::CallScope& scope, hsa_queue_t* queue) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->queues.find(u(queue));
-  if (it == impl_->queues.end()) return;
-  auto r = impl_->record(replay::nextSeq(), scope);
+  if (it == impl_->queues.end()) return 0;
+  uint64_t seq = begin();
+  auto r = impl_->record(seq, scope);
   r.fields().initHsaQueueDestroy().setQueue(it->second);
   replay::add(std::move(r));
   impl_->queues.erase(it);
+  return seq;
 }
 
 void ReplayRecorder::Impl::dispatch(const hsa_kernel_dispatch_packet_t& p, uint64_t queueId, uint64_t index,
@@ -914,14 +924,16 @@ void ReplayRecorder::codeObject(const core::CallScope& scope, hsa_code_object_re
   impl_->codeObjects[reader.handle] = {id, std::move(info)};
 }
 
-void ReplayRecorder::codeObjectDestroyed(const core::CallScope& scope, hsa_code_object_reader_t reader) {
+uint64_t ReplayRecorder::codeObjectDestroyed(const core::CallScope& scope, hsa_code_object_reader_t reader) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->codeObjects.find(reader.handle);
-  if (it == impl_->codeObjects.end()) return;
-  auto r = impl_->record(replay::nextSeq(), scope);
+  if (it == impl_->codeObjects.end()) return 0;
+  uint64_t seq = begin();
+  auto r = impl_->record(seq, scope);
   r.fields().initHsaCodeObjectDestroy().setCodeObject(it->second.id);
   replay::add(std::move(r));
   impl_->codeObjects.erase(it);
+  return seq;
 }
 
 void ReplayRecorder::executableCreated(const core::CallScope& scope, hsa_executable_t executable,
@@ -1044,15 +1056,17 @@ void ReplayRecorder::executableFrozen(const core::CallScope& scope, hsa_executab
   }
 }
 
-void ReplayRecorder::executableDestroyed(const core::CallScope& scope, hsa_executable_t executable) {
+uint64_t ReplayRecorder::executableDestroyed(const core::CallScope& scope, hsa_executable_t executable) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto e = impl_->executables.find(executable.handle);
-  if (e == impl_->executables.end()) return;
-  auto r = impl_->record(replay::nextSeq(), scope);
+  if (e == impl_->executables.end()) return 0;
+  uint64_t seq = begin();
+  auto r = impl_->record(seq, scope);
   r.fields().initHsaExecutableDestroy().setExecutable(e->second.id);
   replay::add(std::move(r));
   for (uint64_t object : e->second.kernelObjects) impl_->kernels.erase(object);
   impl_->executables.erase(e);
+  return seq;
 }
 
 // --- copies and fills -----------------------------------------------------------------
@@ -1118,7 +1132,7 @@ void ReplayRecorder::copiedSynchronously(const core::CallScope& scope, uint64_t 
   uint32_t thread = threadOf(scope);
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (impl_->memoryAt(u(dst), size).second) {
-    impl_->recordDeviceWrites(thread, hsa_signal_t{});
+    impl_->recordDeviceWrites(thread, hsa_signal_t{}, u(dst));
     return;
   }
   auto r = impl_->record(replay::nextSeq(), thread, replay::kNoFunction);

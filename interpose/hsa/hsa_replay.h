@@ -44,7 +44,9 @@ class ReplayRecorder {
   // --- signals ---
   void signalCreated(const core::CallScope& scope, hsa_signal_t signal, hsa_signal_value_t initial, uint32_t count,
                      const hsa_agent_t* consumers, uint64_t attributes);
-  void signalDestroyed(const core::CallScope& scope, hsa_signal_t signal);
+  // Destructions: before the real call (another thread may be handed the
+  // same handle as soon as it returns); the seq to retract if it fails, or 0.
+  uint64_t signalDestroyed(const core::CallScope& scope, hsa_signal_t signal);
   // A host store or read-modify-write: opBegin before the real call (0: the
   // signal is not the program's), opDone after.
   uint64_t opBegin(hsa_signal_t signal);
@@ -64,20 +66,20 @@ class ReplayRecorder {
   // --- queues and packets ---
   void queueCreated(const core::CallScope& scope, hsa_queue_t* queue, hsa_agent_t agent, uint32_t size,
                     hsa_queue_type32_t type, uint32_t privateSegmentSize, uint32_t groupSegmentSize);
-  void queueDestroyed(const core::CallScope& scope, hsa_queue_t* queue);
+  uint64_t queueDestroyed(const core::CallScope& scope, hsa_queue_t* queue);
   // From the intercept handler, before the packets go on: host memory
   // changes, then one record per packet.
   void packets(hsa_queue_t* queue, const void* packets, uint64_t count, uint64_t firstIndex);
 
   // --- code objects, executables, kernels ---
   void codeObject(const core::CallScope& scope, hsa_code_object_reader_t reader, const void* data, size_t size);
-  void codeObjectDestroyed(const core::CallScope& scope, hsa_code_object_reader_t reader);
+  uint64_t codeObjectDestroyed(const core::CallScope& scope, hsa_code_object_reader_t reader);
   void executableCreated(const core::CallScope& scope, hsa_executable_t executable, hsa_profile_t profile,
                          hsa_default_float_rounding_mode_t rounding, const char* options);
   void codeObjectLoaded(const core::CallScope& scope, hsa_executable_t executable, hsa_agent_t agent,
                         hsa_code_object_reader_t reader, const char* options);
   void executableFrozen(const core::CallScope& scope, hsa_executable_t executable);
-  void executableDestroyed(const core::CallScope& scope, hsa_executable_t executable);
+  uint64_t executableDestroyed(const core::CallScope& scope, hsa_executable_t executable);
 
   // --- copies and fills (before the real call: the source is read now) ---
   uint64_t copying(const core::CallScope& scope, void* dst, hsa_agent_t dstAgent, const void* src,

@@ -24,8 +24,9 @@ GTAP_HSA_HOOK(hsa_queue_create,
 
 GTAP_HSA_HOOK(hsa_queue_destroy, (hsa_queue_t* queue), (queue)) {
   if (call.program()) tracker().queueDestroying(queue);
+  uint64_t seq = replaying(call.scope()) ? ReplayRecorder::get().queueDestroyed(call.scope(), queue) : 0;
   hsa_status_t s = real(queue);
-  if (s == HSA_STATUS_SUCCESS && replaying(call.scope())) ReplayRecorder::get().queueDestroyed(call.scope(), queue);
+  if (s != HSA_STATUS_SUCCESS && seq) ReplayRecorder::get().failed(seq, call.scope());
   return s;
 }
 
@@ -61,11 +62,10 @@ GTAP_HSA_HOOK(hsa_code_object_reader_create_from_file,
 }
 
 GTAP_HSA_HOOK(hsa_code_object_reader_destroy, (hsa_code_object_reader_t reader), (reader)) {
+  uint64_t seq = replaying(call.scope()) ? ReplayRecorder::get().codeObjectDestroyed(call.scope(), reader) : 0;
   hsa_status_t s = real(reader);
-  if (s == HSA_STATUS_SUCCESS && call.program()) {
-    tracker().readerDestroyed(reader);
-    if (replaying(call.scope())) ReplayRecorder::get().codeObjectDestroyed(call.scope(), reader);
-  }
+  if (s == HSA_STATUS_SUCCESS && call.program()) tracker().readerDestroyed(reader);
+  if (s != HSA_STATUS_SUCCESS && seq) ReplayRecorder::get().failed(seq, call.scope());
   return s;
 }
 
@@ -119,11 +119,10 @@ GTAP_HSA_HOOK(hsa_executable_freeze, (hsa_executable_t executable, const char* o
 }
 
 GTAP_HSA_HOOK(hsa_executable_destroy, (hsa_executable_t executable), (executable)) {
+  uint64_t seq = replaying(call.scope()) ? ReplayRecorder::get().executableDestroyed(call.scope(), executable) : 0;
   hsa_status_t s = real(executable);
-  if (s == HSA_STATUS_SUCCESS && call.program()) {
-    tracker().executableDestroyed(executable);
-    if (replaying(call.scope())) ReplayRecorder::get().executableDestroyed(call.scope(), executable);
-  }
+  if (s == HSA_STATUS_SUCCESS && call.program()) tracker().executableDestroyed(executable);
+  if (s != HSA_STATUS_SUCCESS && seq) ReplayRecorder::get().failed(seq, call.scope());
   return s;
 }
 

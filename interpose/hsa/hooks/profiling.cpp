@@ -44,8 +44,9 @@ GTAP_HSA_HOOK(hsa_amd_profiling_get_async_copy_time,
 
 GTAP_HSA_HOOK(hsa_signal_destroy, (hsa_signal_t signal), (signal)) {
   if (call.program()) tracker().programSignalDestroyed(signal);
+  uint64_t seq = replaying(call.scope()) ? ReplayRecorder::get().signalDestroyed(call.scope(), signal) : 0;
   hsa_status_t s = real(signal);
-  if (s == HSA_STATUS_SUCCESS && replaying(call.scope())) ReplayRecorder::get().signalDestroyed(call.scope(), signal);
+  if (s != HSA_STATUS_SUCCESS && seq) ReplayRecorder::get().failed(seq, call.scope());
   return s;
 }
 
