@@ -10,6 +10,7 @@
 #include <hsa/hsa.h>
 #include <hsa/hsa_api_trace.h>
 #include <hsa/hsa_ext_amd.h>
+#include <hsa/hsa_ven_amd_aqlprofile.h>
 #include <hsa/amd_hsa_signal.h>
 
 #include <gtest/gtest.h>
@@ -32,6 +33,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -1306,6 +1308,223 @@ TEST_F(SimHsa, ToolTableHasSizedTablesAndNullUnimplementedEntries) {
   EXPECT_EQ(nullptr, table->image_ext_->hsa_ext_image_create_fn);
   EXPECT_EQ(HSA_STATUS_ERROR, hsa_code_object_serialize({}, nullptr, {}, nullptr, nullptr, nullptr));
   EXPECT_EQ(HSA_STATUS_ERROR, hsa_ext_image_destroy(gpu_, {}));
+}
+
+// --- AQL profile extension --------------------------------------------------
+
+class SimHsaAqlProfile : public SimHsa {
+ protected:
+  void SetUp() override {
+    SimHsa::SetUp();
+    bool supported = false;
+    ASSERT_EQ(HSA_STATUS_SUCCESS, hsa_system_extension_supported(HSA_EXTENSION_AMD_AQLPROFILE, 1, 0, &supported));
+    ASSERT_TRUE(supported);
+    ASSERT_EQ(HSA_STATUS_SUCCESS,
+              hsa_system_get_major_extension_table(HSA_EXTENSION_AMD_AQLPROFILE, 1, sizeof api_, &api_));
+    ASSERT_NE(nullptr, api_.hsa_ven_amd_aqlprofile_iterate_data);
+  }
+
+  // A PMC profile of `list` with command and output buffers of the sizes
+  // get_info asks for, in host memory; the event array lives as long as the test.
+  hsa_ven_amd_aqlprofile_profile_t profile(const std::vector<hsa_ven_amd_aqlprofile_event_t>& list) {
+    const auto& events = *event_lists_.emplace_back(std::make_unique<std::vector<hsa_ven_amd_aqlprofile_event_t>>(list));
+    hsa_ven_amd_aqlprofile_profile_t p{};
+    p.agent = gpu_;
+    p.type = HSA_VEN_AMD_AQLPROFILE_EVENT_TYPE_PMC;
+    p.events = events.data();
+    p.event_count = uint32_t(events.size());
+    uint32_t command = 0, output = 0;
+    EXPECT_EQ(HSA_STATUS_SUCCESS,
+              api_.hsa_ven_amd_aqlprofile_get_info(&p, HSA_VEN_AMD_AQLPROFILE_INFO_COMMAND_BUFFER_SIZE, &command));
+    EXPECT_EQ(HSA_STATUS_SUCCESS,
+              api_.hsa_ven_amd_aqlprofile_get_info(&p, HSA_VEN_AMD_AQLPROFILE_INFO_PMC_DATA_SIZE, &output));
+    EXPECT_GT(command, 0u);
+    EXPECT_GE(output, 8 * events.size());
+    p.command_buffer = {allocate(host_pool_, command), command};
+    p.output_buffer = {allocate(host_pool_, output), output};
+    return p;
+  }
+
+  // The packet a tool writes: the extension's body under a vendor-specific
+  // header, as a dispatch-sized slot for submit().
+  static hsa_kernel_dispatch_packet_t vendorPacket(const hsa_ext_amd_aql_pm4_packet_t& pm4, hsa_signal_t completion) {
+    hsa_ext_amd_aql_pm4_packet_t p = pm4;
+    p.header = header(HSA_PACKET_TYPE_VENDOR_SPECIFIC);
+    p.completion_signal = completion;
+    hsa_kernel_dispatch_packet_t slot;
+    static_assert(sizeof slot == sizeof p);
+    std::memcpy(&slot, &p, sizeof slot);
+    return slot;
+  }
+
+  // Event results by position, through iterate_data.
+  hsa_status_t results(const hsa_ven_amd_aqlprofile_profile_t& p, std::vector<uint64_t>& out) {
+    out.clear();
+    return api_.hsa_ven_amd_aqlprofile_iterate_data(
+        &p,
+        [](hsa_ven_amd_aqlprofile_info_type_t type, hsa_ven_amd_aqlprofile_info_data_t* info, void* data) {
+          if (type != HSA_VEN_AMD_AQLPROFILE_INFO_PMC_DATA) return HSA_STATUS_ERROR;
+          static_cast<std::vector<uint64_t>*>(data)->push_back(info->pmc_data.result);
+          return HSA_STATUS_SUCCESS;
+        },
+        &out);
+  }
+
+  std::string lastError() {
+    const char* s = nullptr;
+    EXPECT_EQ(HSA_STATUS_SUCCESS, api_.hsa_ven_amd_aqlprofile_error_string(&s));
+    return s != nullptr ? s : "";
+  }
+
+  hsa_ven_amd_aqlprofile_1_00_pfn_t api_{};
+  std::vector<std::unique_ptr<std::vector<hsa_ven_amd_aqlprofile_event_t>>> event_lists_;
+};
+
+constexpr hsa_ven_amd_aqlprofile_event_t kGrbmCount{HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_GRBM, 0, 0};
+constexpr hsa_ven_amd_aqlprofile_event_t kGrbmGuiActive{HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_GRBM, 0, 2};
+constexpr hsa_ven_amd_aqlprofile_event_t kSqWaves{HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_SQ, 0, 4};
+
+TEST_F(SimHsa, AqlProfileTableComesFromTheMajorExtensionTable) {
+  bool supported = false;
+  uint16_t minor = 99;
+  HSA_OK(hsa_system_major_extension_supported(HSA_EXTENSION_AMD_AQLPROFILE, 1, &minor, &supported));
+  EXPECT_TRUE(supported);
+  EXPECT_EQ(0, minor);
+  HSA_OK(hsa_agent_major_extension_supported(HSA_EXTENSION_AMD_AQLPROFILE, gpu_, 1, &minor, &supported));
+  EXPECT_TRUE(supported);
+  HSA_OK(hsa_system_major_extension_supported(HSA_EXTENSION_AMD_AQLPROFILE, 2, &minor, &supported));
+  EXPECT_FALSE(supported);
+
+  hsa_ven_amd_aqlprofile_1_00_pfn_t api{};
+  HSA_OK(hsa_system_get_major_extension_table(HSA_EXTENSION_AMD_AQLPROFILE, 1, sizeof api, &api));
+  EXPECT_EQ(uint32_t(HSA_AQLPROFILE_VERSION_MAJOR), api.hsa_ven_amd_aqlprofile_version_major());
+  EXPECT_NE(nullptr, api.hsa_ven_amd_aqlprofile_start);
+  EXPECT_NE(nullptr, api.hsa_ven_amd_aqlprofile_stop);
+  // Never more than the caller's length.
+  hsa_ven_amd_aqlprofile_1_00_pfn_t partial{};
+  HSA_OK(hsa_system_get_major_extension_table(HSA_EXTENSION_AMD_AQLPROFILE, 1, 2 * sizeof(void*), &partial));
+  EXPECT_NE(nullptr, partial.hsa_ven_amd_aqlprofile_version_minor);
+  EXPECT_EQ(nullptr, partial.hsa_ven_amd_aqlprofile_error_string);
+
+  EXPECT_EQ(HSA_STATUS_ERROR, hsa_system_get_major_extension_table(HSA_EXTENSION_AMD_AQLPROFILE, 2, sizeof api, &api));
+  EXPECT_EQ(HSA_STATUS_ERROR, hsa_system_get_major_extension_table(HSA_EXTENSION_FINALIZER, 1, sizeof api, &api));
+  EXPECT_EQ(HSA_STATUS_ERROR_INVALID_ARGUMENT, hsa_system_get_major_extension_table(0x100, 1, sizeof api, &api));
+  EXPECT_EQ(HSA_STATUS_ERROR_INVALID_ARGUMENT,
+            hsa_system_get_major_extension_table(HSA_EXTENSION_AMD_AQLPROFILE, 1, sizeof api, nullptr));
+}
+
+TEST_F(SimHsaAqlProfile, ValidateEventRefusesWhatTheDeviceDoesNotCount) {
+  bool valid = false;
+  for (const auto& e : {kGrbmCount, kGrbmGuiActive, kSqWaves}) {
+    HSA_OK(api_.hsa_ven_amd_aqlprofile_validate_event(gpu_, &e, &valid));
+    EXPECT_TRUE(valid) << e.block_name << "/" << e.counter_id;
+  }
+  const hsa_ven_amd_aqlprofile_event_t unknown[] = {
+      {HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_SQ, 0, 9999},  // no such counter
+      {HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_GRBM, 1, 0},   // no second instance
+      {HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_TCC, 0, 0},    // a block it does not count
+  };
+  for (const auto& e : unknown) {
+    valid = true;
+    HSA_OK(api_.hsa_ven_amd_aqlprofile_validate_event(gpu_, &e, &valid));
+    EXPECT_FALSE(valid) << e.block_name << "/" << e.block_index << "/" << e.counter_id;
+  }
+  EXPECT_EQ(HSA_STATUS_ERROR_INVALID_AGENT, api_.hsa_ven_amd_aqlprofile_validate_event(cpu_, &kSqWaves, &valid));
+
+  // A profile holding one is refused, naming the event.
+  std::vector<hsa_ven_amd_aqlprofile_event_t> events{kSqWaves, unknown[0]};
+  hsa_ven_amd_aqlprofile_profile_t p = profile({kSqWaves, kSqWaves});
+  p.events = events.data();
+  hsa_ext_amd_aql_pm4_packet_t start{};
+  EXPECT_EQ(HSA_STATUS_ERROR_INVALID_ARGUMENT, api_.hsa_ven_amd_aqlprofile_start(&p, &start));
+  EXPECT_NE(std::string::npos, lastError().find("event 1 (block 6, instance 0, counter 9999)")) << lastError();
+
+  // Buffers smaller than get_info says are refused too.
+  hsa_ven_amd_aqlprofile_profile_t small = profile({kSqWaves});
+  small.output_buffer.size -= 1;
+  EXPECT_EQ(HSA_STATUS_ERROR_INVALID_ARGUMENT, api_.hsa_ven_amd_aqlprofile_start(&small, &start));
+  EXPECT_NE(std::string::npos, lastError().find("output buffer")) << lastError();
+}
+
+TEST_F(SimHsaAqlProfile, CountersMeasureTheDispatchesBetweenStartAndStop) {
+  hsa_queue_t* q = queue();
+  ASSERT_NE(nullptr, q);
+  // Before the start packet: not counted.
+  float* before = nullptr;
+  hsa_signal_t first = signal(1);
+  submit(q, {vectorAdd(4096, 1.0f, &before, first)});
+  ASSERT_EQ(0, waitZero(first));
+
+  const std::vector<hsa_ven_amd_aqlprofile_event_t> events{kGrbmCount, kGrbmGuiActive, kSqWaves};
+  hsa_ven_amd_aqlprofile_profile_t p = profile(events);
+  hsa_ext_amd_aql_pm4_packet_t start{}, stop{};
+  HSA_OK(api_.hsa_ven_amd_aqlprofile_start(&p, &start));
+  HSA_OK(api_.hsa_ven_amd_aqlprofile_stop(&p, &stop));
+
+  // 1000 work-items in groups of 96: 10 full groups of 2 waves and one of
+  // 40 items, 1 wave; then one work-group busy for 2 ms: 1 wave.
+  float* c = nullptr;
+  hsa_kernel_dispatch_packet_t add = vectorAdd(1000, 3.0f, &c, {});
+  add.workgroup_size_x = 96;
+  auto* ticks = allocate<uint64_t>(host_pool_, 2 * sizeof(uint64_t));
+  const uint32_t one[3] = {1, 1, 1};
+  constexpr uint64_t kSpinNs = 2'000'000;
+  hsa_kernel_dispatch_packet_t spin =
+      dispatchPacket(kernelObject("spin.kd"), kernarg(SpinArgs{kSpinNs, ticks}), 1, one, one, {});
+  hsa_signal_t done = signal(1);
+  hsa_signal_t started = signal(1);
+  submit(q, {vendorPacket(start, started), add, spin, vendorPacket(stop, done)});
+  ASSERT_EQ(0, waitZero(done));
+  EXPECT_EQ(0, hsa_signal_load_scacquire(started));
+  expectVectorAdd(c, 1000, 3.0f);
+
+  std::vector<uint64_t> values;
+  HSA_OK(results(p, values));
+  ASSERT_EQ(3u, values.size());
+  const uint64_t count = values[0], active = values[1], waves = values[2];
+  EXPECT_EQ(10u * 2 + 1 + 1, waves);
+  EXPECT_GE(active, kSpinNs / kNsPerDeviceTick);
+  EXPECT_GE(active, ticks[1] - ticks[0]);
+  EXPECT_GE(count, active);
+  EXPECT_GT(active, 0u);
+
+  // A profile started again measures afresh: one dispatch of 64 groups of 64.
+  HSA_OK(api_.hsa_ven_amd_aqlprofile_start(&p, &start));
+  float* d = nullptr;
+  hsa_signal_t again = signal(1);
+  submit(q, {vendorPacket(start, {}), vectorAdd(64 * 64, 1.0f, &d, {}), vendorPacket(stop, again)});
+  ASSERT_EQ(0, waitZero(again));
+  HSA_OK(results(p, values));
+  ASSERT_EQ(3u, values.size());
+  EXPECT_EQ(64u, values[2]);
+  EXPECT_GE(values[0], values[1]);
+}
+
+TEST_F(SimHsaAqlProfile, ResultsAreRefusedUntilTheStopPacketCompleted) {
+  hsa_queue_t* q = queue();
+  ASSERT_NE(nullptr, q);
+  hsa_ven_amd_aqlprofile_profile_t p = profile({kSqWaves});
+  hsa_ext_amd_aql_pm4_packet_t start{}, stop{};
+  HSA_OK(api_.hsa_ven_amd_aqlprofile_start(&p, &start));
+  HSA_OK(api_.hsa_ven_amd_aqlprofile_stop(&p, &stop));
+  std::vector<uint64_t> values;
+  EXPECT_EQ(HSA_STATUS_ERROR, results(p, values));
+
+  // The stop packet waits behind a barrier: started, still not readable.
+  hsa_signal_t gate = signal(1), started = signal(1), done = signal(1);
+  float* c = nullptr;
+  submit(q, {vendorPacket(start, started), vectorAdd(128, 1.0f, &c, {}),
+             barrierPacket(HSA_PACKET_TYPE_BARRIER_AND, {gate}, {}), vendorPacket(stop, done)});
+  ASSERT_EQ(0, waitZero(started));
+  EXPECT_EQ(HSA_STATUS_ERROR, results(p, values));
+  EXPECT_TRUE(values.empty());
+  EXPECT_NE(std::string::npos, lastError().find("stop (or read) packet has not completed")) << lastError();
+
+  hsa_signal_store_screlease(gate, 0);
+  ASSERT_EQ(0, waitZero(done));
+  HSA_OK(results(p, values));
+  ASSERT_EQ(1u, values.size());
+  EXPECT_EQ(2u, values[0]);
 }
 
 // What the smoke tool logs when loaded: ROCr passes the root table's major

@@ -65,10 +65,11 @@ uint32_t cpuCores() {
 
 void setBit(uint8_t* mask, uint32_t bit) { mask[bit / 8] |= uint8_t(1u << (bit % 8)); }
 
-// HSA_EXTENSION_AMD_PROFILER (hsa_amd_profiling_*) is the only extension the
-// runtime offers; it comes with no function table.
+// The extensions the runtime offers: HSA_EXTENSION_AMD_PROFILER
+// (hsa_amd_profiling_*, no function table) and HSA_EXTENSION_AMD_AQLPROFILE
+// (its table from hsa_system_get_major_extension_table, aqlprofile.cpp).
 bool supportsExtension(uint16_t extension, uint16_t major) {
-  return extension == HSA_EXTENSION_AMD_PROFILER && major == 1;
+  return (extension == HSA_EXTENSION_AMD_PROFILER || extension == HSA_EXTENSION_AMD_AQLPROFILE) && major == 1;
 }
 
 }  // namespace
@@ -179,6 +180,7 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, v
       auto* mask = static_cast<uint8_t*>(value);
       std::memset(mask, 0, 128);
       if (isGpuAgent) setBit(mask, HSA_EXTENSION_AMD_PROFILER);
+      if (isGpuAgent) setBit(mask, HSA_EXTENSION_AMD_AQLPROFILE);
       break;
     }
     case HSA_AGENT_INFO_VERSION_MAJOR:

@@ -16,6 +16,7 @@
   X(core, hsa_system_get_info)             \
   X(core, hsa_system_extension_supported)  \
   X(core, hsa_system_major_extension_supported) \
+  X(core, hsa_system_get_major_extension_table) \
   X(core, hsa_extension_get_name)          \
   X(core, hsa_iterate_agents)              \
   X(core, hsa_agent_get_info)              \

@@ -1,6 +1,7 @@
 // Queues: creation, destruction, indices, and the packet processor.
 #include "queue.h"
 
+#include "aqlprofile.h"
 #include "agent.h"
 #include "api.h"
 #include "clock.h"
@@ -333,6 +334,10 @@ hsa_status_t AqlQueue::execute(const AqlPacket& packet, uint64_t index) {
       hsa_kernel_dispatch_packet_t dispatch;
       std::memcpy(&dispatch, &packet, sizeof dispatch);
       status = runKernelDispatch(dispatch, index);
+      if (status == HSA_STATUS_SUCCESS) {
+        busy_ticks_ += clock::deviceTicks() - start;
+        waves_ += dispatchWaves(dispatch);
+      }
       break;
     }
     case HSA_PACKET_TYPE_BARRIER_AND:
@@ -345,8 +350,13 @@ hsa_status_t AqlQueue::execute(const AqlPacket& packet, uint64_t index) {
     case HSA_PACKET_TYPE_VENDOR_SPECIFIC: {
       hsa_amd_vendor_packet_header_t vendor;
       std::memcpy(&vendor, &packet, sizeof vendor);
-      status = vendor.AmdFormat == HSA_AMD_PACKET_TYPE_BARRIER_VALUE ? waitBarrierValue(packet)
-                                                                      : HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
+      if (vendor.AmdFormat == HSA_AMD_PACKET_TYPE_BARRIER_VALUE) {
+        status = waitBarrierValue(packet);
+      } else if (isProfilePacket(packet)) {
+        status = runProfilePacket(packet, QueueCounters{busy_ticks_, waves_});
+      } else {
+        status = HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
+      }
       break;
     }
     default:  // agent dispatch packets are for agents that are not kernel agents

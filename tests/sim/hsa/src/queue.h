@@ -113,6 +113,10 @@ class AqlQueue final : public Queue, public DoorbellListener, public std::enable
   hsa_queue_t* report_as_;
   std::function<void()> on_progress_;
   std::atomic<bool> profiling_{false};
+  // Kernel busy time and waves so far, for AQL profile packets; touched only
+  // by whichever thread runs the packets (one at a time).
+  uint64_t busy_ticks_ = 0;
+  uint64_t waves_ = 0;
   std::atomic<bool> inactive_{false};
   std::atomic<bool> stop_{false};
   std::thread processor_;

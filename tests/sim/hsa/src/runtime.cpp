@@ -115,6 +115,7 @@ hsa_status_t hsa_system_get_info(hsa_system_info_t attribute, void* value) {
       auto* mask = static_cast<uint8_t*>(value);
       std::memset(mask, 0, 128);
       mask[HSA_EXTENSION_AMD_PROFILER / 8] |= uint8_t(1u << (HSA_EXTENSION_AMD_PROFILER % 8));
+      mask[HSA_EXTENSION_AMD_AQLPROFILE / 8] |= uint8_t(1u << (HSA_EXTENSION_AMD_AQLPROFILE % 8));
       break;
     }
     case HSA_AMD_SYSTEM_INFO_BUILD_VERSION:
