@@ -1345,18 +1345,6 @@ class SimHsaAqlProfile : public SimHsa {
     return p;
   }
 
-  // The packet a tool writes: the extension's body under a vendor-specific
-  // header, as a dispatch-sized slot for submit().
-  static hsa_kernel_dispatch_packet_t vendorPacket(const hsa_ext_amd_aql_pm4_packet_t& pm4, hsa_signal_t completion) {
-    hsa_ext_amd_aql_pm4_packet_t p = pm4;
-    p.header = header(HSA_PACKET_TYPE_VENDOR_SPECIFIC);
-    p.completion_signal = completion;
-    hsa_kernel_dispatch_packet_t slot;
-    static_assert(sizeof slot == sizeof p);
-    std::memcpy(&slot, &p, sizeof slot);
-    return slot;
-  }
-
   // Event results by position, through iterate_data.
   hsa_status_t results(const hsa_ven_amd_aqlprofile_profile_t& p, std::vector<uint64_t>& out) {
     out.clear();
@@ -1377,6 +1365,21 @@ class SimHsaAqlProfile : public SimHsa {
   }
 
   hsa_ven_amd_aqlprofile_1_00_pfn_t api_{};
+
+ public:
+  // The packet a tool writes: the extension's body under a vendor-specific
+  // header, as a dispatch-sized slot for submit() or an intercept writer.
+  static hsa_kernel_dispatch_packet_t vendorPacket(const hsa_ext_amd_aql_pm4_packet_t& pm4, hsa_signal_t completion) {
+    hsa_ext_amd_aql_pm4_packet_t p = pm4;
+    p.header = header(HSA_PACKET_TYPE_VENDOR_SPECIFIC);
+    p.completion_signal = completion;
+    hsa_kernel_dispatch_packet_t slot;
+    static_assert(sizeof slot == sizeof p);
+    std::memcpy(&slot, &p, sizeof slot);
+    return slot;
+  }
+
+ protected:
   std::vector<std::unique_ptr<std::vector<hsa_ven_amd_aqlprofile_event_t>>> event_lists_;
 };
 
@@ -1525,6 +1528,62 @@ TEST_F(SimHsaAqlProfile, ResultsAreRefusedUntilTheStopPacketCompleted) {
   HSA_OK(results(p, values));
   ASSERT_EQ(1u, values.size());
   EXPECT_EQ(2u, values[0]);
+}
+
+// Puts each dispatch between the start and stop packets of a profile of its
+// own, the stop packet carrying the dispatch's completion signal, as a
+// counter-collecting tool does in an intercepted queue.
+struct ProfileBracketer {
+  std::vector<hsa_ext_amd_aql_pm4_packet_t> starts, stops;
+  std::atomic<size_t> next{0};
+
+  static void handle(const void* packets, uint64_t count, uint64_t, void* data,
+                     hsa_amd_queue_intercept_packet_writer writer) {
+    auto* self = static_cast<ProfileBracketer*>(data);
+    hsa_kernel_dispatch_packet_t dispatch;
+    std::memcpy(&dispatch, packets, sizeof dispatch);
+    if (count != 1 || packetType(&dispatch) != HSA_PACKET_TYPE_KERNEL_DISPATCH || self->next >= self->starts.size()) {
+      return writer(packets, count);
+    }
+    const size_t i = self->next++;
+    hsa_kernel_dispatch_packet_t out[3] = {SimHsaAqlProfile::vendorPacket(self->starts[i], {}), dispatch,
+                                           SimHsaAqlProfile::vendorPacket(self->stops[i], dispatch.completion_signal)};
+    out[1].completion_signal = {};
+    writer(out, 3);
+  }
+};
+
+TEST_F(SimHsaAqlProfile, ToolsBracketDispatchesInInterceptedQueues) {
+  hsa_queue_t* q = interceptQueue();
+  ASSERT_NE(nullptr, q);
+  const std::vector<hsa_ven_amd_aqlprofile_event_t> events{kSqWaves, kGrbmGuiActive, kGrbmCount};
+  std::vector<hsa_ven_amd_aqlprofile_profile_t> profiles{profile(events), profile(events)};
+  ProfileBracketer bracketer;
+  for (auto& p : profiles) {
+    bracketer.starts.emplace_back();
+    bracketer.stops.emplace_back();
+    HSA_OK(api_.hsa_ven_amd_aqlprofile_start(&p, &bracketer.starts.back()));
+    HSA_OK(api_.hsa_ven_amd_aqlprofile_stop(&p, &bracketer.stops.back()));
+  }
+  HSA_OK(registerHandler(q, &ProfileBracketer::handle, &bracketer));
+
+  float *c1 = nullptr, *c2 = nullptr;
+  hsa_signal_t done = signal(2);
+  submit(q, {vectorAdd(1000, 1.0f, &c1, done), vectorAdd(128, 2.0f, &c2, done)});
+  ASSERT_EQ(0, waitZero(done));
+  expectVectorAdd(c1, 1000, 1.0f);
+  expectVectorAdd(c2, 128, 2.0f);
+
+  // 1000 items in groups of 64: 16 one-wave groups; 128 items: 2.
+  const uint64_t expected_waves[] = {16, 2};
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    std::vector<uint64_t> values;
+    HSA_OK(results(profiles[i], values));
+    ASSERT_EQ(3u, values.size());
+    EXPECT_EQ(expected_waves[i], values[0]) << "dispatch " << i;
+    EXPECT_GT(values[1], 0u) << "dispatch " << i;
+    EXPECT_GE(values[2], values[1]) << "dispatch " << i;
+  }
 }
 
 // What the smoke tool logs when loaded: ROCr passes the root table's major
