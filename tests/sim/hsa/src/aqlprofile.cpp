@@ -269,8 +269,6 @@ hsa_status_t iterateData(const hsa_ven_amd_aqlprofile_profile_t* profile,
   if (hsa_status_t s = checkProfile(profile, "aqlprofile_iterate_data", true); s != HSA_STATUS_SUCCESS) return s;
   if (callback == nullptr) return fail(HSA_STATUS_ERROR_INVALID_ARGUMENT, "aqlprofile_iterate_data: null callback");
   const auto* out = static_cast<const uint8_t*>(profile->output_buffer.ptr);
-  OutputHeader header;
-  std::memcpy(&header, out, sizeof header);
   // __atomic: the packet processor writes the flag last, with release.
   if (__atomic_load_n(reinterpret_cast<const uint64_t*>(out), __ATOMIC_ACQUIRE) != 1) {
     return fail(HSA_STATUS_ERROR,
@@ -280,7 +278,7 @@ hsa_status_t iterateData(const hsa_ven_amd_aqlprofile_profile_t* profile,
     hsa_ven_amd_aqlprofile_info_data_t info{};
     info.sample_id = 0;  // the block instance: each block has one
     info.pmc_data.event = profile->events[i];
-    std::memcpy(&info.pmc_data.result, out + sizeof header + i * sizeof(uint64_t), sizeof(uint64_t));
+    std::memcpy(&info.pmc_data.result, out + sizeof(OutputHeader) + i * sizeof(uint64_t), sizeof(uint64_t));
     if (hsa_status_t s = callback(HSA_VEN_AMD_AQLPROFILE_INFO_PMC_DATA, &info, data); s != HSA_STATUS_SUCCESS) {
       return s;
     }
