@@ -14,6 +14,7 @@
 #include <iterator>
 #include <string>
 #include <vector>
+#include "sim_ze_test_setup.h"
 
 namespace {
 
@@ -36,17 +37,9 @@ enum : uint32_t {
   kMetricCount
 };
 
-std::vector<uint8_t> readFile(const char* path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
+using simtest::readFile;
 
-template <class T, class S>
-T typed(S stype) {
-  T value{};
-  value.stype = stype;
-  return value;
-}
+using simtest::typed;
 
 uint64_t loadLe(const uint8_t* p, int bytes) {
   uint64_t v = 0;
@@ -57,20 +50,15 @@ uint64_t loadLe(const uint8_t* p, int bytes) {
 class SimZeMetricQuery : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    setenv("ZE_ENABLE_ALT_DRIVERS", GTAP_SIM_ZE_DRIVER_PATH, 0);
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeInit(0));
-    uint32_t n = 1;
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeDriverGet(&n, &driver_));
-    n = 1;
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeDeviceGet(driver_, &n, &device_));
-    ze_context_desc_t cdesc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeContextCreate(driver_, &cdesc, &context_));
-    moduleBytes_ = new std::vector<uint8_t>(readFile(GTAP_SIM_ZE_SMOKE_KERNELS_PATH));
-    ASSERT_FALSE(moduleBytes_->empty());
-    ze_module_desc_t mdesc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_NATIVE, moduleBytes_->size(),
-                           moduleBytes_->data(), nullptr, nullptr};
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeModuleCreate(context_, device_, &mdesc, &module_, nullptr));
-    n = 2;
+    simtest::SimZeSession s;
+    simtest::openSimZe(GTAP_SIM_ZE_DRIVER_PATH, GTAP_SIM_ZE_SMOKE_KERNELS_PATH, s);
+    driver_ = s.driver;
+    device_ = s.device;
+    context_ = s.context;
+    module_ = s.module;
+    moduleBytes_ = s.moduleBytes;
+    if (HasFatalFailure()) return;
+    uint32_t n = 2;
     zet_metric_group_handle_t groups[2] = {};
     ASSERT_EQ(ZE_RESULT_SUCCESS, zetMetricGroupGet(device_, &n, groups));
     ASSERT_EQ(2u, n);

@@ -25,6 +25,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "sim_ze_test_setup.h"
 
 namespace {
 
@@ -42,10 +43,7 @@ bool interceptMode() {
 
 int samplingSignal() { return SIGRTMAX - 2; }
 
-std::vector<uint8_t> readFile(const char* path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
+using simtest::readFile;
 
 // A function symbol of an ELF file, read from its section headers and
 // symbol table by hand.
@@ -84,12 +82,7 @@ Symbol findSymbol(const std::vector<uint8_t>& elf, const char* name, unsigned ty
 }
 
 // A zero-initialised Level Zero structure with its type tag set.
-template <class T, class S>
-T typed(S stype) {
-  T value{};
-  value.stype = stype;
-  return value;
-}
+using simtest::typed;
 
 uint64_t loadLe(const uint8_t* p, int bytes) {
   uint64_t v = 0;
@@ -135,20 +128,15 @@ class SimZeSampling : public ::testing::Test {
       installed = true;
     }
 
-    setenv("ZE_ENABLE_ALT_DRIVERS", GTAP_SIM_ZE_DRIVER_PATH, 0);
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeInit(0));
+    simtest::SimZeSession s;
+    simtest::openSimZe(GTAP_SIM_ZE_DRIVER_PATH, GTAP_SIM_ZE_SAMPLING_KERNELS_PATH, s);
+    driver_ = s.driver;
+    device_ = s.device;
+    context_ = s.context;
+    module_ = s.module;
+    moduleBytes_ = s.moduleBytes;
+    if (HasFatalFailure()) return;
     uint32_t n = 1;
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeDriverGet(&n, &driver_));
-    n = 1;
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeDeviceGet(driver_, &n, &device_));
-    ze_context_desc_t cdesc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeContextCreate(driver_, &cdesc, &context_));
-    moduleBytes_ = new std::vector<uint8_t>(readFile(GTAP_SIM_ZE_SAMPLING_KERNELS_PATH));
-    ASSERT_FALSE(moduleBytes_->empty());
-    ze_module_desc_t mdesc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_NATIVE, moduleBytes_->size(),
-                           moduleBytes_->data(), nullptr, nullptr};
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeModuleCreate(context_, device_, &mdesc, &module_, nullptr));
-    n = 1;
     ASSERT_EQ(ZE_RESULT_SUCCESS, zetMetricGroupGet(device_, &n, &group_));
   }
 

@@ -14,6 +14,7 @@
 #include <iterator>
 #include <map>
 #include <vector>
+#include "sim_ze_test_setup.h"
 
 namespace {
 
@@ -22,35 +23,22 @@ constexpr double kClockMHz = 19.2;
 
 #define ZE_OK(expr) ASSERT_EQ(ZE_RESULT_SUCCESS, (expr))
 
-std::vector<uint8_t> readFile(const char* path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
+using simtest::readFile;
 
-template <class T, class S>
-T typed(S stype) {
-  T value{};
-  value.stype = stype;
-  return value;
-}
+using simtest::typed;
 
 class SimZeSysman : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    setenv("ZE_ENABLE_ALT_DRIVERS", GTAP_SIM_ZE_DRIVER_PATH, 0);
     setenv("ZES_ENABLE_SYSMAN", "1", 1);  // device handles are Sysman handles too
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeInit(0));
-    uint32_t n = 1;
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeDriverGet(&n, &driver_));
-    n = 1;
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeDeviceGet(driver_, &n, &device_));
-    ze_context_desc_t cdesc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeContextCreate(driver_, &cdesc, &context_));
-    moduleBytes_ = new std::vector<uint8_t>(readFile(GTAP_SIM_ZE_SMOKE_KERNELS_PATH));
-    ASSERT_FALSE(moduleBytes_->empty());
-    ze_module_desc_t mdesc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_NATIVE, moduleBytes_->size(),
-                           moduleBytes_->data(), nullptr, nullptr};
-    ASSERT_EQ(ZE_RESULT_SUCCESS, zeModuleCreate(context_, device_, &mdesc, &module_, nullptr));
+    simtest::SimZeSession s;
+    simtest::openSimZe(GTAP_SIM_ZE_DRIVER_PATH, GTAP_SIM_ZE_SMOKE_KERNELS_PATH, s);
+    driver_ = s.driver;
+    device_ = s.device;
+    context_ = s.context;
+    module_ = s.module;
+    moduleBytes_ = s.moduleBytes;
+    if (HasFatalFailure()) return;
   }
 
   static void TearDownTestSuite() {
