@@ -435,7 +435,12 @@ TEST_F(SimZeMetricQuery, WrongArgumentsAreRefused) {
   EXPECT_EQ(ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE,
             zetCommandListAppendMetricQueryEnd(copy, q, nullptr, 0, nullptr));
   ze_command_list_handle_t l = list();
-  EXPECT_EQ(ZE_RESULT_ERROR_INVALID_SIZE, zetCommandListAppendMetricQueryEnd(l, q, nullptr, 1, nullptr));
+  // Behind the intercept layer of Level Zero loader 1.20 (Debian 13) the
+  // loader answers this itself, with INVALID_NULL_HANDLE; 1.8's passes it on.
+  ze_result_t noWaits = zetCommandListAppendMetricQueryEnd(l, q, nullptr, 1, nullptr);
+  EXPECT_TRUE(noWaits == ZE_RESULT_ERROR_INVALID_SIZE ||
+              (simtest::interceptMode() && noWaits == ZE_RESULT_ERROR_INVALID_NULL_HANDLE))
+      << std::hex << noWaits;
 
   // The group is not streamed.
   zet_metric_streamer_desc_t sdesc{ZET_STRUCTURE_TYPE_METRIC_STREAMER_DESC, nullptr, 0, 100'000};

@@ -36,10 +36,7 @@ constexpr uint32_t kPeriodNs = 50'000;
 
 #define ZE_OK(expr) ASSERT_EQ(ZE_RESULT_SUCCESS, (expr))
 
-bool interceptMode() {
-  const char* v = std::getenv("ZE_ENABLE_LOADER_INTERCEPT");
-  return v != nullptr && std::strcmp(v, "1") == 0;
-}
+using simtest::interceptMode;
 
 int samplingSignal() { return SIGRTMAX - 2; }
 

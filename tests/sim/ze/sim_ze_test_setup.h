@@ -13,6 +13,12 @@
 
 namespace simtest {
 
+// The test runs behind the loader's intercept layer (its .intercept variant).
+inline bool interceptMode() {
+  const char* v = std::getenv("ZE_ENABLE_LOADER_INTERCEPT");
+  return v != nullptr && v[0] == '1' && v[1] == '\0';
+}
+
 inline std::vector<uint8_t> readFile(const char* path) {
   std::ifstream in(path, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
