@@ -3,6 +3,7 @@
 // pid, so its exit status is the program's own.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "gtap/format/modes.h"
 #include "gtap/format/scope_signal.h"
 #include "install_paths.h"
+#include "offered_counters.h"
 
 namespace gtap::cli {
 
@@ -57,8 +59,74 @@ struct RunOptions {
   std::string fileValidation;
   std::vector<std::string> scopes;
   std::string scopeSignal;
+  std::string counters;
+  bool countersOptional = false;
+  int counterPass = -1;
+  std::vector<uint32_t> deviceFilter, queueFilter;
+  int metricsIntervalMs = 0;
   std::vector<std::string> command;
 };
+
+std::string joinNumbers(const std::vector<uint32_t>& v) {
+  std::string out;
+  for (uint32_t n : v) out += (out.empty() ? "" : ",") + std::to_string(n);
+  return out;
+}
+
+// --counters: each name must be offered by some device the filters keep,
+// unless --counters-optional; what needs more passes than one run collects
+// is said before the program starts. False after an error said on stderr.
+bool checkCounters(const RunOptions& o) {
+  std::string zeNote, hsaNote;
+  std::vector<OfferedDevice> devices = offeredLevelZeroCounters(zeNote);
+  for (auto& d : offeredHsaCounters(hsaNote)) devices.push_back(std::move(d));
+  std::vector<std::string> requested = format::splitCounterList(o.counters);
+  if (requested.empty()) {
+    std::cerr << "gtap run: --counters: no counter named\n";
+    return false;
+  }
+  std::vector<std::string> offeredSomewhere;
+  bool anyDevice = false;
+  for (const auto& d : devices) {
+    if (!o.deviceFilter.empty() &&
+        std::find(o.deviceFilter.begin(), o.deviceFilter.end(), d.index) == o.deviceFilter.end())
+      continue;
+    anyDevice = true;
+    format::CounterPlan plan = format::planCounters(o.counters, d.offers());
+    for (const auto& name : requested)
+      if (std::find(plan.unknown.begin(), plan.unknown.end(), name) == plan.unknown.end())
+        offeredSomewhere.push_back(name);
+    if (plan.passes.size() > 1) {
+      uint32_t pass = o.counterPass < 0 ? 0 : static_cast<uint32_t>(o.counterPass);
+      std::cerr << "gtap run: --counters needs " << plan.passes.size() << " passes on " << d.runtime << " device "
+                << d.index << " (" << d.label << "); this run collects pass " << pass + 1;
+      if (pass < plan.passes.size()) {
+        std::cerr << ":";
+        for (const auto& c : plan.passes[pass]) std::cerr << " " << c.name;
+      }
+      std::cerr << "; the others need runs with --counter-pass N, or gtap bench --counters on a replay "
+                   "capture (one replay per pass)\n";
+    }
+  }
+  std::vector<std::string> missing;
+  for (const auto& name : requested)
+    if (std::find(offeredSomewhere.begin(), offeredSomewhere.end(), name) == offeredSomewhere.end())
+      missing.push_back(name);
+  if (missing.empty()) return true;
+  std::string list;
+  for (const auto& m : missing) list += (list.empty() ? "'" : ", '") + m + "'";
+  std::string where = anyDevice ? "by any device" : "(no device: " + zeNote + "; " + hsaNote + ")";
+  if (o.countersOptional) {
+    std::cerr << "gtap run: --counters: " << list << " not offered " << where
+              << "; the program runs without " << (missing.size() == requested.size() ? "counters" : "them")
+              << " (--counters-optional)\n";
+    return true;
+  }
+  std::cerr << "gtap run: --counters: " << list << " not offered " << where
+            << " (gtap counters --list" << (o.sim ? " --sim" : "")
+            << " shows what is; --counters-optional runs the program without what is missing)\n";
+  return false;
+}
 
 void appendPathList(const char* variable, const std::string& value, char separator) {
   const char* old = std::getenv(variable);
@@ -138,6 +206,15 @@ int run(const RunOptions& o) {
       return kExitError;
     }
   }
+  if (!o.counters.empty()) {
+    if (!checkCounters(o)) return kExitUsage;
+    setenv("GTAP_COUNTERS", o.counters.c_str(), 1);
+  }
+  if (o.countersOptional) setenv("GTAP_COUNTERS_OPTIONAL", "1", 1);
+  if (o.counterPass >= 0) setenv("GTAP_COUNTER_PASS", std::to_string(o.counterPass).c_str(), 1);
+  if (!o.deviceFilter.empty()) setenv("GTAP_DEVICE_FILTER", joinNumbers(o.deviceFilter).c_str(), 1);
+  if (!o.queueFilter.empty()) setenv("GTAP_QUEUE_FILTER", joinNumbers(o.queueFilter).c_str(), 1);
+  if (o.metricsIntervalMs) setenv("GTAP_METRICS_INTERVAL_MS", std::to_string(o.metricsIntervalMs).c_str(), 1);
   appendPathList("LD_PRELOAD", library.string(), ':');
   // HSA: the runtime loads the libraries named in HSA_TOOLS_LIB (space
   // separated) as tools; ROCr 6.1 and later only with the v1 switch. ROCr 5.3
@@ -196,6 +273,26 @@ Action addRunCommand(CLI::App& app) {
         std::string error;
         return format::parseDispatchRange(v, first, last, error) ? std::string() : error;
       });
+  cmd->add_option("--device-filter", o->deviceFilter,
+                  "Record and measure device work only on these devices: indices in the runtime's order, as "
+                  "gtap counters --list shows them, comma-separated (GTAP_DEVICE_FILTER)")
+      ->delimiter(',');
+  cmd->add_option("--queue-filter", o->queueFilter,
+                  "Record and measure device work only on these queues: the program's queues numbered from 0 in "
+                  "the order it created them, comma-separated (GTAP_QUEUE_FILTER)")
+      ->delimiter(',');
+  cmd->add_option("--counters", o->counters,
+                  "Hardware counters to read around each recorded dispatch: names as the runtime spells them, or "
+                  "metric groups, comma-separated (GTAP_COUNTERS; implies kernels; gtap counters --list)");
+  cmd->add_flag("--counters-optional", o->countersOptional,
+                "Run the program even when a counter is not offered, without it (GTAP_COUNTERS_OPTIONAL)");
+  cmd->add_option("--counter-pass", o->counterPass,
+                  "Which pass of a --counters list that needs several to collect, from 0 (GTAP_COUNTER_PASS)")
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--metrics-interval", o->metricsIntervalMs,
+                  "Sample device metrics (frequency, power, temperature, memory, engine activity) every MS "
+                  "milliseconds while the program runs (GTAP_METRICS_INTERVAL_MS)")
+      ->check(CLI::Range(1, 600000));
   cmd->add_option("--stack-depth", o->stackDepth, "CPU stack frames kept with mode stacks (GTAP_STACK_DEPTH)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--sample-period-us", o->samplePeriodUs,

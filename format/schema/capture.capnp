@@ -22,6 +22,8 @@ enum ChunkKind {
   stacks @10;      # root Stacks: CPU call stacks and the host modules they point into
   replay @11;      # root Replay: what to run again (docs/replay.md)
   instructionSamples @12;  # root InstructionSamples: where inside kernels the device spent time
+  counters @13;    # root Counters: the counter sets device ops carry values of (format 1.7)
+  deviceMetrics @14;  # root DeviceMetrics: device metrics sampled over time (format 1.7)
 }
 
 struct KeyValue {
@@ -362,6 +364,78 @@ struct InstructionSamples {
   samples @6 :List(InstructionSample);
   dropped @7 :Bool;             # the runtime said it dropped samples before this read
   note @8 :Text;                # why the device was not sampled (then no samples), or empty
+}
+
+# --- Hardware counters (format 1.7) -----------------------------------------
+# Counters the runtime's own counter interface read around one dispatch
+# (Level Zero metric queries, HSA's AQL profile extension). A device op that
+# was measured names its CounterSet and carries one value per counter of the
+# set, in the set's order, and the raw data the runtime gave (device-ops row
+# field kDevOpCounters, format/include/gtap/format/device_ops.h). Values are
+# stored as 64 bits each: unsigned and signed integers as they are, booleans
+# 0 or 1, reals as the bits of an IEEE double.
+
+enum CounterType {
+  unsigned @0;
+  signed @1;
+  real @2;
+  boolean @3;
+}
+
+struct CounterDef {
+  name @0 :Text;               # as the runtime spells it ("GpuTime", "SQ_WAVES")
+  description @1 :Text;
+  units @2 :Text;              # "ns", "cycles", "MHz", "" for counts
+  type @3 :CounterType;
+  block @4 :Text;              # HSA: the hardware block ("SQ", "GRBM"); Level Zero: the metric's component
+}
+
+struct CounterSet {
+  id @0 :UInt32;               # > 0, as device ops name it; per file
+  device @1 :UInt32;           # DeviceDef.id
+  source @2 :Text;             # "levelZeroMetricQuery" or "hsaAqlProfile"
+  group @3 :Text;              # Level Zero: the metric group; HSA: empty
+  counters @4 :List(CounterDef);
+  pass @5 :UInt32;             # which pass of the request this set is (0 first)
+  passes @6 :UInt32;           # how many passes the whole request needs on this device
+}
+
+# A counter that was asked for and is not in any set of this file, and why:
+# "needs another pass (2 of 3)", "not offered by the device", ...
+struct CounterNote {
+  counter @0 :Text;
+  device @1 :UInt32;           # DeviceDef.id, or 0xffffffff for every device
+  reason @2 :Text;
+  pass @3 :UInt32;             # the pass that would collect it, when it needs another
+}
+
+struct Counters {
+  sets @0 :List(CounterSet);
+  notes @1 :List(CounterNote);
+  requested @2 :Text;          # the request as the user gave it (GTAP_COUNTERS)
+}
+
+# --- Device metrics over time (format 1.7) -----------------------------------
+# Samples of a device's state taken by gtap's own thread every interval while
+# the program ran (Level Zero Sysman, ROCm SMI). A metric is a gauge (a value
+# at the sample's time: frequency, temperature, memory used) or cumulative (a
+# running total: energy, an engine's active time, bytes moved), whose rate is
+# the difference between two samples over the time between them.
+
+struct DeviceMetricDef {
+  name @0 :Text;               # "engine compute active", "frequency actual", "energy", ...
+  units @1 :Text;              # "ns", "MHz", "uJ", "C", "bytes"
+  cumulative @2 :Bool;
+}
+
+struct DeviceMetrics {
+  device @0 :UInt32;           # DeviceDef.id
+  source @1 :Text;             # "sysman", "rocmSmi"
+  intervalNs @2 :UInt64;       # the interval asked for
+  metrics @3 :List(DeviceMetricDef);
+  times @4 :List(Int64);       # host time of each sample
+  values @5 :List(Float64);    # sample after sample, one value per metric each; NaN: not read that time
+  note @6 :Text;               # why the device has no metrics (then no samples), or empty
 }
 
 # --- CPU stacks --------------------------------------------------------------

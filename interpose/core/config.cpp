@@ -5,6 +5,7 @@
 
 #include <fnmatch.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <csignal>
@@ -26,6 +27,18 @@ bool parseUnsigned(const char* text, uint64_t min, uint64_t max, uint64_t& out) 
   return true;
 }
 // NAME=START:END[,NAME=START:END...]
+// N[,N...] with each N in 0..2^32-2.
+bool parseNumberList(const char* text, std::vector<uint32_t>& out) {
+  std::string_view t = text;
+  while (!t.empty()) {
+    size_t comma = t.find(',');
+    uint64_t n = 0;
+    if (!parseUnsigned(std::string(t.substr(0, comma)).c_str(), 0, 0xfffffffeu, n)) return false;
+    out.push_back(static_cast<uint32_t>(n));
+    t = comma == std::string_view::npos ? std::string_view() : t.substr(comma + 1);
+  }
+  return !out.empty();
+}
 bool parseScopes(std::string_view text, std::vector<Config::DispatchScope>& out) {
   while (!text.empty()) {
     size_t comma = text.find(',');
@@ -120,7 +133,55 @@ Config readConfig() {
     c.scopeSignal = format::parseScopeSignal(v, error);
     if (!c.scopeSignal) c.problems.push_back("GTAP_SCOPE_SIGNAL: " + error + "; ignored");
   }
+  if (const char* v = std::getenv("GTAP_COUNTERS"); v && *v) {
+    c.counters = v;
+    // Counters are read around recorded dispatches: they imply kernels.
+    c.mode |= format::kModeKernels;
+    if (c.modeText.find("kernels") == std::string::npos) c.modeText += ",kernels";
+  }
+  if (const char* v = std::getenv("GTAP_COUNTERS_OPTIONAL")) c.countersOptional = std::strcmp(v, "0") != 0;
+  if (const char* v = std::getenv("GTAP_COUNTER_PASS"); v && *v) {
+    if (parseUnsigned(v, 0, 1000, n))
+      c.counterPass = static_cast<uint32_t>(n);
+    else
+      c.problems.push_back(std::string("GTAP_COUNTER_PASS='") + v + "' is not 0..1000; collecting pass 0");
+  }
+  for (auto [name, list] : {std::pair{"GTAP_DEVICE_FILTER", &c.deviceFilter}, std::pair{"GTAP_QUEUE_FILTER", &c.queueFilter}}) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) continue;
+    if (!parseNumberList(v, *list)) {
+      list->clear();
+      c.problems.push_back(std::string(name) + "='" + v + "' is not N[,N...]; no filter");
+    }
+  }
+  if (const char* v = std::getenv("GTAP_METRICS_INTERVAL_MS"); v && *v) {
+    if (parseUnsigned(v, 1, 600000, n))
+      c.metricsIntervalMs = static_cast<uint32_t>(n);
+    else
+      c.problems.push_back(std::string("GTAP_METRICS_INTERVAL_MS='") + v + "' is not 1..600000; no device metrics");
+  }
   return c;
+}
+
+bool deviceIndexWanted(uint32_t index) {
+  const auto& f = config().deviceFilter;
+  if (f.empty()) return true;
+  for (uint32_t i : f)
+    if (i == index) return true;
+  return false;
+}
+
+bool queueNumberWanted(uint32_t number) {
+  const auto& f = config().queueFilter;
+  if (f.empty()) return true;
+  for (uint32_t i : f)
+    if (i == number) return true;
+  return false;
+}
+
+uint32_t nextQueueNumber() {
+  static std::atomic<uint32_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool kernelNameWanted(const std::string& name) {

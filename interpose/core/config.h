@@ -38,6 +38,19 @@ struct Config {
   };
   std::vector<DispatchScope> scopes;        // GTAP_SCOPES=NAME=START:END,...
   int scopeSignal = 0;                      // GTAP_SCOPE_SIGNAL: toggles the scope "signal"
+  // Hardware counters (docs/counters.md): GTAP_COUNTERS names counters or
+  // groups (implies kernels); GTAP_COUNTERS_OPTIONAL=1 runs unmeasured what
+  // the device does not offer; GTAP_COUNTER_PASS=N collects pass N of a
+  // request that needs several (gtap bench --counters replays once per pass).
+  std::string counters;
+  bool countersOptional = false;
+  uint32_t counterPass = 0;
+  // GTAP_DEVICE_FILTER / GTAP_QUEUE_FILTER: comma-separated device indices
+  // (the runtime's order, as `gtap counters --list` shows them) and queue
+  // numbers (the process's queues in creation order, from 0); device work
+  // elsewhere is not recorded or measured. Empty: all.
+  std::vector<uint32_t> deviceFilter, queueFilter;
+  uint32_t metricsIntervalMs = 0;  // GTAP_METRICS_INTERVAL_MS: device metrics sampling (0: off)
   std::vector<std::pair<std::string, std::string>> raw;  // every GTAP_* seen
   std::vector<std::string> problems;         // said once at session start
 };
@@ -56,5 +69,11 @@ inline bool dispatchNumberWanted(uint64_t number) {
   const Config& c = config();
   return !c.dispatchRange || (number >= c.dispatchFirst && number <= c.dispatchLast);
 }
+// GTAP_DEVICE_FILTER and GTAP_QUEUE_FILTER, likewise for every front end.
+bool deviceIndexWanted(uint32_t index);
+bool queueNumberWanted(uint32_t number);
+// The next queue number of the process (Level Zero command queues and
+// immediate lists, HSA queues share one count), for queueNumberWanted.
+uint32_t nextQueueNumber();
 
 }  // namespace gtap::core

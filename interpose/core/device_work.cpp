@@ -10,10 +10,10 @@ namespace gtap::core::devicework {
 using threadrecords::Channel;
 
 Header* begin(uint32_t stackCount, uint32_t bindingCount, uint32_t waitCount, uint32_t signalCount,
-              uint32_t argumentBytes, uint32_t noteBytes) {
+              uint32_t argumentBytes, uint32_t noteBytes, uint32_t counterCount, uint32_t counterRawBytes) {
   uint64_t size = sizeof(Header) + 8ull * stackCount + sizeof(profile::OpRecord::Binding) * bindingCount +
-                  sizeof(profile::OpRecord::SemaphoreValue) * (uint64_t{waitCount} + signalCount) + argumentBytes +
-                  noteBytes;
+                  sizeof(profile::OpRecord::SemaphoreValue) * (uint64_t{waitCount} + signalCount) +
+                  8ull * counterCount + argumentBytes + noteBytes + counterRawBytes;
   if (size > (uint64_t{1} << 30) || stackCount > 0xffff || noteBytes > 0xffff) return nullptr;
   void* at = threadrecords::begin(Channel::deviceWork, size);
   if (!at) return nullptr;
@@ -25,6 +25,8 @@ Header* begin(uint32_t stackCount, uint32_t bindingCount, uint32_t waitCount, ui
   h->signalCount = signalCount;
   h->argumentBytes = argumentBytes;
   h->noteBytes = static_cast<uint16_t>(noteBytes);
+  h->counterCount = counterCount;
+  h->counterRawBytes = counterRawBytes;
   return h;
 }
 

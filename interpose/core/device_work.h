@@ -17,12 +17,15 @@ namespace gtap::core::devicework {
 
 // OpRecord's fixed fields; the counts say how many of each part follow the
 // header in the buffer, in this order: stack frames (uint64_t), bindings,
-// waits, signals (OpRecord::SemaphoreValue), argument bytes, note bytes.
+// waits, signals (OpRecord::SemaphoreValue), counter values (uint64_t),
+// argument bytes, note bytes, counter raw bytes.
 struct Header {
   uint32_t size = 0;  // the header and its parts, rounded up to a multiple of 8 (set by begin)
   uint32_t argumentBytes = 0;
   uint32_t bindingCount = 0, waitCount = 0, signalCount = 0;
   uint16_t stackCount = 0, noteBytes = 0;
+  uint32_t counterSet = 0;  // OpRecord::counterSet
+  uint32_t counterCount = 0, counterRawBytes = 0;
   uint8_t gridDims = 0;  // HSA dispatches: how many of grid[] are the packet's
   bool timed = false;
   schema::DeviceOpKind kind = schema::DeviceOpKind::KERNEL;
@@ -49,8 +52,10 @@ struct Header {
     return reinterpret_cast<profile::OpRecord::SemaphoreValue*>(bindings() + bindingCount);
   }
   profile::OpRecord::SemaphoreValue* signals() { return waits() + waitCount; }
-  uint8_t* arguments() { return reinterpret_cast<uint8_t*>(signals() + signalCount); }
+  uint64_t* counterValues() { return reinterpret_cast<uint64_t*>(signals() + signalCount); }
+  uint8_t* arguments() { return reinterpret_cast<uint8_t*>(counterValues() + counterCount); }
   char* note() { return reinterpret_cast<char*>(arguments() + argumentBytes); }
+  uint8_t* counterRaw() { return reinterpret_cast<uint8_t*>(note() + noteBytes); }
 };
 static_assert(sizeof(Header) % 8 == 0);
 
@@ -58,7 +63,7 @@ static_assert(sizeof(Header) % 8 == 0);
 // its counts set and the rest default; the caller fills it in and calls
 // commit. Null when no buffer can be had (recording stopped).
 Header* begin(uint32_t stackCount, uint32_t bindingCount, uint32_t waitCount, uint32_t signalCount,
-              uint32_t argumentBytes, uint32_t noteBytes);
+              uint32_t argumentBytes, uint32_t noteBytes, uint32_t counterCount = 0, uint32_t counterRawBytes = 0);
 // Publishes the record begin returned (the last one on this thread).
 void commit(Header* record);
 // For a record whose call has not returned yet (other records may come on

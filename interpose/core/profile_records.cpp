@@ -16,6 +16,11 @@ uint64_t nextObjectId() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+uint32_t nextCounterSetId() {
+  static std::atomic<uint32_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 
 namespace {
 
@@ -99,10 +104,12 @@ struct OpParts {
   std::span<const uint8_t> arguments;
   std::span<const OpRecord::Binding> bindings;
   std::span<const OpRecord::SemaphoreValue> waits, signals;
+  std::span<const uint64_t> counterValues;
+  std::span<const uint8_t> counterRaw;
 };
 
 OpParts partsOf(const OpRecord& r) {
-  return {r.gridSize, r.note, r.arguments, r.bindings, r.waits, r.signals};
+  return {r.gridSize, r.note, r.arguments, r.bindings, r.waits, r.signals, r.counterValues, r.counterRaw};
 }
 
 OpParts partsOf(const devicework::Header& h) {
@@ -112,7 +119,9 @@ OpParts partsOf(const devicework::Header& h) {
           {r.arguments(), r.argumentBytes},
           {r.bindings(), r.bindingCount},
           {r.waits(), r.waitCount},
-          {r.signals(), r.signalCount}};
+          {r.signals(), r.signalCount},
+          {r.counterValues(), r.counterCount},
+          {r.counterRaw(), r.counterRawBytes}};
 }
 
 // OpRecord and devicework::Header share the names of the fixed fields.
@@ -148,6 +157,9 @@ void addOp(format::DeviceOpEncoder& e, const R& r, const OpParts& p, uint32_t st
   f.operation = r.operation ? std::string_view(r.operation) : std::string_view();
   f.waits = p.waits;
   f.signals = p.signals;
+  f.counterSet = r.counterSet;
+  f.counterValues = p.counterValues;
+  f.counterRaw = p.counterRaw;
   e.add(f);
 }
 
@@ -195,11 +207,69 @@ void writeMemory(ChunkSink& sink, const Outbox& out, const std::vector<uint32_t>
   sink.write(schema::ChunkKind::MEMORY_OPS, m);
 }
 
+void writeDeviceMetrics(ChunkSink& sink, const Outbox& out) {
+  for (const DeviceMetricsRecord& r : out.deviceMetrics) {
+    capnp::MallocMessageBuilder m;
+    auto root = m.initRoot<schema::DeviceMetrics>();
+    root.setDevice(r.device);
+    root.setSource(r.source);
+    root.setIntervalNs(r.intervalNs);
+    auto metrics = root.initMetrics(static_cast<unsigned>(r.metrics.size()));
+    for (unsigned i = 0; i < r.metrics.size(); ++i) {
+      metrics[i].setName(r.metrics[i].name);
+      metrics[i].setUnits(r.metrics[i].units);
+      metrics[i].setCumulative(r.metrics[i].cumulative);
+    }
+    auto times = root.initTimes(static_cast<unsigned>(r.times.size()));
+    for (unsigned i = 0; i < r.times.size(); ++i) times.set(i, r.times[i]);
+    auto values = root.initValues(static_cast<unsigned>(r.values.size()));
+    for (unsigned i = 0; i < r.values.size(); ++i) values.set(i, r.values[i]);
+    if (!r.note.empty()) root.setNote(r.note);
+    sink.write(schema::ChunkKind::DEVICE_METRICS, m);
+  }
+}
+
 }  // namespace
+
+void writeCounters(ChunkSink& sink, const Outbox& out) {
+  if (out.counterSets.empty() && out.counterNotes.empty() && out.countersRequested.empty()) return;
+  capnp::MallocMessageBuilder m;
+  auto root = m.initRoot<schema::Counters>();
+  auto sets = root.initSets(static_cast<unsigned>(out.counterSets.size()));
+  for (unsigned i = 0; i < out.counterSets.size(); ++i) {
+    const CounterSetRecord& r = out.counterSets[i];
+    auto s = sets[i];
+    s.setId(r.id);
+    s.setDevice(r.device);
+    s.setSource(r.source);
+    s.setGroup(r.group);
+    s.setPass(r.pass);
+    s.setPasses(r.passes);
+    auto defs = s.initCounters(static_cast<unsigned>(r.counters.size()));
+    for (unsigned j = 0; j < r.counters.size(); ++j) {
+      defs[j].setName(r.counters[j].name);
+      defs[j].setDescription(r.counters[j].description);
+      defs[j].setUnits(r.counters[j].units);
+      defs[j].setBlock(r.counters[j].block);
+      defs[j].setType(r.counters[j].type);
+    }
+  }
+  auto notes = root.initNotes(static_cast<unsigned>(out.counterNotes.size()));
+  for (unsigned i = 0; i < out.counterNotes.size(); ++i) {
+    notes[i].setCounter(out.counterNotes[i].counter);
+    notes[i].setDevice(out.counterNotes[i].device);
+    notes[i].setReason(out.counterNotes[i].reason);
+    notes[i].setPass(out.counterNotes[i].pass);
+  }
+  if (!out.countersRequested.empty()) root.setRequested(out.countersRequested);
+  sink.write(schema::ChunkKind::COUNTERS, m);
+}
 
 void writeProfileRecords(ChunkSink& sink, const Outbox& out) {
   writeDevices(sink, out);
   writeObjects(sink, out);
+  writeCounters(sink, out);
+  writeDeviceMetrics(sink, out);
   // Stack ids first, so the records below can refer to them.
   std::vector<uint32_t> opStacks(out.ops.size()), memStacks(out.memory.size());
   for (size_t i = 0; i < out.ops.size(); ++i) opStacks[i] = sink.internStack(out.ops[i].stack);

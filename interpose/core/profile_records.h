@@ -84,6 +84,46 @@ struct OpRecord {
   const char* operation = nullptr;  // a string literal
   using SemaphoreValue = format::OpSemaphore;
   std::vector<SemaphoreValue> waits, signals;
+  // Hardware counters read around it: its CounterSetRecord id (0: not
+  // measured), one value per counter (capture.capnp's CounterType bits), and
+  // the runtime's raw data.
+  uint32_t counterSet = 0;
+  std::vector<uint64_t> counterValues;
+  std::vector<uint8_t> counterRaw;
+};
+
+// A set of counters measured together around a dispatch (capture.capnp's
+// CounterSet); ids come from nextCounterSetId().
+struct CounterDefRecord {
+  std::string name, description, units, block;
+  schema::CounterType type = schema::CounterType::UNSIGNED;
+};
+struct CounterSetRecord {
+  uint32_t id = 0;
+  uint32_t device = kNoDevice;
+  std::string source, group;
+  std::vector<CounterDefRecord> counters;
+  uint32_t pass = 0, passes = 1;
+};
+struct CounterNoteRecord {
+  std::string counter;
+  uint32_t device = kNoDevice;
+  std::string reason;
+  uint32_t pass = 0;
+};
+// Device metrics sampled over time (capture.capnp's DeviceMetrics).
+struct DeviceMetricsRecord {
+  uint32_t device = kNoDevice;
+  std::string source;
+  uint64_t intervalNs = 0;
+  struct Metric {
+    std::string name, units;
+    bool cumulative = false;
+  };
+  std::vector<Metric> metrics;
+  std::vector<int64_t> times;   // host ns
+  std::vector<double> values;   // times.size() × metrics.size()
+  std::string note;
 };
 
 struct MemoryRecord {
@@ -102,6 +142,11 @@ struct Outbox {
   std::vector<std::pair<uint64_t, uint64_t>> destroyed;  // id, ticks
   std::vector<OpRecord> ops;
   std::vector<MemoryRecord> memory;
+  // Written before the device ops, which name the sets.
+  std::vector<CounterSetRecord> counterSets;
+  std::vector<CounterNoteRecord> counterNotes;
+  std::string countersRequested;  // with the first sets or notes of the file
+  std::vector<DeviceMetricsRecord> deviceMetrics;
 
   // Emptied, capacity kept: swapped back to the recording side, the vectors
   // take records without growing (and faulting in new pages) every flush.
@@ -112,16 +157,25 @@ struct Outbox {
     destroyed.clear();
     ops.clear();
     memory.clear();
+    counterSets.clear();
+    counterNotes.clear();
+    countersRequested.clear();
+    deviceMetrics.clear();
   }
 };
 
 // A new object id, unique in the process whichever front end asks: the
 // objects of Level Zero, HSA and IREE's HAL share one file.
 uint64_t nextObjectId();
+// A new counter set id (> 0), unique in the process.
+uint32_t nextCounterSetId();
 
 // Writes the records as devices, objects, stacks, device-ops and memory-ops
 // chunks (only those with something in them), stacks before their users.
 void writeProfileRecords(ChunkSink& sink, const Outbox& out);
+// The counters chunk alone (sets, notes, the request): for a front end whose
+// device ops go through writeDeviceWork, written from its producer first.
+void writeCounters(ChunkSink& sink, const Outbox& out);
 // Device-work records where they lie in the threads' buffers (device_work.h),
 // as one device-ops chunk (and the stacks they name before it), with no
 // OpRecord made on the way.

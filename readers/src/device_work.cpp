@@ -245,12 +245,18 @@ class OpReader {
       if (f.operation != lastOperation_) lastOperation_ = store.intern(f.operation);
       x.operation = lastOperation_;
     }
+    if (f.counterSet) {
+      x.counterSet = f.counterSet;
+      x.counterValues = (visit_ ? batchLists_ : store).copy(f.counterValues.data(), f.counterValues.size());
+    }
     if (lists_) {
-      if (!f.arguments.empty() || !f.bindings.empty() || !f.waits.empty() || !f.signals.empty()) {
+      if (!f.arguments.empty() || !f.bindings.empty() || !f.waits.empty() || !f.signals.empty() ||
+          !f.counterRaw.empty()) {
         // A stream's lists last only while their batch is visited.
         OpStore& held = visit_ ? batchLists_ : store;
         DeviceOp::Lists& l = held.allocate<DeviceOp::Lists>(1)[0];
         if (!f.arguments.empty()) l.arguments = held.copy(f.arguments.data(), f.arguments.size());
+        if (!f.counterRaw.empty()) l.counterRaw = held.copy(f.counterRaw.data(), f.counterRaw.size());
         if (!f.bindings.empty()) l.bindings = held.copy(f.bindings.data(), f.bindings.size());
         if (!f.waits.empty()) l.waits = held.copy(f.waits.data(), f.waits.size());
         if (!f.signals.empty()) l.signals = held.copy(f.signals.data(), f.signals.size());

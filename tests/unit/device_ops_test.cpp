@@ -25,6 +25,8 @@ struct Op {
   std::vector<uint32_t> grid;
   std::vector<OpBinding> bindings;
   std::vector<OpSemaphore> waits, signals;
+  std::vector<uint64_t> counterValues;
+  std::vector<uint8_t> counterRaw;
   DeviceOpFields fields() const {
     DeviceOpFields out = f;
     out.note = note;
@@ -34,6 +36,8 @@ struct Op {
     out.bindings = bindings;
     out.waits = waits;
     out.signals = signals;
+    out.counterValues = counterValues;
+    out.counterRaw = counterRaw;
     return out;
   }
 };
@@ -87,6 +91,11 @@ Op randomOp(std::mt19937_64& rng, int64_t& t) {
     for (uint64_t i = pick(4); i > 0; --i) o.waits.push_back({wide(), wide()});
   if (pick(3) == 0)
     for (uint64_t i = pick(4); i > 0; --i) o.signals.push_back({wide(), wide()});
+  if (pick(3) == 0) {
+    f.counterSet = pick(2) ? 1 + static_cast<uint32_t>(pick(3)) : ~0u;
+    for (uint64_t i = pick(8); i > 0; --i) o.counterValues.push_back(wide());
+    o.counterRaw.resize(pick(100), static_cast<uint8_t>(rng()));
+  }
   return o;
 }
 
@@ -125,6 +134,11 @@ void expectSame(const DeviceOpFields& a, const DeviceOpFields& b, size_t i) {
             std::vector<OpSemaphore>(b.waits.begin(), b.waits.end()));
   EXPECT_EQ(std::vector<OpSemaphore>(a.signals.begin(), a.signals.end()),
             std::vector<OpSemaphore>(b.signals.begin(), b.signals.end()));
+  EXPECT_EQ(a.counterSet, b.counterSet);
+  EXPECT_EQ(std::vector<uint64_t>(a.counterValues.begin(), a.counterValues.end()),
+            std::vector<uint64_t>(b.counterValues.begin(), b.counterValues.end()));
+  EXPECT_EQ(std::vector<uint8_t>(a.counterRaw.begin(), a.counterRaw.end()),
+            std::vector<uint8_t>(b.counterRaw.begin(), b.counterRaw.end()));
 }
 
 struct Decoded {
@@ -144,6 +158,8 @@ Decoded decode(const std::vector<uint8_t>& bytes, uint32_t count) {
     o.bindings.assign(f.bindings.begin(), f.bindings.end());
     o.waits.assign(f.waits.begin(), f.waits.end());
     o.signals.assign(f.signals.begin(), f.signals.end());
+    o.counterValues.assign(f.counterValues.begin(), f.counterValues.end());
+    o.counterRaw.assign(f.counterRaw.begin(), f.counterRaw.end());
     d.ops.push_back(std::move(o));
   });
   return d;

@@ -28,6 +28,9 @@
 //       (a note or operation that became empty is written, length 0)
 //     kDevOpBindings     varint n, n × (buffer, offset, length, slot)
 //     kDevOpWaits, kDevOpSignals: varint n, n × (semaphore, value)
+//     kDevOpCounters     (1.7) varint set (a CounterSet id, > 0), varint n,
+//                        n varints (the values' 64 bits, capture.capnp),
+//                        varint length, the runtime's raw bytes
 //   and always (after the fields) zigzag (appendNs - previous appendNs).
 //   kDevOpTimed is a flag with no value.
 // "Previous" starts, for the first row of a chunk, at: device and threads
@@ -61,8 +64,8 @@ inline constexpr uint32_t kDevOpTimed = 1u << 0, kDevOpTicks = 1u << 1, kDevOpAp
                           kDevOpStack = 1u << 15, kDevOpQueueIndex = 1u << 16, kDevOpPacketHeader = 1u << 17,
                           kDevOpGrid = 1u << 18, kDevOpArguments = 1u << 19, kDevOpNote = 1u << 20,
                           kDevOpRecordedBy = 1u << 21, kDevOpOperation = 1u << 22, kDevOpBindings = 1u << 23,
-                          kDevOpWaits = 1u << 24, kDevOpSignals = 1u << 25;
-inline constexpr uint32_t kDevOpKnownFields = (1u << 26) - 1;
+                          kDevOpWaits = 1u << 24, kDevOpSignals = 1u << 25, kDevOpCounters = 1u << 26;
+inline constexpr uint32_t kDevOpKnownFields = (1u << 27) - 1;
 
 // A range of a buffer an IREE HAL operation binds (BufferRef).
 struct OpBinding {
@@ -103,6 +106,11 @@ struct DeviceOpFields {
   std::span<const OpBinding> bindings;
   std::string_view operation;
   std::span<const OpSemaphore> waits, signals;
+  // Hardware counters read around it (0: not measured), one value per
+  // counter of the set, and the runtime's raw data.
+  uint32_t counterSet = 0;
+  std::span<const uint64_t> counterValues;
+  std::span<const uint8_t> counterRaw;
 };
 
 namespace devops_detail {
@@ -133,8 +141,9 @@ class DeviceOpEncoder {
   void add(const DeviceOpFields& f) {
     using namespace devops_detail;
     // The most a row takes: 28 varints of ten bytes, the lists and the texts.
-    size_t room = 280 + 10 * f.grid.size() + 40 * f.bindings.size() + 20 * (f.waits.size() + f.signals.size()) +
-                  f.arguments.size() + f.note.size() + f.operation.size();
+    size_t room = 310 + 10 * f.grid.size() + 40 * f.bindings.size() + 20 * (f.waits.size() + f.signals.size()) +
+                  f.arguments.size() + f.note.size() + f.operation.size() + 10 * f.counterValues.size() +
+                  f.counterRaw.size();
     size_t at = out_.size();
     if (out_.capacity() < at + room) out_.reserve(std::max(at + room, 2 * out_.capacity()));
     out_.resize(at + room);
@@ -167,6 +176,7 @@ class DeviceOpEncoder {
     if (!f.bindings.empty()) fields |= kDevOpBindings;
     if (!f.waits.empty()) fields |= kDevOpWaits;
     if (!f.signals.empty()) fields |= kDevOpSignals;
+    if (f.counterSet) fields |= kDevOpCounters;
     uint32_t kind = static_cast<uint32_t>(f.kind);
     put(p, (uint64_t{fields} << 3) | (kind < 8 ? kind : static_cast<uint32_t>(schema::DeviceOpKind::OTHER)));
     if (fields & kDevOpTicks) {
@@ -234,6 +244,12 @@ class DeviceOpEncoder {
         put(p, s.value);
       }
     }
+    if (fields & kDevOpCounters) {
+      put(p, f.counterSet);
+      put(p, f.counterValues.size());
+      for (uint64_t v : f.counterValues) put(p, v);
+      bytes(p, f.counterRaw.data(), f.counterRaw.size());
+    }
     put(p, zigzag(static_cast<int64_t>(static_cast<uint64_t>(f.appendNs) - static_cast<uint64_t>(prev_.appendNs))));
     prev_.appendNs = f.appendNs;
     out_.resize(at + static_cast<size_t>(p - start));
@@ -279,6 +295,7 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
   std::vector<uint32_t> grid;
   std::vector<OpBinding> bindings;
   std::vector<OpSemaphore> waits, signals;
+  std::vector<uint64_t> counterValues;
   std::string_view note, operation;  // views into the stream, kept from row to row
   DeviceOpFields f;
   std::string bad;  // what was wrong, when a check below fails
@@ -442,6 +459,21 @@ std::string decodeDeviceOps(const uint8_t* data, size_t size, uint32_t count, Vi
     }
     f.waits = waits;
     f.signals = signals;
+    counterValues.clear();
+    f.counterSet = 0;
+    f.counterRaw = {};
+    if (fields & kDevOpCounters) {
+      GTAP_DEVOPS_GET(v);
+      if (v == 0 || v > 0xffffffffu) return at("counter set " + std::to_string(v) + " out of range");
+      f.counterSet = static_cast<uint32_t>(v);
+      if (!listCount(w, 1, "counter values")) return at(bad.empty() ? "cut short" : bad);
+      counterValues.resize(w);
+      for (uint64_t& x : counterValues) GTAP_DEVOPS_GET(x);
+      std::string_view raw;
+      if (!text(raw, "counter raw data")) return at(bad.empty() ? "cut short" : bad);
+      f.counterRaw = {reinterpret_cast<const uint8_t*>(raw.data()), raw.size()};
+    }
+    f.counterValues = counterValues;
     GTAP_DEVOPS_GET(v);
 #undef GTAP_DEVOPS_GET
     f.appendNs = prev.appendNs = static_cast<int64_t>(static_cast<uint64_t>(prev.appendNs) + static_cast<uint64_t>(unzigzag(v)));

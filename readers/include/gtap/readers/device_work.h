@@ -124,11 +124,17 @@ struct DeviceOp {
   // bytes; an IREE HAL operation's buffers bound or touched, and the
   // semaphore values it waited for and signalled.
   struct Lists {
+    std::span<const uint8_t> counterRaw;  // the runtime's raw counter data
     std::span<const uint8_t> arguments;
     std::span<const Binding> bindings;
     std::span<const SemaphoreValue> waits, signals;
   };
   const Lists* lists = nullptr;
+  // Hardware counters read around it (counters.h): the CounterSet's id (0:
+  // not measured) and one value per counter of the set, as stored bits.
+  uint32_t counterSet = 0;
+  std::span<const uint64_t> counterValues;
+  std::span<const uint8_t> counterRaw() const { return lists ? lists->counterRaw : std::span<const uint8_t>(); }
   std::span<const uint8_t> arguments() const { return lists ? lists->arguments : std::span<const uint8_t>(); }
   std::span<const Binding> bindings() const { return lists ? lists->bindings : std::span<const Binding>(); }
   std::span<const SemaphoreValue> waits() const { return lists ? lists->waits : std::span<const SemaphoreValue>(); }

@@ -1,0 +1,68 @@
+// Hardware counters and device metrics in a capture (format 1.7): the
+// counter sets the device ops' values belong to, what was asked for and not
+// collected, and the device metrics sampled over time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gtap/format/schema/capture.capnp.h"
+
+namespace gtap::readers {
+
+class Capture;
+
+struct CounterInfo {
+  std::string name, description, units, block;
+  schema::CounterType type = schema::CounterType::UNSIGNED;
+  // A stored value's 64 bits as a number.
+  double value(uint64_t bits) const;
+};
+
+struct CounterSetInfo {
+  uint32_t id = 0;
+  uint32_t device = ~0u;
+  std::string source, group;
+  std::vector<CounterInfo> counters;
+  uint32_t pass = 0, passes = 1;
+};
+
+struct CounterNoteInfo {
+  std::string counter;
+  uint32_t device = ~0u;
+  std::string reason;
+  uint32_t pass = 0;
+};
+
+struct DeviceMetricSeries {
+  uint32_t device = ~0u;
+  std::string source;
+  uint64_t intervalNs = 0;
+  struct Metric {
+    std::string name, units;
+    bool cumulative = false;
+  };
+  std::vector<Metric> metrics;
+  std::vector<int64_t> times;  // host ns, one per sample
+  std::vector<double> values;  // times.size() × metrics.size(); NaN: not read
+  std::string note;
+  double at(size_t sample, size_t metric) const { return values[sample * metrics.size() + metric]; }
+};
+
+struct CapturedCounters {
+  std::map<uint32_t, CounterSetInfo> sets;  // by id
+  std::vector<CounterNoteInfo> notes;
+  std::string requested;
+  std::vector<DeviceMetricSeries> metrics;  // in file order (one per chunk)
+  std::vector<std::string> problems;        // chunks left out, naming the file and offset
+  bool any() const { return !sets.empty() || !notes.empty() || !requested.empty() || !metrics.empty(); }
+};
+
+// Reads every counters and device-metrics chunk. A chunk that does not
+// decode, or whose lists disagree (values not a multiple of the metrics), is
+// left out with a line in `problems` naming the file and offset.
+CapturedCounters loadCounters(const Capture& capture);
+
+}  // namespace gtap::readers

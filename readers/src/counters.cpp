@@ -1,0 +1,99 @@
+#include "gtap/readers/counters.h"
+
+#include <kj/exception.h>
+
+#include <bit>
+#include <cmath>
+
+#include "gtap/format/container.h"
+#include "gtap/readers/capture.h"
+
+namespace gtap::readers {
+
+double CounterInfo::value(uint64_t bits) const {
+  switch (type) {
+    case schema::CounterType::SIGNED: return static_cast<double>(static_cast<int64_t>(bits));
+    case schema::CounterType::REAL: return std::bit_cast<double>(bits);
+    case schema::CounterType::BOOLEAN: return bits ? 1.0 : 0.0;
+    default: return static_cast<double>(bits);
+  }
+}
+
+namespace {
+
+std::string text(capnp::Text::Reader t) { return std::string(t.cStr(), t.size()); }
+
+void readCounters(schema::Counters::Reader root, CapturedCounters& out) {
+  for (auto s : root.getSets()) {
+    CounterSetInfo set;
+    set.id = s.getId();
+    set.device = s.getDevice();
+    set.source = text(s.getSource());
+    set.group = text(s.getGroup());
+    set.pass = s.getPass();
+    set.passes = s.getPasses();
+    for (auto c : s.getCounters()) {
+      CounterInfo info;
+      info.name = text(c.getName());
+      info.description = text(c.getDescription());
+      info.units = text(c.getUnits());
+      info.block = text(c.getBlock());
+      info.type = c.getType();
+      set.counters.push_back(std::move(info));
+    }
+    if (set.id) out.sets[set.id] = std::move(set);
+  }
+  for (auto n : root.getNotes())
+    out.notes.push_back({text(n.getCounter()), n.getDevice(), text(n.getReason()), n.getPass()});
+  if (root.hasRequested() && out.requested.empty()) out.requested = text(root.getRequested());
+}
+
+}  // namespace
+
+CapturedCounters loadCounters(const Capture& capture) {
+  CapturedCounters out;
+  const auto& reader = capture.reader();
+  auto& notes = out.problems;
+  for (const auto& c : reader.chunks()) {
+    bool counters = c.kind == static_cast<uint16_t>(schema::ChunkKind::COUNTERS);
+    bool metrics = c.kind == static_cast<uint16_t>(schema::ChunkKind::DEVICE_METRICS);
+    if (!counters && !metrics) continue;
+    std::string where = capture.path() + ": chunk at offset " + std::to_string(c.offset) + ": ";
+    try {
+      auto d = reader.decode(c);
+      if (counters) {
+        CapturedCounters one;
+        readCounters(d.root<schema::Counters>(), one);
+        for (auto& [id, set] : one.sets) out.sets[id] = std::move(set);
+        out.notes.insert(out.notes.end(), one.notes.begin(), one.notes.end());
+        if (out.requested.empty()) out.requested = std::move(one.requested);
+        continue;
+      }
+      auto root = d.root<schema::DeviceMetrics>();
+      DeviceMetricSeries series;
+      series.device = root.getDevice();
+      series.source = text(root.getSource());
+      series.intervalNs = root.getIntervalNs();
+      series.note = text(root.getNote());
+      for (auto m : root.getMetrics()) series.metrics.push_back({text(m.getName()), text(m.getUnits()), m.getCumulative()});
+      for (int64_t t : root.getTimes()) series.times.push_back(t);
+      auto values = root.getValues();
+      if (values.size() != series.times.size() * series.metrics.size()) {
+        notes.push_back(where + "device metrics hold " + std::to_string(values.size()) + " values for " +
+                        std::to_string(series.times.size()) + " samples of " +
+                        std::to_string(series.metrics.size()) + " metrics; left out");
+        continue;
+      }
+      series.values.reserve(values.size());
+      for (double v : values) series.values.push_back(v);
+      out.metrics.push_back(std::move(series));
+    } catch (const kj::Exception& e) {
+      notes.push_back(where + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
+    } catch (const format::FormatError& e) {
+      notes.push_back(where + e.what());
+    }
+  }
+  return out;
+}
+
+}  // namespace gtap::readers
