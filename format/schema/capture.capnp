@@ -166,6 +166,9 @@ struct DeviceDef {
   timerFrequencyHz @7 :UInt64;   # device ticks per second
   kernelTimestampBits @8 :UInt8; # valid bits of kernel timestamps (they wrap)
   globalTimestampBits @9 :UInt8; # valid bits of global timestamps
+  # (1.7) The device's peaks, from its properties, for rooflines; 0 when unknown.
+  peakFlopsPerSecond @10 :Float64;  # single precision, fused multiply-add counted as two
+  peakBytesPerSecond @11 :Float64;  # device memory bandwidth
 }
 
 # A pair of clock readings taken together: converts device ticks to the host

@@ -41,6 +41,8 @@ void writeDevices(ChunkSink& sink, const Outbox& out) {
     defs[i].setTimerFrequencyHz(d.frequency);
     defs[i].setKernelTimestampBits(d.kernelBits);
     defs[i].setGlobalTimestampBits(d.globalBits);
+    defs[i].setPeakFlopsPerSecond(d.peakFlopsPerSecond);
+    defs[i].setPeakBytesPerSecond(d.peakBytesPerSecond);
   }
   auto samples = root.initSamples(static_cast<unsigned>(out.samples.size()));
   for (unsigned i = 0; i < out.samples.size(); ++i) {

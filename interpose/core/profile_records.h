@@ -31,6 +31,7 @@ struct DeviceRecord {
   std::vector<uint8_t> uuid;
   uint64_t frequency = 0;  // ticks per second
   uint8_t kernelBits = 0, globalBits = 0;
+  double peakFlopsPerSecond = 0, peakBytesPerSecond = 0;  // from its properties; 0: unknown
 };
 
 struct ClockSampleRecord {

@@ -352,6 +352,8 @@ class OpReader {
         x.frequencyHz = dev.getTimerFrequencyHz();
         x.kernelBits = dev.getKernelTimestampBits();
         x.globalBits = dev.getGlobalTimestampBits();
+        x.peakFlopsPerSecond = dev.getPeakFlopsPerSecond();
+        x.peakBytesPerSecond = dev.getPeakBytesPerSecond();
       }
       for (auto s : root.getSamples()) w.devices[s.getDevice()].samples.push_back({s.getHostNs(), s.getDeviceTicks()});
     } else if (kind == schema::ChunkKind::OBJECTS) {

@@ -25,6 +25,7 @@ struct Device {
   uint64_t frequencyHz = 0;
   uint8_t kernelBits = 64;
   uint8_t globalBits = 64;
+  double peakFlopsPerSecond = 0, peakBytesPerSecond = 0;  // 0: unknown
   struct Sample {
     int64_t hostNs;
     uint64_t ticks;
