@@ -18,6 +18,7 @@ struct BenchOptions {
   std::string scope;
   std::string profile;
   std::string format = "text";
+  std::string counters;      // --counters: collected while replaying, one replay per pass
   std::string workerResult;  // set in the worker: where it writes its timings
 };
 

@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "bench.h"
+#include "bench_counters.h"
 #include "commands.h"
 #include "exit_status.h"
 #include "gtap/readers/json.h"
@@ -40,8 +41,10 @@ struct TempDirectory {
 };
 
 int runWorker(const BenchOptions& o, const std::string& library, const std::string& profile,
-              const std::string& result) {
-  std::vector<std::string> args = {"gtap", "bench", o.source.file, "--iterations", std::to_string(o.iterations),
+              const std::string& result, int counterPass = -1) {
+  // A counter pass replays once: its timings are not reported.
+  int iterations = counterPass >= 0 ? 1 : o.iterations;
+  std::vector<std::string> args = {"gtap", "bench", o.source.file, "--iterations", std::to_string(iterations),
                                    "--worker-result", result};
   if (!o.scope.empty()) args.insert(args.end(), {"--scope", o.scope});
   if (o.source.sim) args.push_back("--sim");
@@ -62,6 +65,12 @@ int runWorker(const BenchOptions& o, const std::string& library, const std::stri
     setenv("GTAP_OUTPUT", profile.c_str(), 1);
     setenv("GTAP_FLUSH_MS", "60000", 1);
     setenv("GTAP_QUIET", "1", 1);
+    if (counterPass >= 0) {
+      setenv("GTAP_COUNTERS", o.counters.c_str(), 1);
+      setenv("GTAP_COUNTER_PASS", std::to_string(counterPass).c_str(), 1);
+    } else {
+      unsetenv("GTAP_COUNTERS");
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -129,7 +138,7 @@ void printText(const BenchOptions& o, const BenchTimings& t, const std::vector<r
 }
 
 void printJson(const BenchOptions& o, const BenchTimings& t, const std::vector<readers::KernelRow>& kernels,
-               const std::string& keptProfile) {
+               const std::string& keptProfile, const std::string& counters) {
   auto w = readers::spreadOf(t.iterationNs);
   std::string s = "{\"file\":";
   readers::appendJsonString(s, o.source.file);
@@ -154,6 +163,7 @@ void printJson(const BenchOptions& o, const BenchTimings& t, const std::vector<r
   s += "],\"profile\":";
   if (keptProfile.empty()) s += "null";
   else readers::appendJsonString(s, keptProfile);
+  if (!counters.empty()) s += ",\"counters\":" + counters;
   std::cout << s << "}\n";
 }
 
@@ -200,6 +210,7 @@ int bench(const BenchOptions& o) {
   // kept one is copied into place from there.
   std::string profile = temp.path + "/profile.gtap";
   std::string result = temp.path + "/timings.txt";
+  bool counting = !o.counters.empty();
   int status = runWorker(o, library.string(), profile, result);
   if (status != 0) {
     if (status > 0) std::cerr << "gtap bench: the replay failed (worker exit status " << status << ")\n";
@@ -216,6 +227,45 @@ int bench(const BenchOptions& o) {
     std::cerr << "gtap bench: reading the profile " << profile << ": " << error << "\n";
     return kExitError;
   }
+  // Counters: after the timed replays (which collection, serialising the
+  // dispatches it measures, would slow), one replay per pass.
+  JoinedCounters joined;
+  if (counting) {
+    uint32_t passes = 0;
+    std::string passProfile = temp.path + "/profile-pass0.gtap";
+    std::string passResult = temp.path + "/timings-pass0.txt";
+    if (int st = runWorker(o, library.string(), passProfile, passResult, 0); st != 0) {
+      if (st > 0) std::cerr << "gtap bench: the replay of counter pass 1 failed (worker exit status " << st << ")\n";
+      return kExitError;
+    }
+    BenchTimings passTimings;
+    if (!readBenchTimings(passResult, passTimings, error) ||
+        !joinCounterPass(passProfile, passTimings, 0, joined, passes, error)) {
+      std::cerr << "gtap bench --counters: " << error << "\n";
+      return kExitError;
+    }
+    if (passes == 0) {
+      std::cerr << "gtap bench --counters: the replay's devices offer none of '" << o.counters << "'";
+      for (const auto& n : joined.notes) std::cerr << "; " << n;
+      std::cerr << " (gtap counters --list" << (o.source.sim ? " --sim" : "") << ")\n";
+      return kExitError;
+    }
+    for (uint32_t pass = 1; pass < passes; ++pass) {
+      std::string passProfile = temp.path + "/profile-pass" + std::to_string(pass) + ".gtap";
+      std::string passResult = temp.path + "/timings-pass" + std::to_string(pass) + ".txt";
+      if (int st = runWorker(o, library.string(), passProfile, passResult, static_cast<int>(pass)); st != 0) {
+        if (st > 0) std::cerr << "gtap bench: the replay of counter pass " << pass + 1 << " failed (worker exit status " << st << ")\n";
+        return kExitError;
+      }
+      BenchTimings passTimings;
+      uint32_t again = 0;
+      if (!readBenchTimings(passResult, passTimings, error) ||
+          !joinCounterPass(passProfile, passTimings, pass, joined, again, error)) {
+        std::cerr << "gtap bench --counters: " << error << "\n";
+        return kExitError;
+      }
+    }
+  }
   if (kept) {
     try {
       copyInto(profile, *kept);
@@ -225,8 +275,12 @@ int bench(const BenchOptions& o) {
       return kExitError;
     }
   }
-  if (o.format == "json") printJson(o, timings, kernels, o.profile);
-  else printText(o, timings, kernels, o.profile);
+  if (o.format == "json") {
+    printJson(o, timings, kernels, o.profile, counting ? countersJson(joined) : std::string());
+  } else {
+    printText(o, timings, kernels, o.profile);
+    if (counting) printCountersText(joined);
+  }
   return kExitSuccess;
 }
 
@@ -240,6 +294,10 @@ Action addBenchCommand(CLI::App& app) {
   cmd->add_option("--scope", o->scope, "Time only this scope's begin..end windows (work outside still replays)");
   cmd->add_option("--profile", o->profile, "Keep the replay's kernel profile in this new file (an existing one is never replaced)");
   cmd->add_option("--format", o->format, "text or json");
+  cmd->add_option("--counters", o->counters,
+                  "Hardware counters to collect while replaying (names or groups, comma-separated, as gtap counters "
+                  "--list shows them); a list that needs several passes is replayed once per pass and joined per "
+                  "dispatch; the timed replays run without them");
   // Set when bench runs itself as the worker.
   cmd->add_option("--worker-result", o->workerResult)->group("");
   cmd->footer(
