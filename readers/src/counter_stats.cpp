@@ -1,0 +1,367 @@
+#include "gtap/readers/counter_stats.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "gtap/readers/device_work.h"
+
+namespace gtap::readers {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool contains(const std::string& haystack, const char* needle) { return haystack.find(needle) != std::string::npos; }
+
+// Work-groups a launch ran: HSA gives the grid in work-items (the last group
+// of a dimension may be partial), Level Zero the group count.
+uint64_t workGroupsOf(const DeviceOp& op) {
+  uint64_t n = 1;
+  if (!op.gridSize.empty()) {
+    for (size_t i = 0; i < op.gridSize.size() && i < 3; ++i) {
+      uint64_t size = op.groupSize[i] ? op.groupSize[i] : 1;
+      n *= (op.gridSize[i] + size - 1) / size;
+    }
+    return n;
+  }
+  for (uint32_t g : op.groupCount) n *= g;
+  return n;
+}
+
+}  // namespace
+
+void counterRole(CounterColumn& c) {
+  std::string name = lower(c.name), units = lower(c.units);
+  c.flops = c.bytes = false;
+  c.byteScale = 1;
+  // A rate ("GB/s", "flop/s") is not an amount: it cannot be summed over
+  // dispatches.
+  if (contains(units, "/")) return;
+  if (contains(units, "flop") || contains(name, "flop")) {
+    c.flops = true;
+    return;
+  }
+  if (units == "bytes" || units == "byte" || units == "b") {
+    c.bytes = true;
+  } else if (units == "kb" || units == "kib" || units == "kilobytes") {
+    c.bytes = true;
+    c.byteScale = 1024;
+  } else if (units == "mb" || units == "mib" || units == "megabytes") {
+    c.bytes = true;
+    c.byteScale = 1024.0 * 1024.0;
+  } else if (units.empty() || units == "count" || units == "events") {
+    // Names that say bytes when the units do not: Level Zero's
+    // GpuMemoryBytesRead style and AMD's *_BYTES_READ / *_BYTES_WRITTEN;
+    // AMD's FETCH_SIZE and WRITE_SIZE are in kilobytes.
+    if (name == "fetch_size" || name == "write_size") {
+      c.bytes = true;
+      c.byteScale = 1024;
+    } else if (contains(name, "bytes_read") || contains(name, "bytes_written") || contains(name, "bytesread") ||
+               contains(name, "byteswritten") || contains(name, "readbytes") || contains(name, "writebytes") ||
+               contains(name, "writtenbytes")) {
+      c.bytes = true;
+    }
+  }
+}
+
+void ValueStats::add(double v) {
+  if (!count || v < min) min = v;
+  if (!count || v > max) max = v;
+  total += v;
+  ++count;
+}
+
+std::optional<double> DerivedSums::busyShare() const {
+  if (busyDenominator <= 0) return std::nullopt;
+  return busyNumerator / busyDenominator;
+}
+std::optional<double> DerivedSums::wavesPerGroup() const {
+  if (waveGroups <= 0) return std::nullopt;
+  return waves / waveGroups;
+}
+std::optional<double> DerivedSums::frequencyHz() const {
+  if (clockNs <= 0) return std::nullopt;
+  return clocks / clockNs * 1e9;
+}
+void DerivedSums::add(const DerivedSums& o) {
+  busyNumerator += o.busyNumerator;
+  busyDenominator += o.busyDenominator;
+  waves += o.waves;
+  waveGroups += o.waveGroups;
+  clocks += o.clocks;
+  clockNs += o.clockNs;
+}
+
+std::optional<double> MeasuredDispatch::value(uint32_t column) const {
+  for (const auto& [c, v] : values)
+    if (c == column) return v;
+  return std::nullopt;
+}
+
+std::string CounterReport::deviceName(size_t capture, uint32_t device) const {
+  if (capture < devices.size()) {
+    auto it = devices[capture].find(device);
+    if (it != devices[capture].end() && !it->second.name.empty()) return it->second.name;
+  }
+  return device == ~0u ? std::string("-") : "device " + std::to_string(device);
+}
+
+std::vector<RooflinePoint> CounterReport::roofline() const {
+  std::vector<RooflinePoint> out;
+  for (const auto& k : kernels) {
+    if (!k.hasFlops && !k.hasBytes) continue;
+    RooflinePoint p;
+    p.kernel = k.kernel;
+    p.device = deviceName(k.deviceCapture, k.device);
+    p.flops = k.flops;
+    p.bytes = k.bytes;
+    p.timeNs = k.rooflineNs;
+    if (k.hasFlops && k.hasBytes && k.bytes > 0) p.intensity = k.flops / k.bytes;
+    if (k.rooflineNs > 0) {
+      p.flopsPerSecond = k.flops / static_cast<double>(k.rooflineNs) * 1e9;
+      p.bytesPerSecond = k.bytes / static_cast<double>(k.rooflineNs) * 1e9;
+    }
+    if (k.deviceCapture < devices.size()) {
+      auto it = devices[k.deviceCapture].find(k.device);
+      if (it != devices[k.deviceCapture].end()) {
+        p.peakFlopsPerSecond = it->second.peakFlopsPerSecond;
+        p.peakBytesPerSecond = it->second.peakBytesPerSecond;
+      }
+    }
+    if (p.peakFlopsPerSecond > 0 && p.peakBytesPerSecond > 0 && p.intensity > 0) {
+      p.attainable = std::min(p.peakFlopsPerSecond, p.intensity * p.peakBytesPerSecond);
+      p.ofAttainable = p.flopsPerSecond / p.attainable;
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+namespace {
+
+// The inputs of the derived metrics one dispatch carries.
+DerivedSums derivedOf(const MeasuredDispatch& d, const std::vector<CounterColumn>& columns) {
+  std::optional<double> grbmCount, grbmActive, sqWaves, gpuTime, gpuBusy, coreClocks;
+  for (const auto& [c, v] : d.values) {
+    const std::string& n = columns[c].name;
+    if (n == "GRBM_COUNT") grbmCount = v;
+    else if (n == "GRBM_GUI_ACTIVE") grbmActive = v;
+    else if (n == "SQ_WAVES") sqWaves = v;
+    else if (n == "GpuTime") gpuTime = v;
+    else if (n == "GpuBusyTime") gpuBusy = v;
+    else if (n == "GpuCoreClocks") coreClocks = v;
+  }
+  DerivedSums s;
+  if (grbmCount && grbmActive) {
+    s.busyNumerator = *grbmActive;
+    s.busyDenominator = *grbmCount;
+  } else if (gpuTime && gpuBusy) {
+    s.busyNumerator = *gpuBusy;
+    s.busyDenominator = *gpuTime;
+  }
+  if (sqWaves && d.workGroups) {
+    s.waves = *sqWaves;
+    s.waveGroups = static_cast<double>(d.workGroups);
+  }
+  if (coreClocks && gpuTime) {
+    s.clocks = *coreClocks;
+    s.clockNs = *gpuTime;
+  } else if (grbmCount && d.timed && d.durationNs > 0) {
+    s.clocks = *grbmCount;
+    s.clockNs = static_cast<double>(d.durationNs);
+  }
+  return s;
+}
+
+class ReportBuilder {
+ public:
+  ReportBuilder(CounterReport& report, bool perDispatch) : r_(report), perDispatch_(perDispatch) {}
+
+  void capture(const Capture& capture) {
+    size_t index = r_.captures.size();
+    r_.captures.push_back(capture.path());
+    r_.processes.push_back(capture.label());
+    CapturedCounters counters = loadCounters(capture);
+    for (auto& p : counters.problems) r_.problems.push_back(std::move(p));
+    r_.anyCounterData = r_.anyCounterData || counters.any();
+    r_.requested.push_back(counters.requested);
+    for (const auto& n : counters.notes) r_.notes.push_back({index, n});
+    // Each set's counters as report columns.
+    std::map<uint32_t, std::vector<uint32_t>> setColumns;
+    for (const auto& [id, set] : counters.sets) {
+      auto& cols = setColumns[id];
+      for (const auto& c : set.counters) cols.push_back(column(c));
+    }
+
+    DeviceWork work;
+    // Problems are said once per file and set, with how many dispatches.
+    std::map<uint32_t, uint64_t> unknownSet;
+    std::map<std::pair<uint32_t, size_t>, uint64_t> wrongCount;
+    uint64_t opIndex = 0;
+    streamDeviceWork(capture, work, false, [&](std::span<const DeviceOp> ops) {
+      for (const DeviceOp& op : ops) {
+        uint64_t at = opIndex++;
+        if (!op.counterSet) continue;
+        auto set = setColumns.find(op.counterSet);
+        if (set == setColumns.end()) {
+          ++unknownSet[op.counterSet];
+          continue;
+        }
+        if (set->second.size() != op.counterValues.size()) {
+          ++wrongCount[{op.counterSet, op.counterValues.size()}];
+          continue;
+        }
+        const CounterSetInfo& info = counters.sets.at(op.counterSet);
+        MeasuredDispatch d;
+        d.capture = index;
+        d.index = at;
+        d.kernel = op.name.empty() ? std::string("(unnamed)") : std::string(op.name);
+        d.device = op.device;
+        d.queue = work.queueName(op.queue);
+        d.timed = op.timed;
+        d.durationNs = op.timed ? op.durationNs() : 0;
+        d.workGroups = workGroupsOf(op);
+        d.set = op.counterSet;
+        for (size_t i = 0; i < op.counterValues.size(); ++i)
+          d.values.emplace_back(set->second[i], info.counters[i].value(op.counterValues[i]));
+        add(std::move(d));
+      }
+      return true;
+    });
+    for (const auto& n : work.notes) r_.problems.push_back(n);
+    for (const auto& [id, n] : unknownSet)
+      r_.problems.push_back(capture.path() + ": " + std::to_string(n) + " dispatch" + (n == 1 ? "" : "es") +
+                            " name counter set " + std::to_string(id) +
+                            ", which the file does not define; their values are left out");
+    for (const auto& [key, n] : wrongCount)
+      r_.problems.push_back(capture.path() + ": " + std::to_string(n) + " dispatch" + (n == 1 ? "" : "es") +
+                            " of counter set " + std::to_string(key.first) + " carry " + std::to_string(key.second) +
+                            " values for its " + std::to_string(setColumns[key.first].size()) +
+                            " counters; their values are left out");
+    auto& devices = r_.devices.emplace_back();
+    for (const auto& [id, d] : work.devices) devices[id] = {d.name, d.peakFlopsPerSecond, d.peakBytesPerSecond};
+    for (const auto& series : counters.metrics) summarise(index, series);
+  }
+
+  void finish() {
+    for (auto& k : r_.kernels) k.values.resize(r_.columns.size());
+    std::sort(r_.kernels.begin(), r_.kernels.end(),
+              [](const KernelCounters& a, const KernelCounters& b) { return a.kernel < b.kernel; });
+  }
+
+ private:
+  uint32_t column(const CounterInfo& c) {
+    auto [it, fresh] = columnIndex_.emplace(c.name, static_cast<uint32_t>(r_.columns.size()));
+    if (fresh) {
+      CounterColumn col;
+      col.name = c.name;
+      col.units = c.units;
+      counterRole(col);
+      r_.columns.push_back(std::move(col));
+    }
+    return it->second;
+  }
+
+  void add(MeasuredDispatch d) {
+    d.derived = derivedOf(d, r_.columns);
+    ++r_.measured;
+    auto [it, fresh] = kernelIndex_.emplace(d.kernel, r_.kernels.size());
+    if (fresh) {
+      KernelCounters k;
+      k.kernel = d.kernel;
+      k.device = d.device;
+      k.deviceCapture = d.capture;
+      r_.kernels.push_back(std::move(k));
+    }
+    KernelCounters& k = r_.kernels[it->second];
+    ++k.dispatches;
+    if (d.timed) k.deviceNs += d.durationNs;
+    bool roofline = false;
+    for (const auto& [c, v] : d.values) {
+      if (k.values.size() <= c) k.values.resize(c + 1);
+      k.values[c].add(v);
+      const CounterColumn& col = r_.columns[c];
+      if (col.flops) {
+        k.flops += v;
+        k.hasFlops = roofline = true;
+      } else if (col.bytes) {
+        k.bytes += v * col.byteScale;
+        k.hasBytes = roofline = true;
+      }
+    }
+    if (roofline && d.timed) k.rooflineNs += d.durationNs;
+    k.derived.add(d.derived);
+    if (perDispatch_) r_.dispatches.push_back(std::move(d));
+  }
+
+  void summarise(size_t capture, const DeviceMetricSeries& s) {
+    std::string device = r_.deviceName(capture, s.device);
+    if (s.metrics.empty() || s.times.empty()) {
+      MetricSummary m;
+      m.capture = capture;
+      m.device = s.device;
+      m.deviceName = device;
+      m.source = s.source;
+      m.note = s.note.empty() ? "no samples" : s.note;
+      r_.metrics.push_back(std::move(m));
+      return;
+    }
+    for (size_t k = 0; k < s.metrics.size(); ++k) {
+      MetricSummary m;
+      m.capture = capture;
+      m.device = s.device;
+      m.deviceName = device;
+      m.source = s.source;
+      m.metric = s.metrics[k].name;
+      m.units = s.metrics[k].units;
+      m.cumulative = s.metrics[k].cumulative;
+      ValueStats stats;
+      std::optional<std::pair<int64_t, double>> first, previous;
+      std::pair<int64_t, double> last{};
+      for (size_t i = 0; i < s.times.size(); ++i) {
+        double v = s.at(i, k);
+        if (std::isnan(v)) continue;
+        ++m.samples;
+        if (!m.cumulative) {
+          stats.add(v);
+          continue;
+        }
+        if (previous && s.times[i] > previous->first)
+          stats.add((v - previous->second) / static_cast<double>(s.times[i] - previous->first) * 1e9);
+        previous = std::make_pair(s.times[i], v);
+        if (!first) first = previous;
+        last = *previous;
+      }
+      m.min = stats.min;
+      m.max = stats.max;
+      m.mean = stats.mean();
+      if (m.cumulative && first && last.first > first->first)
+        m.rate = (last.second - first->second) / static_cast<double>(last.first - first->first) * 1e9;
+      if (!s.note.empty()) m.note = s.note;
+      r_.metrics.push_back(std::move(m));
+    }
+  }
+
+  CounterReport& r_;
+  bool perDispatch_;
+  std::unordered_map<std::string, uint32_t> columnIndex_;
+  std::unordered_map<std::string, size_t> kernelIndex_;
+};
+
+}  // namespace
+
+CounterReport counterReport(std::span<const Capture* const> captures, bool perDispatch) {
+  CounterReport report;
+  ReportBuilder builder(report, perDispatch);
+  for (const Capture* c : captures) builder.capture(*c);
+  builder.finish();
+  return report;
+}
+
+}  // namespace gtap::readers
