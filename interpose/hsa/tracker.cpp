@@ -65,6 +65,7 @@ void Tracker::runtimeLoaded() {
   if (m.devices.empty()) {
     // Agents in the runtime's order; GPUs become devices (ids per file).
     std::vector<hsa_agent_t> agents;
+    uint32_t gpus = 0;
     GTAP_HSA_CALL(hsa_iterate_agents, 
         [](hsa_agent_t a, void* v) {
           static_cast<std::vector<hsa_agent_t>*>(v)->push_back(a);
@@ -78,6 +79,7 @@ void Tracker::runtimeLoaded() {
       d.agent = agent;
       d.gpu = type == HSA_DEVICE_TYPE_GPU;
       d.id = static_cast<uint32_t>(m.devices.size());
+      if (d.gpu) d.gpuIndex = gpus++;
       core::profile::DeviceRecord r;
       r.id = d.id;
       r.api = schema::Api::HSA;
@@ -127,6 +129,8 @@ void Tracker::runtimeLoaded() {
           },
           &owner);
     }
+    m.setUpCountersLocked();
+    m.startDeviceMetricsLocked();
   } else {
     for (DeviceInfo& d : m.devices)
       if (d.gpu) m.sampleClockLocked(d);
@@ -208,6 +212,7 @@ void Tracker::takeRecords(core::profile::Outbox& out) {
       if (d.gpu && now - d.lastSampleNs > kClockSampleIntervalNs) impl_->sampleClockLocked(d);
   }
   std::swap(out, impl_->out);
+  takeDeviceMetrics(out);
   // The writer's emptied vectors from the last flush: their capacity (and
   // pages) are reused, so a busy queue does not regrow them every flush.
   std::swap(impl_->out, impl_->spare);

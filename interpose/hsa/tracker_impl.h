@@ -5,6 +5,8 @@
 // otherwise.
 #pragma once
 
+#include <hsa/hsa_ven_amd_aqlprofile.h>
+
 #include <atomic>
 #include <deque>
 #include <memory>
@@ -35,6 +37,16 @@ struct DeviceInfo {
   bool gpu = false;
   int64_t lastSampleNs = 0;
   uint64_t copyQueue = 0;  // gtap id of the object that stands for its copy engine
+  uint32_t gpuIndex = ~0u;  // among the GPU agents, in the runtime's order (GTAP_DEVICE_FILTER)
+};
+
+// Hardware counters on one device (tracker_counters.cpp): the events of the
+// pass this run collects, as one AQL profile around each measured dispatch.
+struct CounterDevice {
+  bool measure = false;
+  uint32_t set = 0;  // its CounterSetRecord id
+  std::vector<hsa_ven_amd_aqlprofile_event_t> events;
+  uint32_t commandBytes = 0, outputBytes = 0;  // each profile's buffers (get_info)
 };
 
 struct KernelInfo {
@@ -82,6 +94,12 @@ struct PacketSlot {
   uint64_t unknownKernel = 0;    // a kernel object gtap did not see frozen (for the note)
   std::vector<uint8_t> arguments;
   std::vector<uint64_t> stack;
+  // Counters (when its queue's device measures): the profile whose start and
+  // stop packets bracket the dispatch, its buffers (the queue's), and gtap's
+  // signal the stop packet completes. `measured`: this packet's.
+  hsa_ven_amd_aqlprofile_profile_t profile{};
+  hsa_signal_t stopped{};
+  bool measured = false;
 };
 
 // A queue gtap intercepts. Its packets in flight are a ring of slots: the
@@ -99,6 +117,10 @@ struct QueueInfo {
   std::atomic<uint64_t> head{0}, tail{0};
   std::atomic<bool> consuming{false};
   std::atomic<bool> producing{false};
+  // GTAP_QUEUE_FILTER and GTAP_DEVICE_FILTER: false leaves its work
+  // unrecorded and unmeasured. `measures`: its slots have counter profiles.
+  bool wanted = true;
+  bool measures = false;
 };
 
 // The times of the last work completing each program signal gtap swapped,
@@ -132,6 +154,9 @@ struct Pending : Timed {
   std::atomic<bool> finished{false};
 };
 
+// The device metrics ROCm SMI sampled since the last call, into `out`.
+void takeDeviceMetrics(core::profile::Outbox& out);
+
 inline hsa_signal_value_t signalValue(hsa_signal_t s) { return GTAP_HSA_REAL(hsa_signal_load_relaxed)(s); }
 
 struct Tracker::Impl {
@@ -163,6 +188,11 @@ struct Tracker::Impl {
   std::atomic<bool> canTime{false};  // the runtime has every entry timing needs
   bool warnedIntercept = false;
   uint32_t stackDepth = 32;
+  // Hardware counters (tracker_counters.cpp), by DeviceInfo id; set up once
+  // with the devices, read without the lock afterwards.
+  std::vector<CounterDevice> counterDevices;
+  hsa_ven_amd_aqlprofile_1_00_pfn_t aql{};
+  hsa_amd_memory_pool_t hostPool{};  // fine-grained system memory for profile buffers
   core::profile::Outbox out;
   core::profile::Outbox spare;  // emptied by the writer, swapped in at the next flush
 
@@ -176,6 +206,17 @@ struct Tracker::Impl {
   hsa_signal_t acquireSignalLocked();
   hsa_signal_t newPacketSignal();
   void publishKernelsLocked();
+  // GTAP_COUNTERS: plans each GPU agent's pass, records the counter set and
+  // notes, and says once that measured dispatches run one at a time.
+  void setUpCountersLocked();
+  // Counter profiles for every slot of a new queue on a measuring device;
+  // false when its buffers cannot be had (its work is then not measured).
+  bool armQueueCounters(QueueInfo& q);
+  // The values a slot's stop packet left, in the set's order, and the raw
+  // output buffer; false (and `note`) when the extension would not read them.
+  bool readCounters(PacketSlot& slot, std::vector<uint64_t>& values, const char*& note);
+  // Device metrics (GTAP_METRICS_INTERVAL_MS) through ROCm SMI.
+  void startDeviceMetricsLocked();
   // Reads the packets of `q` that have completed, in order, up to the first
   // that has not (the device signals gtap's signal; nothing waits for it),
   // into the calling thread's device-work buffer. `wait`: if another thread

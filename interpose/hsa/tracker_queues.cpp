@@ -26,6 +26,12 @@ namespace {
 // programs keep them far smaller; the limit guards against a wrong size).
 constexpr uint32_t kMaxKernargBytes = 64 * 1024;
 constexpr uint16_t kPacketTypeMask = (1u << HSA_PACKET_HEADER_WIDTH_TYPE) - 1;
+// A counter profile's start and stop packets: vendor-specific, barrier bit,
+// system-scope fences (the host reads the output buffer).
+constexpr uint16_t kProfileHeader = static_cast<uint16_t>(
+    (HSA_PACKET_TYPE_VENDOR_SPECIFIC << HSA_PACKET_HEADER_TYPE) | (1u << HSA_PACKET_HEADER_BARRIER) |
+    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE));
 
 uint16_t packetType(uint16_t header) { return header & kPacketTypeMask; }
 
@@ -53,8 +59,12 @@ uint32_t doorbellStack(uint64_t* frames, uint32_t depth) {
   return n;
 }
 
-// Per thread, grown once to the largest doorbell: the packets handed on.
+// Per thread, grown once to the largest doorbell: the packets handed on
+// (each of the program's may become four: a counter profile's start, the
+// packet, the profile's stop and the barrier that completes its signal).
 thread_local std::vector<hsa_kernel_dispatch_packet_t> t_outPackets;
+// Per thread: the counter values of the packet being read.
+thread_local std::vector<uint64_t> t_counterValues;
 
 }  // namespace
 
@@ -98,12 +108,16 @@ hsa_status_t Tracker::createQueue(core::RealCall<decltype(&::hsa_queue_create)>&
   QueueInfo* info = made.release();
   info->agent = agent;
   info->queue = *queue;
+  const uint32_t number = core::nextQueueNumber();
   {
     std::lock_guard<std::mutex> lock(m.mu);
     info->device = m.deviceOf(agent);
+    info->wanted = core::queueNumberWanted(number) &&
+                   (info->device < m.devices.size() && core::deviceIndexWanted(m.devices[info->device].gpuIndex));
     core::profile::ObjectRecord extras;
     extras.properties.emplace_back("size", std::to_string((*queue)->size));
     extras.properties.emplace_back("intercepted", intercept ? "yes" : "no");
+    extras.properties.emplace_back("number", std::to_string(number));
     info->id = m.objectLocked(schema::ObjectKind::COMMAND_QUEUE, reinterpret_cast<uint64_t>(*queue), info->device,
                               0, "", threadIdOf(scope), std::move(extras));
   }
@@ -121,6 +135,12 @@ hsa_status_t Tracker::createQueue(core::RealCall<decltype(&::hsa_queue_create)>&
         if (recordStacks()) slot.stack.reserve(m.stackDepth);
       }
       info->capacity = slots;
+      if (info->wanted && m.armQueueCounters(*info)) {
+        info->measures = true;
+      } else if (info->wanted && info->device < m.counterDevices.size() && m.counterDevices[info->device].measure) {
+        core::logLine("gtap could not make the counter profiles of queue %p; its dispatches are not measured",
+                      static_cast<void*>(*queue));
+      }
     } catch (const std::bad_alloc&) {
       core::logLine("gtap could not make its completion signals for queue %p; its packets are recorded untimed",
                     static_cast<void*>(*queue));
@@ -159,6 +179,7 @@ void Tracker::Impl::consume(QueueInfo& q, bool wait) {
   for (; tail < head; ++tail) {
     PacketSlot& slot = q.slots[tail & (q.capacity - 1)];
     if (signalValue(slot.mine) != 0) break;
+    if (slot.measured && signalValue(slot.stopped) != 0) break;
     // Read after the packet was seen complete: a packet completing while
     // earlier ones are read must not be stamped before its end.
     const int64_t now = core::monotonicNs();
@@ -174,11 +195,30 @@ void Tracker::Impl::consume(QueueInfo& q, bool wait) {
     GTAP_HSA_REAL(hsa_signal_store_relaxed)(slot.mine, 1);
     auto args = static_cast<uint32_t>(slot.arguments.size());
     auto frames = static_cast<uint32_t>(slot.stack.size());
-    core::devicework::Header* rec = core::devicework::begin(frames, 0, 0, 0, args, noteBytes);
+    uint32_t counterCount = 0, rawBytes = 0;
+    const char* counterNote = nullptr;
+    if (slot.measured) {
+      slot.measured = false;
+      if (readCounters(slot, t_counterValues, counterNote)) {
+        counterCount = static_cast<uint32_t>(t_counterValues.size());
+        rawBytes = static_cast<uint32_t>(slot.profile.output_buffer.size);
+      }
+      GTAP_HSA_REAL(hsa_signal_store_relaxed)(slot.stopped, 1);
+    }
+    core::devicework::Header* rec = core::devicework::begin(frames, 0, 0, 0, args, noteBytes, counterCount, rawBytes);
     if (!rec) continue;
     uint32_t size = rec->size;
     *rec = slot.rec;
     rec->size = size;
+    rec->counterCount = counterCount;
+    rec->counterRawBytes = rawBytes;
+    if (counterCount) {
+      rec->counterSet = counterDevices[q.device].set;
+      std::copy(t_counterValues.begin(), t_counterValues.end(), rec->counterValues());
+      std::memcpy(rec->counterRaw(), slot.profile.output_buffer.ptr, rawBytes);
+    } else if (counterNote && !noteBytes) {
+      rec->fixedNote = counterNote;
+    }
     rec->stackCount = static_cast<uint16_t>(frames);
     rec->argumentBytes = args;
     rec->noteBytes = static_cast<uint16_t>(noteBytes);
@@ -288,7 +328,7 @@ void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint
     written = true;
     return writer(packets, count);
   }
-  if (t_outPackets.size() < 2 * count) t_outPackets.resize(2 * count);
+  if (t_outPackets.size() < 4 * count) t_outPackets.resize(4 * count);
   hsa_kernel_dispatch_packet_t* outPackets = t_outPackets.data();
   const auto* in = static_cast<const hsa_kernel_dispatch_packet_t*>(packets);
   uint64_t ticks = core::nowTicks();
@@ -318,6 +358,13 @@ void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint
     if (type != HSA_PACKET_TYPE_KERNEL_DISPATCH && type != HSA_PACKET_TYPE_BARRIER_AND &&
         type != HSA_PACKET_TYPE_BARRIER_OR)
       continue;  // vendor-specific and agent packets pass as written
+    if (!queue->wanted) {
+      // GTAP_QUEUE_FILTER / GTAP_DEVICE_FILTER: as a dispatch the kernel
+      // filter leaves out (below), but it still takes its dispatch number.
+      if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH) m.dispatches.fetch_add(1, std::memory_order_relaxed);
+      if (pkt.completion_signal.handle) m.programTimes.put(pkt.completion_signal.handle, false, false, 0, 0);
+      continue;
+    }
     core::devicework::Header rec;
     rec.device = queue->device;
     rec.queue = queue->id;
@@ -377,8 +424,42 @@ void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint
       }
     }
     slot->stack.assign(stack, stack + frames);
+    // Counters: the profile's start packet goes before the dispatch, its stop
+    // packet after it, all three with the barrier bit, so that the dispatch
+    // runs alone between them (measured dispatches are serialised).
+    slot->measured = false;
+    if (queue->measures && type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
+      hsa_ext_amd_aql_pm4_packet_t start{};
+      static_assert(sizeof start == sizeof outPackets[0]);
+      if (m.aql.hsa_ven_amd_aqlprofile_start(&slot->profile, &start) == HSA_STATUS_SUCCESS) {
+        start.header = kProfileHeader;
+        start.completion_signal = hsa_signal_t{0};
+        outPackets[n] = outPackets[n - 1];
+        std::memcpy(&outPackets[n - 1], &start, sizeof start);
+        completion = &outPackets[n].completion_signal;
+        outPackets[n].header = static_cast<uint16_t>(outPackets[n].header | (1u << HSA_PACKET_HEADER_BARRIER));
+        ++n;
+        slot->measured = true;
+      }
+    }
     slot->program = *completion;
     *completion = slot->mine;
+    if (slot->measured) {
+      hsa_ext_amd_aql_pm4_packet_t stop{};
+      if (m.aql.hsa_ven_amd_aqlprofile_stop(&slot->profile, &stop) == HSA_STATUS_SUCCESS) {
+        stop.header = kProfileHeader;
+        stop.completion_signal = slot->stopped;
+      } else {
+        // A start without its stop would leave the counters running: a
+        // barrier stands in, and the values are not read.
+        hsa_barrier_and_packet_t none{};
+        none.header = static_cast<uint16_t>((HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) |
+                                            (1u << HSA_PACKET_HEADER_BARRIER));
+        none.completion_signal = slot->stopped;
+        std::memcpy(&stop, &none, sizeof stop);
+      }
+      std::memcpy(&outPackets[n++], &stop, sizeof stop);
+    }
     if (slot->program.handle) {
       hsa_barrier_and_packet_t forward{};
       uint16_t releaseScope = (header >> HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE) &
