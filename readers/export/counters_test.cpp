@@ -211,7 +211,7 @@ TEST(CounterReport, HostileCountersAreSaidNamingTheFile) {
     all += p + "\n";
   }
   EXPECT_NE(all.find("2 dispatches name counter set 9, which the file does not define"), std::string::npos) << all;
-  EXPECT_NE(all.find("1 dispatch of counter set 1 carry 3 values for its 2 counters"), std::string::npos) << all;
+  EXPECT_NE(all.find("1 dispatch of counter set 1 carries 3 values for its 2 counters"), std::string::npos) << all;
   EXPECT_NE(all.find("device metrics hold 5 values for 3 samples of 2 metrics"), std::string::npos) << all;
   EXPECT_TRUE(r.metrics.empty());
 }

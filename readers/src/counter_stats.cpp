@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "gtap/readers/device_work.h"
@@ -118,6 +119,7 @@ std::vector<RooflinePoint> CounterReport::roofline() const {
     if (!k.hasFlops && !k.hasBytes) continue;
     RooflinePoint p;
     p.kernel = k.kernel;
+    p.process = k.process;
     p.device = deviceName(k.deviceCapture, k.device);
     p.flops = k.flops;
     p.bytes = k.bytes;
@@ -181,7 +183,8 @@ DerivedSums derivedOf(const MeasuredDispatch& d, const std::vector<CounterColumn
 
 class ReportBuilder {
  public:
-  ReportBuilder(CounterReport& report, bool perDispatch) : r_(report), perDispatch_(perDispatch) {}
+  ReportBuilder(CounterReport& report, bool perDispatch, bool perProcess)
+      : r_(report), perDispatch_(perDispatch), perProcess_(perProcess) {}
 
   void capture(const Capture& capture) {
     size_t index = r_.captures.size();
@@ -241,7 +244,7 @@ class ReportBuilder {
                             ", which the file does not define; their values are left out");
     for (const auto& [key, n] : wrongCount)
       r_.problems.push_back(capture.path() + ": " + std::to_string(n) + " dispatch" + (n == 1 ? "" : "es") +
-                            " of counter set " + std::to_string(key.first) + " carry " + std::to_string(key.second) +
+                            " of counter set " + std::to_string(key.first) + (n == 1 ? " carries " : " carry ") + std::to_string(key.second) +
                             " values for its " + std::to_string(setColumns[key.first].size()) +
                             " counters; their values are left out");
     auto& devices = r_.devices.emplace_back();
@@ -252,7 +255,9 @@ class ReportBuilder {
   void finish() {
     for (auto& k : r_.kernels) k.values.resize(r_.columns.size());
     std::sort(r_.kernels.begin(), r_.kernels.end(),
-              [](const KernelCounters& a, const KernelCounters& b) { return a.kernel < b.kernel; });
+              [](const KernelCounters& a, const KernelCounters& b) {
+                return std::tie(a.process, a.kernel) < std::tie(b.process, b.kernel);
+              });
   }
 
  private:
@@ -271,10 +276,12 @@ class ReportBuilder {
   void add(MeasuredDispatch d) {
     d.derived = derivedOf(d, r_.columns);
     ++r_.measured;
-    auto [it, fresh] = kernelIndex_.emplace(d.kernel, r_.kernels.size());
+    std::string process = perProcess_ ? r_.processes[d.capture] : std::string();
+    auto [it, fresh] = kernelIndex_.emplace(std::make_pair(process, d.kernel), r_.kernels.size());
     if (fresh) {
       KernelCounters k;
       k.kernel = d.kernel;
+      k.process = process;
       k.device = d.device;
       k.deviceCapture = d.capture;
       r_.kernels.push_back(std::move(k));
@@ -297,6 +304,9 @@ class ReportBuilder {
     }
     if (roofline && d.timed) k.rooflineNs += d.durationNs;
     k.derived.add(d.derived);
+    if (auto v = d.derived.busyShare()) k.busyShare.add(*v);
+    if (auto v = d.derived.wavesPerGroup()) k.wavesPerGroup.add(*v);
+    if (auto v = d.derived.frequencyHz()) k.frequencyHz.add(*v);
     if (perDispatch_) r_.dispatches.push_back(std::move(d));
   }
 
@@ -349,16 +359,16 @@ class ReportBuilder {
   }
 
   CounterReport& r_;
-  bool perDispatch_;
+  bool perDispatch_, perProcess_;
   std::unordered_map<std::string, uint32_t> columnIndex_;
-  std::unordered_map<std::string, size_t> kernelIndex_;
+  std::map<std::pair<std::string, std::string>, size_t> kernelIndex_;
 };
 
 }  // namespace
 
-CounterReport counterReport(std::span<const Capture* const> captures, bool perDispatch) {
+CounterReport counterReport(std::span<const Capture* const> captures, bool perDispatch, bool perProcess) {
   CounterReport report;
-  ReportBuilder builder(report, perDispatch);
+  ReportBuilder builder(report, perDispatch, perProcess);
   for (const Capture* c : captures) builder.capture(*c);
   builder.finish();
   return report;
