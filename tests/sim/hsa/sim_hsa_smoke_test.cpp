@@ -1386,6 +1386,7 @@ class SimHsaAqlProfile : public SimHsa {
 constexpr hsa_ven_amd_aqlprofile_event_t kGrbmCount{HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_GRBM, 0, 0};
 constexpr hsa_ven_amd_aqlprofile_event_t kGrbmGuiActive{HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_GRBM, 0, 2};
 constexpr hsa_ven_amd_aqlprofile_event_t kSqWaves{HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_SQ, 0, 4};
+constexpr hsa_ven_amd_aqlprofile_event_t kGrbmCpBusy{HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_GRBM, 0, 3};
 
 TEST_F(SimHsa, AqlProfileTableComesFromTheMajorExtensionTable) {
   bool supported = false;
@@ -1447,6 +1448,31 @@ TEST_F(SimHsaAqlProfile, ValidateEventRefusesWhatTheDeviceDoesNotCount) {
   small.output_buffer.size -= 1;
   EXPECT_EQ(HSA_STATUS_ERROR_INVALID_ARGUMENT, api_.hsa_ven_amd_aqlprofile_start(&small, &start));
   EXPECT_NE(std::string::npos, lastError().find("output buffer")) << lastError();
+}
+
+TEST_F(SimHsaAqlProfile, BlockCountersAreTheBlocksCounterRegisters) {
+  bool valid = false;
+  HSA_OK(api_.hsa_ven_amd_aqlprofile_validate_event(gpu_, &kGrbmCpBusy, &valid));
+  EXPECT_TRUE(valid);
+  uint32_t grbm = 0, sq = 0;
+  hsa_ven_amd_aqlprofile_profile_t g = profile({kGrbmCount});
+  HSA_OK(api_.hsa_ven_amd_aqlprofile_get_info(&g, HSA_VEN_AMD_AQLPROFILE_INFO_BLOCK_COUNTERS, &grbm));
+  hsa_ven_amd_aqlprofile_profile_t w = profile({kSqWaves});
+  HSA_OK(api_.hsa_ven_amd_aqlprofile_get_info(&w, HSA_VEN_AMD_AQLPROFILE_INFO_BLOCK_COUNTERS, &sq));
+  EXPECT_EQ(2u, grbm);  // GFX9's GRBM and SQ counter registers
+  EXPECT_EQ(8u, sq);
+  // Three GRBM events are one more than the block counts at once.
+  hsa_ven_amd_aqlprofile_profile_t three = profile({kGrbmCount, kGrbmGuiActive, kSqWaves});
+  const hsa_ven_amd_aqlprofile_event_t threeGrbm[] = {kGrbmCount, kGrbmGuiActive, kGrbmCpBusy};
+  three.events = threeGrbm;
+  hsa_ext_amd_aql_pm4_packet_t start{};
+  uint32_t size = 0;
+  EXPECT_EQ(HSA_STATUS_ERROR_INVALID_ARGUMENT,
+            api_.hsa_ven_amd_aqlprofile_get_info(&three, HSA_VEN_AMD_AQLPROFILE_INFO_COMMAND_BUFFER_SIZE, &size));
+  EXPECT_EQ(HSA_STATUS_ERROR_INVALID_ARGUMENT, api_.hsa_ven_amd_aqlprofile_start(&three, &start));
+  EXPECT_NE(std::string::npos, lastError().find("3 events of block 3, which counts 2 at once")) << lastError();
+  hsa_ven_amd_aqlprofile_profile_t two = profile({kGrbmGuiActive, kGrbmCpBusy, kSqWaves});
+  HSA_OK(api_.hsa_ven_amd_aqlprofile_start(&two, &start));
 }
 
 TEST_F(SimHsaAqlProfile, CountersMeasureTheDispatchesBetweenStartAndStop) {

@@ -18,7 +18,7 @@ namespace {
 
 // The events, by block and counter_id (the select values of AMD's gfx9
 // GRBM_PERF_SEL_* and SQ_PERF_SEL_*); every block has one instance (0).
-enum class Counter { GrbmCount, GrbmGuiActive, SqWaves };
+enum class Counter { GrbmCount, GrbmGuiActive, GrbmCpBusy, SqWaves };
 struct EventName {
   hsa_ven_amd_aqlprofile_block_name_t block;
   uint32_t counter_id;
@@ -27,8 +27,19 @@ struct EventName {
 constexpr EventName kEvents[] = {
     {HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_GRBM, 0, Counter::GrbmCount},
     {HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_GRBM, 2, Counter::GrbmGuiActive},
+    {HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_GRBM, 3, Counter::GrbmCpBusy},
     {HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_SQ, 4, Counter::SqWaves},
 };
+
+// Counter registers per block, as on GFX9: how many of its events one
+// profile can count together (get_info BLOCK_COUNTERS).
+uint32_t blockCounters(hsa_ven_amd_aqlprofile_block_name_t block) {
+  switch (block) {
+    case HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_GRBM: return 2;
+    case HSA_VEN_AMD_AQLPROFILE_BLOCK_NAME_SQ: return 8;
+    default: return 0;
+  }
+}
 
 const EventName* findEvent(const hsa_ven_amd_aqlprofile_event_t& e) {
   if (e.block_index != 0) return nullptr;
@@ -66,7 +77,8 @@ struct CommandHeader {  // at the start of the command buffer
   uint64_t start_ticks;
   uint64_t start_busy_ticks;
   uint64_t start_waves;
-  uint64_t unused[3];
+  uint64_t start_cp_busy_ticks;
+  uint64_t unused[2];
 };
 static_assert(sizeof(CommandHeader) == 64);
 struct CommandEvent {  // event_count of them after the header
@@ -137,6 +149,14 @@ hsa_status_t checkProfile(const hsa_ven_amd_aqlprofile_profile_t* profile, const
                   std::string(fn) + ": event " + std::to_string(i) + " (block " + std::to_string(e.block_name) +
                       ", instance " + std::to_string(e.block_index) + ", counter " + std::to_string(e.counter_id) +
                       ") is not offered by the device");
+    }
+    uint32_t sameBlock = 0;
+    for (uint32_t j = 0; j < profile->event_count; ++j) sameBlock += profile->events[j].block_name == e.block_name;
+    if (sameBlock > blockCounters(e.block_name)) {
+      return fail(HSA_STATUS_ERROR_INVALID_ARGUMENT,
+                  std::string(fn) + ": the profile has " + std::to_string(sameBlock) + " events of block " +
+                      std::to_string(e.block_name) + ", which counts " + std::to_string(blockCounters(e.block_name)) +
+                      " at once (HSA_VEN_AMD_AQLPROFILE_INFO_BLOCK_COUNTERS)");
     }
   }
   if (!buffers) return HSA_STATUS_SUCCESS;
@@ -229,18 +249,17 @@ hsa_status_t getInfo(const hsa_ven_amd_aqlprofile_profile_t* profile, hsa_ven_am
       return HSA_STATUS_SUCCESS;
     }
     case HSA_VEN_AMD_AQLPROFILE_INFO_BLOCK_COUNTERS: {
-      // How many of the block's events one profile can count together: all.
+      // How many of the block's events one profile can count together: its
+      // counter registers.
       if (profile == nullptr || profile->events == nullptr) {
         return fail(HSA_STATUS_ERROR_INVALID_ARGUMENT, "aqlprofile_get_info: BLOCK_COUNTERS needs a profile with an event");
       }
       const auto block = profile->events[0].block_name;
-      const auto count = std::count_if(std::begin(kEvents), std::end(kEvents),
-                                       [&](const EventName& e) { return e.block == block; });
-      if (count == 0) {
+      if (blockCounters(block) == 0) {
         return fail(HSA_STATUS_ERROR_INVALID_ARGUMENT,
                     "aqlprofile_get_info: block " + std::to_string(block) + " is not offered by the device");
       }
-      *static_cast<uint32_t*>(value) = uint32_t(count);
+      *static_cast<uint32_t*>(value) = blockCounters(block);
       return HSA_STATUS_SUCCESS;
     }
     case HSA_VEN_AMD_AQLPROFILE_INFO_BLOCK_ID: {
@@ -337,6 +356,7 @@ hsa_status_t runProfilePacket(const AqlPacket& packet, const QueueCounters& coun
     header.start_ticks = now;
     header.start_busy_ticks = counters.busy_ticks;
     header.start_waves = counters.waves;
+    header.start_cp_busy_ticks = counters.cp_busy_ticks;
     std::memcpy(cmd, &header, sizeof header);
     __atomic_store_n(reinterpret_cast<uint64_t*>(out), uint64_t(0), __ATOMIC_RELEASE);
     return HSA_STATUS_SUCCESS;
@@ -355,6 +375,7 @@ hsa_status_t runProfilePacket(const AqlPacket& packet, const QueueCounters& coun
     switch (name->counter) {
       case Counter::GrbmCount: value = now - header.start_ticks; break;
       case Counter::GrbmGuiActive: value = counters.busy_ticks - header.start_busy_ticks; break;
+      case Counter::GrbmCpBusy: value = counters.cp_busy_ticks - header.start_cp_busy_ticks; break;
       case Counter::SqWaves: value = counters.waves - header.start_waves; break;
     }
     std::memcpy(out + sizeof(OutputHeader) + i * sizeof value, &value, sizeof value);

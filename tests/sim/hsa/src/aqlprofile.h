@@ -16,6 +16,7 @@ namespace sim_hsa {
 // What a queue's packet processor has done since it was created.
 struct QueueCounters {
   uint64_t busy_ticks = 0;  // device ticks spent running kernel dispatches
+  uint64_t cp_busy_ticks = 0;  // device ticks spent on packets of any kind (taken to completed)
   uint64_t waves = 0;       // wavefronts of the work-groups that ran
 };
 

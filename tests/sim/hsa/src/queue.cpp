@@ -353,7 +353,8 @@ hsa_status_t AqlQueue::execute(const AqlPacket& packet, uint64_t index) {
       if (vendor.AmdFormat == HSA_AMD_PACKET_TYPE_BARRIER_VALUE) {
         status = waitBarrierValue(packet);
       } else if (isProfilePacket(packet)) {
-        status = runProfilePacket(packet, QueueCounters{busy_ticks_, waves_});
+        // The packets before this one: a start or stop does not count itself.
+        status = runProfilePacket(packet, QueueCounters{busy_ticks_, cp_busy_ticks_, waves_});
       } else {
         status = HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
       }
@@ -365,6 +366,7 @@ hsa_status_t AqlQueue::execute(const AqlPacket& packet, uint64_t index) {
   }
   if (status != HSA_STATUS_SUCCESS) return status;
   const uint64_t end = clock::deviceTicks();
+  cp_busy_ticks_ += end - start;
 
   if (release != HSA_FENCE_SCOPE_NONE) std::atomic_thread_fence(std::memory_order_seq_cst);
   hsa_signal_t completion = completionOf(packet);

@@ -116,6 +116,7 @@ class AqlQueue final : public Queue, public DoorbellListener, public std::enable
   // Kernel busy time and waves so far, for AQL profile packets; touched only
   // by whichever thread runs the packets (one at a time).
   uint64_t busy_ticks_ = 0;
+  uint64_t cp_busy_ticks_ = 0;  // every packet, from taking it to completing it
   uint64_t waves_ = 0;
   std::atomic<bool> inactive_{false};
   std::atomic<bool> stop_{false};
