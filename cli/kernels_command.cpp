@@ -2,9 +2,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "commands.h"
 #include "gtap/format/modes.h"
+#include "gtap/readers/counter_stats.h"
 #include "gtap/readers/instruction_samples.h"
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/recorded_mode.h"
@@ -22,6 +24,7 @@ struct KernelsOptions {
   std::string by = "name";
   bool perProcess = false;
   std::string instructions;  // a glob: the sampled instructions of these kernels instead
+  bool counters = false;     // a column per hardware counter: its mean per measured dispatch
 };
 
 std::string hexOffset(uint64_t v) {
@@ -104,6 +107,10 @@ int kernels(const KernelsOptions& o) {
     }
     return instructions(o, format);
   }
+  if (o.counters && by != readers::KernelGrouping::name) {
+    std::cerr << "gtap kernels: --counters gives each kernel's counters by name; it takes no --by\n";
+    return 2;
+  }
   auto opened = openCaptures(o.files, "kernels");
   if (opened.captures.empty()) return 1;
   reportNotes(opened, "kernels");
@@ -129,6 +136,16 @@ int kernels(const KernelsOptions& o) {
   // HAL dispatches joined to the device dispatches they became.
   bool joined = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.joined > 0; });
   if (joined) columns.push_back("joined");
+  // --counters: each counter's mean over the kernel's measured dispatches.
+  readers::CounterReport counters;
+  std::map<std::pair<std::string, std::string>, const readers::KernelCounters*> measured;
+  if (o.counters) {
+    counters = readers::counterReport(captures, false, o.perProcess);
+    for (const auto& p : counters.problems) std::cerr << "gtap kernels: " << p << "\n";
+    for (const auto& k : counters.kernels) measured[{k.process, k.kernel}] = &k;
+    columns.push_back("measured");
+    for (const auto& c : counters.columns) columns.push_back("mean " + c.name);
+  }
   readers::Table table(columns);
   auto triple = [](const std::array<uint32_t, 3>& v) {
     return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
@@ -160,11 +177,36 @@ int kernels(const KernelsOptions& o) {
     row.push_back(share);
     row.push_back(readers::Cell::count(static_cast<int64_t>(r.untimed)));
     if (joined) row.push_back(readers::Cell::count(static_cast<int64_t>(r.joined)));
+    if (o.counters) {
+      auto it = r.level == "hal" ? measured.end() : measured.find({r.process, r.key});
+      const readers::KernelCounters* k = it == measured.end() ? nullptr : it->second;
+      row.push_back(readers::Cell::count(k ? static_cast<int64_t>(k->dispatches) : 0));
+      for (size_t c = 0; c < counters.columns.size(); ++c) {
+        if (!k || !k->values[c].count) {
+          row.push_back(readers::Cell::str("-"));
+          continue;
+        }
+        double mean = k->values[c].mean();
+        if (mean == static_cast<double>(static_cast<int64_t>(mean))) {
+          row.push_back(readers::Cell::count(static_cast<int64_t>(mean)));
+        } else {
+          row.push_back(readers::Cell::ratio(mean, 2));
+        }
+      }
+    }
     table.add(std::move(row));
   }
   table.print(std::cout, format);
   if (format == readers::OutputFormat::text && rows.empty())
     std::cout << readers::nothingFoundHint(opened.pointers(), format::kModeKernels, "kernel executions") << "\n";
+  if (o.counters && format == readers::OutputFormat::text) {
+    if (counters.columns.empty())
+      std::cout << "no hardware counters in " << (captures.size() == 1 ? captures[0]->path() : std::string("these captures"))
+                << " (record them with gtap run --counters LIST)\n";
+    else
+      std::cout << "mean NAME: the counter's mean over the kernel's measured dispatches (gtap counters gives totals, "
+                   "extremes and derived metrics)\n";
+  }
   return opened.failures ? 1 : 0;
 }
 
@@ -180,6 +222,9 @@ Action addKernelsCommand(CLI::App& app) {
   cmd->add_option("--instructions", o->instructions,
                   "Where inside the kernels matching this glob the device spent time (mode samples): their "
                   "sampled instructions by source line, hottest first");
+  cmd->add_flag("--counters", o->counters,
+                "A column per hardware counter: its mean over the kernel's measured dispatches (and how many were "
+                "measured)");
   return [o] { return kernels(*o); };
 }
 

@@ -240,7 +240,7 @@ class ReportBuilder {
     for (const auto& n : work.notes) r_.problems.push_back(n);
     for (const auto& [id, n] : unknownSet)
       r_.problems.push_back(capture.path() + ": " + std::to_string(n) + " dispatch" + (n == 1 ? "" : "es") +
-                            " name counter set " + std::to_string(id) +
+                            (n == 1 ? " names" : " name") + " counter set " + std::to_string(id) +
                             ", which the file does not define; their values are left out");
     for (const auto& [key, n] : wrongCount)
       r_.problems.push_back(capture.path() + ": " + std::to_string(n) + " dispatch" + (n == 1 ? "" : "es") +

@@ -5,10 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 
+#include "../unit/counter_capture_builder.h"
 #include "process.h"
 #include "sqlite_query.h"
 
@@ -207,6 +211,195 @@ TEST(Reports, ReplayOfAnIreeCpuProgramSaysSoOnce) {
   EXPECT_EQ(run.out, plain.out);
   EXPECT_EQ(occurrences(run.err, "are not replayed"), 1u) << run.err;
   EXPECT_TRUE(contains(run.err, "--mode=replay: IREE HAL programs are not replayed")) << run.err;
+}
+
+
+// --- gtap counters and gtap kernels --counters, on captures the format's
+// writer made with counters the test chose.
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::vector<nlohmann::json> jsonLines(const std::string& text) {
+  std::vector<nlohmann::json> out;
+  for (const auto& l : lines(text)) out.push_back(nlohmann::json::parse(l));
+  return out;
+}
+
+// Two kernels measured with GRBM_COUNT, GRBM_GUI_ACTIVE and SQ_WAVES; one
+// counter asked for that needs another pass; a frequency series.
+std::string countersCapture(const std::string& dir) {
+  CounterCaptureBuilder b;
+  b.api = schema::Api::HSA;
+  b.sets.push_back({1, "hsaAqlProfile", "", {{"GRBM_COUNT", "cycles"}, {"GRBM_GUI_ACTIVE", "cycles"}, {"SQ_WAVES"}}});
+  b.notes.push_back({"TA_BUSY", "needs another pass (2 of 2)", 1});
+  b.kernel("scale", 10000, 11000, 1, {2000, 1000, 8}, {4, 1, 1});
+  b.kernel("scale", 20000, 23000, 1, {4000, 3000, 24}, {12, 1, 1});
+  b.kernel("copy", 30000, 30500);
+  b.kernel("add", 40000, 42000, 1, {2000, 2000, 2});
+  b.series.push_back({"rocmSmi", 1000000, {{"frequency", "MHz"}, {"energy", "uJ", true}}, {0, 1000000, 2000000},
+                      {1000, 0, 1400, 5, 1200, 20}});
+  std::string file = dir + "/counters.gtap";
+  EXPECT_EQ(b.write(file), "");
+  return file;
+}
+
+TEST(CountersReport, PerKernelTableNotesAndDeviceMetrics) {
+  std::string file = countersCapture(freshDirectory("counters-report"));
+  auto text = gtap({"counters", file});
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_TRUE(contains(text.out, "Asked for and not collected:\n  pid 4242, counting GPU: TA_BUSY: needs another "
+                                 "pass (2 of 2)"))
+      << text.out;
+  EXPECT_TRUE(contains(text.out, "Device metrics")) << text.out;
+  auto csv = gtap({"counters", "--format=csv", file});
+  ASSERT_EQ(csv.exitCode, 0) << csv.err;
+  auto rows = lines(csv.out);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0], "kernel,counter,units,dispatches,total,mean,min,max");
+  auto has = [&](const std::string& row) { return std::find(rows.begin(), rows.end(), row) != rows.end(); };
+  EXPECT_TRUE(has("scale,SQ_WAVES,-,2,32,16,8,24")) << csv.out;
+  EXPECT_TRUE(has("scale,GRBM_GUI_ACTIVE,cycles,2,4000,2000,1000,3000")) << csv.out;
+  EXPECT_TRUE(has("scale,busy share,ratio,2,-,0.666667,0.5,0.75")) << csv.out;
+  EXPECT_TRUE(has("scale,waves per work-group,waves,2,-,2,2,2")) << csv.out;
+  EXPECT_TRUE(has("add,achieved frequency,MHz,1,-,1000,1000,1000")) << csv.out;
+  EXPECT_FALSE(contains(csv.out, "copy")) << "an unmeasured kernel has no counters\n" << csv.out;
+  // A script reading the table still hears of what was not collected.
+  EXPECT_TRUE(contains(csv.err, "not collected: pid 4242, counting GPU: TA_BUSY")) << csv.err;
+  auto metrics = gtap({"counters", "--device-metrics", "--format=jsonl", file});
+  ASSERT_EQ(metrics.exitCode, 0) << metrics.err;
+  auto m = jsonLines(metrics.out);
+  ASSERT_EQ(m.size(), 2u) << metrics.out;
+  EXPECT_EQ(m[0]["metric"], "frequency");
+  EXPECT_EQ(m[0]["samples"], 3);
+  EXPECT_DOUBLE_EQ(m[0]["mean"].get<double>(), 1200);
+  EXPECT_EQ(m[1]["units"], "uJ/s");
+  EXPECT_DOUBLE_EQ(m[1]["rate"].get<double>(), 10000);  // 20 uJ over 2 ms
+}
+
+TEST(CountersReport, PerDispatchRows) {
+  std::string file = countersCapture(freshDirectory("counters-dispatch"));
+  auto r = gtap({"counters", "--per-dispatch", "--format=jsonl", file});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto rows = jsonLines(r.out);
+  ASSERT_EQ(rows.size(), 3u) << r.out;
+  EXPECT_EQ(rows[1]["kernel"], "scale");
+  EXPECT_EQ(rows[1]["dispatch"], 1);
+  EXPECT_EQ(rows[1]["device_time"], 3000);
+  EXPECT_EQ(rows[1]["SQ_WAVES"], 24);
+  EXPECT_DOUBLE_EQ(rows[1]["busy share"].get<double>(), 0.75);
+  EXPECT_EQ(rows[2]["kernel"], "add");
+  EXPECT_EQ(rows[2]["dispatch"], 3);
+  EXPECT_EQ(rows[2]["process"], "pid 4242");
+  EXPECT_EQ(rows[2]["device"], "counting GPU");
+}
+
+TEST(CountersReport, KernelsGainAColumnPerCounter) {
+  std::string file = countersCapture(freshDirectory("counters-kernels"));
+  auto r = gtap({"kernels", "--counters", "--format=csv", file});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto rows = lines(r.out);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  EXPECT_TRUE(contains(rows[0], ",measured,mean GRBM_COUNT,mean GRBM_GUI_ACTIVE,mean SQ_WAVES")) << rows[0];
+  bool scale = false, copy = false;
+  for (const auto& row : rows) {
+    if (row.rfind("scale,", 0) == 0) scale = contains(row, ",2,3000,2000,16");
+    if (row.rfind("copy,", 0) == 0) copy = contains(row, ",0,-,-,-");
+  }
+  EXPECT_TRUE(scale) << r.out;
+  EXPECT_TRUE(copy) << r.out;
+  auto by = gtap({"kernels", "--counters", "--by=queue", file});
+  EXPECT_EQ(by.exitCode, 2);
+}
+
+TEST(CountersReport, RooflineTableAndPlot) {
+  std::string dir = freshDirectory("counters-roofline");
+  CounterCaptureBuilder b;
+  b.peakFlops = 20e12;
+  b.peakBytes = 0.5e12;
+  b.sets.push_back({2, "levelZeroMetricQuery", "Roofline", {{"XVE_FP32_FLOP", "flop"}, {"GpuMemoryBytesRead", "bytes"},
+                                                             {"GpuMemoryBytesWritten", "bytes"}}});
+  b.kernel("gemm", 0, 1000, 2, {6e6, 1e5, 5e4});
+  b.kernel("gemm", 2000, 4000, 2, {9e6, 2e5, 5e4});
+  b.kernel("axpy", 5000, 9000, 2, {2e6, 8e6, 4e6});
+  b.kernel("plain", 10000, 11000);
+  std::string file = dir + "/roofline.gtap";
+  ASSERT_EQ(b.write(file), "");
+  auto r = gtap({"counters", "--roofline", "--format=jsonl", file});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto rows = jsonLines(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  auto near = [](double a, double b) { return std::fabs(a - b) <= 1e-5 * std::fabs(b); };
+  for (const auto& row : rows) {
+    double flops = row["kernel"] == "gemm" ? 15e6 : 2e6;
+    double bytes = row["kernel"] == "gemm" ? 4e5 : 12e6;
+    double seconds = row["kernel"] == "gemm" ? 3e-6 : 4e-6;
+    EXPECT_TRUE(near(row["intensity"].get<double>(), flops / bytes)) << row;
+    EXPECT_TRUE(near(row["flop_per_s"].get<double>(), flops / seconds)) << row;
+    EXPECT_TRUE(near(row["peak_flop_per_s"].get<double>(), 20e12)) << row;
+    double attainable = std::min(20e12, flops / bytes * 0.5e12);
+    EXPECT_TRUE(near(row["attainable_flop_per_s"].get<double>(), attainable)) << row;
+  }
+  std::string svg = dir + "/roofline.svg";
+  auto plot = gtap({"counters", "--roofline", "--format=svg", "-o", svg, file});
+  ASSERT_EQ(plot.exitCode, 0) << plot.err;
+  EXPECT_EQ(runProcess({"xmllint", "--noout", svg}).exitCode, 0);
+  std::ifstream in(svg);
+  std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(occurrences(body, "<circle class=\"point\""), 2u) << body;
+  EXPECT_TRUE(contains(body, "data-kernel=\"gemm\"")) << body;
+  EXPECT_TRUE(contains(body, "data-kernel=\"axpy\"")) << body;
+  EXPECT_EQ(occurrences(body, "<line class=\"ridge\" data-intensity=\"40\""), 1u) << body;  // 20e12 / 0.5e12
+  // The plot is a file: refused over an existing one, and without --roofline.
+  EXPECT_EQ(gtap({"counters", "--roofline", "--format=svg", "-o", svg, file}).exitCode, 2);
+  EXPECT_EQ(gtap({"counters", "--format=svg", "-o", dir + "/other.svg", file}).exitCode, 2);
+}
+
+TEST(CountersReport, DamagedCounterDataIsSaidNamingTheFile) {
+  std::string dir = freshDirectory("counters-hostile");
+  CounterCaptureBuilder b;
+  b.sets.push_back({1, "hsaAqlProfile", "", {{"SQ_WAVES"}, {"GRBM_COUNT", "cycles"}}});
+  b.kernel("good", 0, 100, 1, {4, 100});
+  b.kernel("ghost", 200, 300, 5, {1, 2});
+  b.kernel("long", 400, 500, 1, {1, 2, 3});
+  b.kernel("short", 600, 700, 1, {1});
+  b.series.push_back({"sysman", 1000, {{"a"}, {"b"}}, {0, 1, 2}, {1, 2, 3, 4, 5, 6, 7}});
+  std::string file = dir + "/hostile.gtap";
+  ASSERT_EQ(b.write(file), "");
+  for (std::vector<std::string> args : {std::vector<std::string>{"counters"}, {"counters", "--per-dispatch"},
+                                        {"counters", "--roofline"}, {"counters", "--device-metrics"},
+                                        {"kernels", "--counters"}}) {
+    args.push_back(file);
+    auto r = gtap(args);
+    EXPECT_EQ(r.exitCode, 0) << args[0] << " " << args[1] << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, file + ": 1 dispatch names counter set 5, which the file does not define")) << r.err;
+    EXPECT_TRUE(contains(r.err, file + ": 1 dispatch of counter set 1 carries 3 values for its 2 counters")) << r.err;
+    EXPECT_TRUE(contains(r.err, file + ": 1 dispatch of counter set 1 carries 1 values for its 2 counters")) << r.err;
+    EXPECT_TRUE(contains(r.err, "device metrics hold 7 values for 3 samples of 2 metrics")) << r.err;
+  }
+  auto dispatches = gtap({"counters", "--per-dispatch", "--format=csv", file});
+  EXPECT_EQ(lines(dispatches.out).size(), 2u) << dispatches.out;  // the header and "good"
+}
+
+TEST(CountersReport, CaptureWithoutCountersSaysHowToRecordThem) {
+  std::string dir = freshDirectory("counters-none");
+  CounterCaptureBuilder b;
+  b.kernel("plain", 0, 100);
+  std::string file = dir + "/plain.gtap";
+  ASSERT_EQ(b.write(file), "");
+  auto r = gtap({"counters", file});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "no measured dispatches in " + file + " (record counters with gtap run --counters"))
+      << r.out;
+  EXPECT_EQ(gtap({"counters"}).exitCode, 2);
+  EXPECT_EQ(gtap({"counters", "--list", file}).exitCode, 2);
+  auto missing = gtap({"counters", dir + "/missing.gtap"});
+  EXPECT_EQ(missing.exitCode, 1);
+  EXPECT_TRUE(contains(missing.err, dir + "/missing.gtap")) << missing.err;
 }
 
 }  // namespace

@@ -39,12 +39,14 @@ class CounterCaptureBuilder {
     uint32_t pass, passes;
   };
   struct Note {
+    Note(std::string c, std::string r, uint32_t p = 0) : counter(std::move(c)), reason(std::move(r)), pass(p) {}
     std::string counter, reason;
-    uint32_t pass = 0;
+    uint32_t pass;
   };
   struct Metric {
+    Metric(std::string n, std::string u = "", bool c = false) : name(std::move(n)), units(std::move(u)), cumulative(c) {}
     std::string name, units;
-    bool cumulative = false;
+    bool cumulative;
   };
   struct Series {
     Series(std::string s, uint64_t interval, std::vector<Metric> m, std::vector<int64_t> t, std::vector<double> v,
