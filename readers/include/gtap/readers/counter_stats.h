@@ -69,10 +69,14 @@ struct MeasuredDispatch {
 
 struct KernelCounters {
   std::string kernel;
+  std::string process;  // set when grouping per process
   uint64_t dispatches = 0;  // measured ones
   int64_t deviceNs = 0;     // their device time (timed ones)
   std::vector<ValueStats> values;  // by column
-  DerivedSums derived;
+  DerivedSums derived;  // the kernel's figures: ratios of sums
+  // The derived metrics of each dispatch that has their inputs (min and max
+  // over dispatches).
+  ValueStats busyShare, wavesPerGroup, frequencyHz;
   // Roofline: FLOP and byte counters summed, over the device time of the
   // dispatches that carry any of them.
   double flops = 0, bytes = 0;
@@ -84,6 +88,7 @@ struct KernelCounters {
 
 struct RooflinePoint {
   std::string kernel;
+  std::string process;  // when grouped per process
   std::string device;
   double flops = 0, bytes = 0;
   int64_t timeNs = 0;
@@ -136,10 +141,11 @@ struct CounterReport {
 };
 
 // Reads the counters, device metrics and measured device operations of each
-// capture, a batch of operations at a time. A dispatch whose values name a
+// capture, a batch of operations at a time; kernels by name, or by process
+// and name with `perProcess`. A dispatch whose values name a
 // set the file does not define, or that carries more or fewer values than
 // its set has counters, is left out and said once per file and set in
 // `problems`.
-CounterReport counterReport(std::span<const Capture* const> captures, bool perDispatch);
+CounterReport counterReport(std::span<const Capture* const> captures, bool perDispatch, bool perProcess = false);
 
 }  // namespace gtap::readers
