@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 
 #include "allocations.h"
 #include "clock.h"
+#include "counters.h"
 #include "chunk_producer.h"
 #include "functions.h"
 #include "device_work.h"
@@ -48,6 +50,8 @@ struct DeviceInfo {
   uint64_t frequency = 0;
   uint8_t kernelBits = 0, globalBits = 0;
   std::atomic<int64_t> lastSampleNs{0};
+  uint32_t index = ~0u;  // in the runtime's enumeration, across drivers (GTAP_DEVICE_FILTER)
+  bool wanted = true;    // GTAP_DEVICE_FILTER keeps it
 };
 
 struct ObjectInfo {
@@ -61,6 +65,10 @@ struct ObjectInfo {
   bool counterBased = false;  // event pools and the program's events: re-armed by each call that signals them
   bool programEvent = false;
   bool wanted = true;         // kernels: the name passes GTAP_KERNEL_FILTER
+  // Queues and lists: GTAP_DEVICE_FILTER keeps their device and (queues and
+  // immediate lists) GTAP_QUEUE_FILTER their queue number.
+  bool workWanted = true;
+  uint32_t queueNumber = ~0u;
   std::atomic<uint64_t> launches{0};  // regular lists: kernel launches appended since the last reset
   // Regular lists: the appended ops, touched by the thread appending and by
   // executions and resets, which the program orders after the appends.
@@ -309,6 +317,30 @@ void Profiler::Impl::afterForkChild() {
 
 // --- devices and clocks -------------------------------------------------------
 
+namespace {
+
+// The device's place in the runtime's enumeration, drivers in their order
+// (as `gtap counters --list` numbers them); ~0u for a device not enumerated
+// (a sub-device).
+uint32_t enumerationIndex(ze_device_handle_t device) {
+  uint32_t drivers = 0;
+  if (GTAP_ZE_REAL(zeDriverGet)(&drivers, nullptr) != ZE_RESULT_SUCCESS || !drivers) return ~0u;
+  std::vector<ze_driver_handle_t> driverList(drivers);
+  if (GTAP_ZE_REAL(zeDriverGet)(&drivers, driverList.data()) != ZE_RESULT_SUCCESS) return ~0u;
+  uint32_t index = 0;
+  for (uint32_t d = 0; d < drivers && d < driverList.size(); ++d) {
+    uint32_t n = 0;
+    if (GTAP_ZE_REAL(zeDeviceGet)(driverList[d], &n, nullptr) != ZE_RESULT_SUCCESS) continue;
+    std::vector<ze_device_handle_t> list(n);
+    if (GTAP_ZE_REAL(zeDeviceGet)(driverList[d], &n, list.data()) != ZE_RESULT_SUCCESS) continue;
+    for (uint32_t i = 0; i < n && i < list.size(); ++i, ++index)
+      if (list[i] == device) return index;
+  }
+  return ~0u;
+}
+
+}  // namespace
+
 uint32_t Profiler::Impl::deviceIdLocked(ze_device_handle_t device) const {
   auto it = deviceIds.find(device);
   return it == deviceIds.end() ? kNoDevice : it->second;
@@ -333,6 +365,10 @@ uint32_t Profiler::Impl::deviceId(ze_device_handle_t device) {
     d->frequency = props.timerResolution;  // ticks per second with the 1.2 structure
     d->kernelBits = static_cast<uint8_t>(props.kernelTimestampValidBits);
     d->globalBits = static_cast<uint8_t>(props.timestampValidBits);
+  }
+  if (!core::config().deviceFilter.empty()) {
+    d->index = enumerationIndex(device);
+    d->wanted = core::deviceIndexWanted(d->index);
   }
   DeviceInfo* added = nullptr;
   {
@@ -391,7 +427,20 @@ void Profiler::devicesSeen(ze_driver_handle_t driver, uint32_t count, ze_device_
   for (uint32_t i = 0; i < count; ++i) {
     uint32_t id = impl_->deviceId(devices[i]);
     if (core::recordSamples()) Sampler::get().deviceSeen(driver, devices[i], id);
+    if (Counters::on() && id != kNoDevice) {
+      // Devices GTAP_DEVICE_FILTER leaves out are not measured: no set.
+      if (!impl_->devices[id]->wanted) continue;
+      std::vector<core::profile::CounterSetRecord> sets;
+      std::vector<core::profile::CounterNoteRecord> notes;
+      std::string requested;
+      Counters::get().deviceSeen(devices[i], id, sets, notes, requested);
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      if (!requested.empty()) impl_->out.countersRequested = requested;
+      for (auto& r : sets) impl_->out.counterSets.push_back(std::move(r));
+      for (auto& r : notes) impl_->out.counterNotes.push_back(std::move(r));
+    }
   }
+  if (Counters::on()) Counters::get().devicesDone();
 }
 
 // --- objects --------------------------------------------------------------------
@@ -419,6 +468,13 @@ uint64_t Profiler::objectCreated(uint8_t kind, void* handle, void* parentHandle,
   }
   if (o->kind == schema::ObjectKind::CONTEXT) o->context = handle;
   if (o->kind == schema::ObjectKind::IMMEDIATE_COMMAND_LIST) o->immediate = true;
+  if (o->device != kNoDevice && o->device < impl_->deviceCount.load(std::memory_order_acquire) &&
+      !impl_->devices[o->device]->wanted)
+    o->workWanted = false;
+  if (o->kind == schema::ObjectKind::COMMAND_QUEUE || o->kind == schema::ObjectKind::IMMEDIATE_COMMAND_LIST) {
+    o->queueNumber = core::nextQueueNumber();
+    if (!core::queueNumberWanted(o->queueNumber)) o->workWanted = false;
+  }
   core::profile::ObjectRecord r;
   r.id = o->id;
   r.kind = o->kind;
@@ -788,6 +844,7 @@ void Profiler::contextDestroying(ze_context_handle_t context) {
     if (quiet) break;
     sched_yield();
   }
+  Counters::get().contextDestroying(context);
   std::unique_ptr<EventSet> set;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -830,6 +887,9 @@ bool Profiler::launchStarting(ze_command_list_handle_t list, ze_kernel_handle_t 
   }
   // As replay numbers them: an immediate list's launch when it is appended
   // (refused or not), a regular list's at each execution of the list.
+  // GTAP_DEVICE_FILTER and (immediate lists) GTAP_QUEUE_FILTER: numbered
+  // all the same, as replay numbers them.
+  wanted = wanted && l->workWanted;
   if (l->immediate) {
     op.dispatch = impl_->dispatches.fetch_add(1, std::memory_order_relaxed);
     return wanted && core::dispatchNumberWanted(op.dispatch);
@@ -838,7 +898,24 @@ bool Profiler::launchStarting(ze_command_list_handle_t list, ze_kernel_handle_t 
   return wanted;
 }
 
+void* Profiler::queryForLaunch(ze_command_list_handle_t list, Op& op) {
+  if (!Counters::on()) return nullptr;
+  ObjectInfo* l = impl_->find(list);
+  if (!l || !l->workWanted || l->device == kNoDevice ||
+      l->device >= impl_->deviceCount.load(std::memory_order_acquire))
+    return nullptr;
+  uint32_t set = Counters::get().setOf(l->device);
+  if (!set) return nullptr;
+  zet_metric_query_handle_t q = Counters::get().takeQuery(static_cast<ze_context_handle_t>(l->context),
+                                                          impl_->devices[l->device]->handle, l->device);
+  if (!q) return nullptr;
+  op.query = q;
+  op.counterSet = set;
+  return q;
+}
+
 void Profiler::launchFailed(ze_command_list_handle_t list, const Op& op) {
+  if (op.query) Counters::get().giveQuery(static_cast<zet_metric_query_handle_t>(op.query));
   if (op.listLaunch == kNoDispatch) return;
   if (ObjectInfo* l = impl_->find(list); l && l->launches.load(std::memory_order_relaxed))
     l->launches.fetch_sub(1, std::memory_order_relaxed);
@@ -848,7 +925,8 @@ ze_event_handle_t Profiler::eventForAppend(ze_command_list_handle_t list, ze_eve
                                            bool& signalAfter, bool& known) {
   signalAfter = false;
   ObjectInfo* l = impl_->find(list);
-  known = l != nullptr;
+  // Work GTAP_DEVICE_FILTER or GTAP_QUEUE_FILTER leaves out is not timed.
+  known = l != nullptr && l->workWanted;
   if (!known) return programEvent;
   if (programEvent) {
     ObjectInfo* e = impl_->find(programEvent);
@@ -931,6 +1009,36 @@ void Profiler::Impl::emit(const Op& op) {
   // stack's frames are copied where the record lies. No buffer is had only
   // once recording has stopped (an internal error), as for HSA's records.
   uint32_t frames = recordStacks() ? static_cast<uint32_t>(std::min<size_t>(op.stack.size(), 0xffff)) : 0;
+  if (op.counterSet && !op.counterRaw.empty() && op.readState == kTimed) {
+    // Measured (dispatches run one at a time then): a record of the outbox,
+    // whose values the writer has the runtime calculate from the raw data.
+    core::profile::OpRecord r;
+    r.recordedBy = schema::Api::LEVEL_ZERO;
+    r.kind = opKind(op.kind);
+    r.device = op.device;
+    r.queue = op.queue;
+    r.list = op.list;
+    r.kernel = op.kernel;
+    r.groupCount = op.groupCount;
+    r.groupSize = op.groupSize;
+    r.bytes = op.bytes;
+    r.direction = static_cast<schema::CopyDirection>(op.direction);
+    r.thread = op.thread;
+    r.appendIndex = op.appendIndex;
+    r.appendTicks = op.appendTicks;
+    r.submitTicks = op.submitTicks;
+    r.submitThread = op.submitThread;
+    r.timed = true;
+    r.start = op.readStart;
+    r.end = op.readEnd;
+    r.completedNs = core::monotonicNs();
+    r.stack.assign(op.stack.begin(), op.stack.begin() + frames);
+    r.counterSet = op.counterSet;
+    r.counterRaw = op.counterRaw;
+    std::lock_guard<std::mutex> lock(mu);
+    out.ops.push_back(std::move(r));
+    return;
+  }
   core::devicework::Header* h = core::devicework::begin(frames, 0, 0, 0, 0, 0);
   if (!h) return;
   h->recordedBy = schema::Api::LEVEL_ZERO;
@@ -960,6 +1068,11 @@ void Profiler::Impl::emit(const Op& op) {
 void Profiler::Impl::read(Op& op) {
   op.readState = kNotReady;
   op.readNote = nullptr;
+  // A measured launch is done when its query's end has run, after the
+  // launch's own event: the raw data is read first, once.
+  if (op.query && op.counterRaw.empty() &&
+      Counters::get().read(static_cast<zet_metric_query_handle_t>(op.query), op.counterRaw) == 0)
+    return;
   if (op.capturedDone) {
     // The program's event was reset on the device: its copy is read instead.
     if (GTAP_ZE_REAL(zeEventQueryStatus)(op.capturedDone) != ZE_RESULT_SUCCESS) return;
@@ -1004,6 +1117,7 @@ void Profiler::Impl::finish(Op* op) {
   if (immediate) {
     // A single-use gtap event goes back with the slot; a regular list's
     // keep their place in the list until it is reset.
+    if (op->query && !op->dirty) Counters::get().giveQuery(static_cast<zet_metric_query_handle_t>(op->query));
     if (!op->dirty) {
       if (op->ownEvent) giveEvent(op->context, op->event);
       if (op->capturedDone) giveEvent(op->context, op->capturedDone);
@@ -1104,6 +1218,9 @@ void Profiler::executing(ze_command_queue_handle_t queue, uint32_t count, ze_com
   uint32_t thread = threadIdOf(scope);
   ObjectInfo* q = impl_->find(queue);
   uint64_t queueId = q ? q->id : 0;
+  // GTAP_QUEUE_FILTER: a regular list's work is recorded by the queue
+  // executing it (its queries, appended with the launches, run unread).
+  bool queueWanted = !q || q->workWanted;
   for (uint32_t i = 0; i < count; ++i) {
     ObjectInfo* l = impl_->find(lists[i]);
     if (!l) continue;
@@ -1127,7 +1244,13 @@ void Profiler::executing(ze_command_queue_handle_t queue, uint32_t count, ze_com
         if (op->capturedDone) GTAP_ZE_REAL(zeEventHostReset)(op->capturedDone);
         op->dirty = false;
       }
-      if (op->listLaunch != kNoDispatch && !core::dispatchNumberWanted(firstDispatch + op->listLaunch)) {
+      if (op->query) {
+        // Read (or given up) with the previous execution: measures this one.
+        Counters::get().reset(static_cast<zet_metric_query_handle_t>(op->query));
+        op->counterRaw.clear();
+      }
+      if (!queueWanted ||
+          (op->listLaunch != kNoDispatch && !core::dispatchNumberWanted(firstDispatch + op->listLaunch))) {
         op->dirty = true;  // outside GTAP_DISPATCH_RANGE this time: its event signals unread
         continue;
       }
@@ -1179,6 +1302,7 @@ void Profiler::listReset(ze_command_list_handle_t list) {
     }
     if (op->ownEvent) impl_->giveEvent(op->context, op->event);
     if (op->capturedDone) impl_->giveEvent(op->context, op->capturedDone);
+    if (op->query) Counters::get().giveQuery(static_cast<zet_metric_query_handle_t>(op->query));
     impl_->giveSlot(op);
     op = next;
   }
@@ -1301,6 +1425,8 @@ namespace {
 
 void exitWork() {
   if (recordKernels()) Profiler::get().resolve();
+  // The last values calculated while the runtime is surely still up.
+  if (Counters::on()) Profiler::get().calculateCounters();
 }
 
 void produceChunks(core::ChunkSink& sink, bool final) { Profiler::get().produce(sink, final); }
@@ -1312,6 +1438,19 @@ __attribute__((constructor(103))) void registerProfiler() {
 
 }  // namespace
 
+void Profiler::calculateCounters() {
+  std::lock_guard<std::mutex> writing(impl_->writingMu);
+  std::vector<core::profile::OpRecord> ops;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    ops.swap(impl_->out.ops);
+  }
+  for (auto& r : ops) Counters::get().calculate(r);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->out.ops.insert(impl_->out.ops.begin(), std::make_move_iterator(ops.begin()),
+                        std::make_move_iterator(ops.end()));
+}
+
 void Profiler::produce(core::ChunkSink& sink, bool) {
   std::lock_guard<std::mutex> writing(impl_->writingMu);
   core::profile::Outbox& out = impl_->writing;
@@ -1319,6 +1458,8 @@ void Profiler::produce(core::ChunkSink& sink, bool) {
     std::lock_guard<std::mutex> lock(impl_->mu);
     std::swap(out, impl_->out);
   }
+  if (Counters::on())
+    for (auto& r : out.ops) Counters::get().calculate(r);
   core::profile::writeProfileRecords(sink, out);
   out.clear();  // the next swap hands its memory back to the program's threads
 }

@@ -76,6 +76,12 @@ struct Op {
   uint8_t readState = 0;
   uint64_t readStart = 0, readEnd = 0;
   const char* readNote = nullptr;
+  // Measured launches (GTAP_COUNTERS): gtap's metric query around it (a
+  // zet_metric_query_handle_t), its counter set and, once read, the query's
+  // raw data.
+  void* query = nullptr;
+  uint32_t counterSet = 0;
+  std::vector<uint8_t> counterRaw;
 };
 
 // What a created object's record carries beyond the common fields. (Outside
@@ -136,6 +142,10 @@ class Profiler {
   // then refuses is handed to launchFailed.
   bool launchStarting(ze_command_list_handle_t list, ze_kernel_handle_t kernel, Op& op);
   void launchFailed(ze_command_list_handle_t list, const Op& op);
+  // A launch gtap records about to be appended: when GTAP_COUNTERS measures
+  // its device, the metric query to bracket it with, also set in `op` (null:
+  // not measured).
+  void* queryForLaunch(ze_command_list_handle_t list, Op& op);
   // `op.appendTicks` is taken by the caller before the real append.
   void appended(ze_command_list_handle_t list, Op op, ze_event_handle_t event, bool ownEvent,
                 const core::CallScope& scope);
@@ -164,6 +174,8 @@ class Profiler {
 
   // On the writer thread: hands what was gathered since the last flush to the file.
   void produce(core::ChunkSink& sink, bool final);
+  // The counter values of the measured ops recorded so far (at exit).
+  void calculateCounters();
 
   struct Impl;
   Impl* impl() { return impl_.get(); }

@@ -1,6 +1,8 @@
 // Appends of device work: each is timed by an event that carries kernel
 // timestamps (the program's own when its pool has them, else one of gtap's)
 // and recorded as an operation of its command list.
+#include <level_zero/zet_api.h>
+
 #include <algorithm>
 
 #include "hook.h"
@@ -60,6 +62,23 @@ ze_result_t replayedAppend(core::CallScope& scope, ze_command_list_handle_t list
 
 using ROp = ReplayRecorder::Op;
 
+// A launch GTAP_COUNTERS measures: a barrier, the query's begin, the launch,
+// the query's end and a barrier, so that it runs alone between its query's
+// commands. Through the real functions: none of it is the program's.
+template <typename Launch>
+ze_result_t measured(ze_command_list_handle_t list, void* query, Launch&& launch) {
+  if (!query) return launch();
+  auto q = static_cast<zet_metric_query_handle_t>(query);
+  GTAP_ZE_REAL(zeCommandListAppendBarrier)(list, nullptr, 0, nullptr);
+  bool begun = GTAP_ZE_REAL(zetCommandListAppendMetricQueryBegin)(list, q) == ZE_RESULT_SUCCESS;
+  ze_result_t r = launch();
+  if (r == ZE_RESULT_SUCCESS && begun) {
+    GTAP_ZE_REAL(zetCommandListAppendMetricQueryEnd)(list, q, nullptr, 0, nullptr);
+    GTAP_ZE_REAL(zeCommandListAppendBarrier)(list, nullptr, 0, nullptr);
+  }
+  return r;
+}
+
 Op kernelOp(ze_kernel_handle_t kernel, const ze_group_count_t* groups) {
   Op op;
   op.kind = OpKind::kernel;
@@ -76,8 +95,10 @@ GTAP_ZE_HOOK(zeCommandListAppendLaunchKernel, ze_command_list_handle_t list, ze_
       [&] {
         Op op = kernelOp(kernel, groups);
         bool wanted = !scope.nested() && profiler().launchStarting(list, kernel, op);
-        return timedAppend(scope, list, signal, std::move(op), wanted,
-                           [&](ze_event_handle_t e) { return real(list, kernel, groups, e, numWait, waits); });
+        void* query = wanted && recordKernels() ? profiler().queryForLaunch(list, op) : nullptr;
+        return timedAppend(scope, list, signal, std::move(op), wanted, [&](ze_event_handle_t e) {
+          return measured(list, query, [&] { return real(list, kernel, groups, e, numWait, waits); });
+        });
       },
       [&](const ReplayRecorder::Append& a) {
         replayRecorder().launched(a, scope, list, kernel, groups, false, signal, numWait, waits);
@@ -91,8 +112,10 @@ GTAP_ZE_HOOK(zeCommandListAppendLaunchCooperativeKernel, ze_command_list_handle_
       [&] {
         Op op = kernelOp(kernel, groups);
         bool wanted = !scope.nested() && profiler().launchStarting(list, kernel, op);
-        return timedAppend(scope, list, signal, std::move(op), wanted,
-                           [&](ze_event_handle_t e) { return real(list, kernel, groups, e, numWait, waits); });
+        void* query = wanted && recordKernels() ? profiler().queryForLaunch(list, op) : nullptr;
+        return timedAppend(scope, list, signal, std::move(op), wanted, [&](ze_event_handle_t e) {
+          return measured(list, query, [&] { return real(list, kernel, groups, e, numWait, waits); });
+        });
       },
       [&](const ReplayRecorder::Append& a) {
         replayRecorder().launched(a, scope, list, kernel, groups, true, signal, numWait, waits);
