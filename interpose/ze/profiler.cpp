@@ -10,6 +10,7 @@
 #include "allocations.h"
 #include "clock.h"
 #include "counters.h"
+#include "device_metrics.h"
 #include "chunk_producer.h"
 #include "functions.h"
 #include "device_work.h"
@@ -427,6 +428,8 @@ void Profiler::devicesSeen(ze_driver_handle_t driver, uint32_t count, ze_device_
   for (uint32_t i = 0; i < count; ++i) {
     uint32_t id = impl_->deviceId(devices[i]);
     if (core::recordSamples()) Sampler::get().deviceSeen(driver, devices[i], id);
+    if (DeviceMetrics::on() && id != kNoDevice && impl_->devices[id]->wanted)
+      DeviceMetrics::get().deviceSeen(devices[i], id);
     if (Counters::on() && id != kNoDevice) {
       // Devices GTAP_DEVICE_FILTER leaves out are not measured: no set.
       if (!impl_->devices[id]->wanted) continue;

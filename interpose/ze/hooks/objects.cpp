@@ -1,6 +1,7 @@
 // Runtime objects: devices, contexts, modules (with their binaries), kernels,
 // queues, command lists, event pools and events.
 #include "hook.h"
+#include "device_metrics.h"
 
 namespace gtap::ze {
 
@@ -10,7 +11,9 @@ constexpr uint8_t kind(schema::ObjectKind k) { return static_cast<uint8_t>(k); }
 
 GTAP_ZE_HOOK(zeDeviceGet, ze_driver_handle_t driver, uint32_t* count, ze_device_handle_t* devices) {
   ze_result_t r = real(driver, count, devices);
-  if (r == ZE_RESULT_SUCCESS && devices && count && profiling(scope)) profiler().devicesSeen(driver, *count, devices);
+  // Device metrics (GTAP_METRICS_INTERVAL_MS) are sampled in any mode.
+  if (r == ZE_RESULT_SUCCESS && devices && count && (profiling(scope) || (!scope.nested() && DeviceMetrics::on())))
+    profiler().devicesSeen(driver, *count, devices);
   if (r == ZE_RESULT_SUCCESS && devices && count && replaying(scope)) replayRecorder().devicesSeen(driver, *count, devices, scope);
   return r;
 }
