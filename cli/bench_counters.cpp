@@ -179,9 +179,9 @@ std::string countersJson(const JoinedCounters& j) {
       if (i) s += ",";
       readers::appendJsonString(s, j.names[i]);
       const auto& x = kernels[k];
-      s += x.seen[i] ? "{\"total\":" + number(x.total[i]) + ",\"mean\":" + number(x.total[i] / double(x.seen[i])) +
+      s += x.seen[i] ? ":{\"total\":" + number(x.total[i]) + ",\"mean\":" + number(x.total[i] / double(x.seen[i])) +
                            ",\"min\":" + number(x.min[i]) + ",\"max\":" + number(x.max[i]) + "}"
-                     : std::string("null");
+                     : std::string(":null");
     }
     s += "}}";
   }
