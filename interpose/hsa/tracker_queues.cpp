@@ -124,7 +124,16 @@ hsa_status_t Tracker::createQueue(core::RealCall<decltype(&::hsa_queue_create)>&
   if (intercept && recordKernels()) {
     // Everything a packet needs, made now: a doorbell then takes nothing
     // from the heap or the runtime. A slot without a signal times nothing.
-    uint64_t slots = std::bit_ceil(std::clamp<uint64_t>(2ull * (*queue)->size, kMinSlots, kMaxSlots));
+    // Measured dispatches run one at a time while the program goes on
+    // writing (the intercept queue takes its packets as they come): more of
+    // them wait in flight, so their queues get more slots.
+    bool measuring;
+    {
+      std::lock_guard<std::mutex> lock(m.mu);
+      measuring = info->wanted && info->device < m.counterDevices.size() && m.counterDevices[info->device].measure;
+    }
+    uint64_t slots =
+        std::bit_ceil(std::clamp<uint64_t>((measuring ? 8ull : 2ull) * (*queue)->size, kMinSlots, kMaxSlots));
     try {
       info->slots = std::make_unique<PacketSlot[]>(slots);
       for (uint64_t i = 0; i < slots; ++i) {
