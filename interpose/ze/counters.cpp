@@ -143,7 +143,10 @@ void Counters::deviceSeen(ze_device_handle_t device, uint32_t deviceId,
       }
       if (info.metrics.size() != m) continue;  // values could not be matched to names
       uint32_t gi = static_cast<uint32_t>(groups.size());
-      for (uint32_t i = 0; i < m; ++i) {
+      // Only groups measured by queries are offered, as `gtap run` and
+      // `gtap bench` plan them (a time-based group is sampled, not
+      // measured per dispatch).
+      for (uint32_t i = 0; i < m && info.eventBased; ++i) {
         // One group per pass, as `gtap run` and `gtap bench` plan them.
         offered.push_back({info.name, text(info.metrics[i].name, sizeof info.metrics[i].name), true, 0});
         where.emplace_back(gi, i);
@@ -152,7 +155,19 @@ void Counters::deviceSeen(ze_device_handle_t device, uint32_t deviceId,
     }
   }
   format::CounterPlan plan = format::planCounters(cfg.counters, offered);
-  for (const std::string& name : plan.unknown) notes.push_back({name, deviceId, "not offered by the device", 0});
+  for (const std::string& name : plan.unknown) {
+    std::string reason = "not offered by the device";
+    for (const GroupInfo& g : groups) {
+      if (g.eventBased) continue;
+      bool in = g.name == name;
+      for (const auto& mp : g.metrics) in |= text(mp.name, sizeof mp.name) == name;
+      if (in) {
+        reason = "not offered per dispatch by the device (only by its time-based group " + g.name + ")";
+        break;
+      }
+    }
+    notes.push_back({name, deviceId, reason, 0});
+  }
   uint32_t passes = static_cast<uint32_t>(plan.passes.size());
   for (uint32_t p = 0; p < passes; ++p) {
     if (p == cfg.counterPass) continue;
@@ -167,11 +182,6 @@ void Counters::deviceSeen(ze_device_handle_t device, uint32_t deviceId,
   }
   const auto& pass = plan.passes[cfg.counterPass];
   const GroupInfo& group = groups[where[pass.front().offered].first];
-  if (!group.eventBased) {
-    std::string reason = "its group " + group.name + " is not measured per dispatch (no metric queries)";
-    for (const auto& c : pass) notes.push_back({c.name, deviceId, reason, cfg.counterPass});
-    return;
-  }
   core::profile::CounterSetRecord set;
   set.id = core::profile::nextCounterSetId();
   set.device = deviceId;
