@@ -494,6 +494,8 @@ uint64_t Profiler::objectCreated(uint8_t kind, void* handle, void* parentHandle,
   r.ordinal = ordinal;
   r.index = index;
   r.properties = std::move(extras.properties);
+  // Queues and immediate lists: the number GTAP_QUEUE_FILTER selects them by.
+  if (o->queueNumber != ~0u) r.properties.emplace_back("number", std::to_string(o->queueNumber));
   r.debugInfo = std::move(extras.debugInfo);
   r.codeAddress = extras.codeAddress;
   impl_->out.created.push_back(std::move(r));
