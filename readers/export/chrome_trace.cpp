@@ -5,6 +5,8 @@
 // slice plus an end ("f", "bp":"e") event bound to the slice enclosing it at
 // the destination. Events are written one per line as they are formatted.
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <map>
 #include <ostream>
@@ -81,6 +83,7 @@ class ChromeTraceWriter {
     out_.text() += "{\"traceEvents\":[\n";
     writeMetadata();
     for (size_t i = 0; i < timeline_.slices.size(); ++i) writeSlice(i);
+    for (const TimelineCounter& counter : timeline_.counters) writeCounter(counter);
     out_.text() += "],\"displayTimeUnit\":\"ns\"";
     writeStackFrames();
     out_.text() += "}\n";
@@ -189,6 +192,24 @@ class ChromeTraceWriter {
       }
       if (!name.empty()) writeNameMetadata("thread_name", track.pid, &tid, name);
       writeSortMetadata("thread_sort_index", track.pid, &tid, track.sortIndex);
+    }
+  }
+
+  // A counter event ("C") per point: viewers draw one track per process and name.
+  void writeCounter(const TimelineCounter& counter) {
+    for (const auto& [ns, value] : counter.points) {
+      if (!std::isfinite(value)) continue;
+      std::string& text = beginEvent('C', counter.pid);
+      text += ",\"ts\":";
+      appendMicros(text, ns);
+      text += ",\"name\":";
+      appendJsonString(text, counter.name);
+      text += ",\"args\":{\"value\":";
+      char digits[40];
+      std::snprintf(digits, sizeof digits, "%.17g", value);
+      text += digits;
+      text += '}';
+      endEvent();
     }
   }
 

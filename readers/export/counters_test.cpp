@@ -1,17 +1,28 @@
 // Counter reports on captures written by the format's writer: per-kernel and
 // per-dispatch values, derived metrics, notes, device-metric summaries, the
-// roofline and what a damaged file is said to hold.
+// roofline and what a damaged file is said to hold; the exports' counter
+// tracks, slice arguments, lines and tables.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
 #include <unistd.h>
+
+#include <fstream>
+#include <sstream>
 
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "counter_capture_builder.h"
 #include "gtap/readers/capture.h"
 #include "gtap/readers/counter_stats.h"
+#include "gtap/readers/record_export.h"
+#include "gtap/readers/timeline_builder.h"
+#include "perfetto_trace.pb.h"
 
 namespace {
 
@@ -226,6 +237,224 @@ TEST(CounterReport, CaptureWithoutCounters) {
   EXPECT_EQ(r.measured, 0u);
   EXPECT_TRUE(r.kernels.empty());
   EXPECT_TRUE(r.roofline().empty());
+}
+
+
+// --- Exports
+
+// Two measured dispatches and one not, a counter not collected, a gauge and
+// a cumulative metric.
+std::string exportCapture(const std::string& name) {
+  CounterCaptureBuilder b;
+  b.sets.push_back({4, "levelZeroMetricQuery", "ComputeBasic",
+                    {{"GpuTime", "ns"}, {"AvgGpuCoreFrequencyMHz", "MHz", schema::CounterType::REAL}}});
+  b.notes.push_back({"XveActive", "not offered by the device"});
+  b.kernel("first", 1000, 2000, 4, {1000, 19.5});
+  b.kernel("plain", 3000, 4000);
+  b.kernel("second", 5000, 7000, 4, {2000, 18.25});
+  b.series.push_back({"sysman", 1000, {{"frequency", "MHz"}, {"engine active", "us", true}},
+                      {1000, 3000, 7000}, {1500, 10, 1600, 12, NAN, 20}});
+  auto path = tempPath(name);
+  EXPECT_EQ(b.write(path), "");
+  return path;
+}
+
+std::vector<const Capture*> pointers(const std::vector<std::unique_ptr<Capture>>& owned) {
+  std::vector<const Capture*> out;
+  for (const auto& c : owned) out.push_back(c.get());
+  return out;
+}
+
+TEST(CounterExport, JsonLinesHoldSetsNotesValuesAndSamples) {
+  std::vector<std::unique_ptr<Capture>> owned;
+  owned.push_back(std::make_unique<Capture>(exportCapture("jsonl.gtap")));
+  std::ostringstream out;
+  std::vector<std::string> notes;
+  gtap::readers::writeJsonLines(pointers(owned), out, notes);
+  EXPECT_TRUE(notes.empty());
+  std::vector<nlohmann::json> sets, counterNotes, values, samples;
+  std::istringstream in(out.str());
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["type"] == "counter_set") sets.push_back(j);
+    if (j["type"] == "counter_note") counterNotes.push_back(j);
+    if (j["type"] == "counters") values.push_back(j);
+    if (j["type"] == "device_metric") samples.push_back(j);
+  }
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_EQ(sets[0]["id"], 4);
+  EXPECT_EQ(sets[0]["group"], "ComputeBasic");
+  EXPECT_EQ(sets[0]["counters"][1]["name"], "AvgGpuCoreFrequencyMHz");
+  ASSERT_EQ(counterNotes.size(), 1u);
+  EXPECT_EQ(counterNotes[0]["reason"], "not offered by the device");
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_EQ(values[0]["index"], 0);
+  EXPECT_EQ(values[1]["index"], 2);  // the device line of the same index
+  EXPECT_EQ(values[1]["values"]["GpuTime"], 2000);
+  EXPECT_DOUBLE_EQ(values[1]["values"]["AvgGpuCoreFrequencyMHz"].get<double>(), 18.25);
+  // Six samples, one not read.
+  ASSERT_EQ(samples.size(), 5u);
+  EXPECT_EQ(samples[4]["metric"], "engine active");
+  EXPECT_EQ(samples[4]["cumulative"], true);
+  EXPECT_EQ(samples[4]["time_ns"], 7000);
+  EXPECT_EQ(samples[4]["value"], 20);
+}
+
+TEST(CounterExport, SqliteTablesAndSummary) {
+  std::vector<std::unique_ptr<Capture>> owned;
+  owned.push_back(std::make_unique<Capture>(exportCapture("sqlite-a.gtap")));
+  owned.push_back(std::make_unique<Capture>(exportCapture("sqlite-b.gtap")));
+  std::string db = tempPath("counters.db");
+  std::filesystem::remove(db);
+  {
+    gtap::readers::OutputFile out(db, false);
+    std::vector<std::string> notes;
+    gtap::readers::writeSqlite(pointers(owned), out, notes);
+    out.commit();
+  }
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  auto query = [&](const std::string& sql) {
+    std::string out;
+    char* error = nullptr;
+    sqlite3_exec(
+        h, sql.c_str(),
+        [](void* text, int n, char** values, char**) {
+          auto& s = *static_cast<std::string*>(text);
+          for (int i = 0; i < n; ++i) s += std::string(i ? "|" : "") + (values[i] ? values[i] : "NULL");
+          s += "\n";
+          return 0;
+        },
+        &out, &error);
+    EXPECT_EQ(error, nullptr) << error;
+    return out;
+  };
+  // The second capture's values name its own operations and set rows.
+  EXPECT_EQ(query("SELECT c.device_op_id, s.string, c.counter, c.value, c.units, cs.set_id, cs.process_id "
+                  "FROM counters c JOIN device_ops o ON o.id = c.device_op_id JOIN strings s ON s.id = o.name_id "
+                  "JOIN counter_sets cs ON cs.id = c.counter_set_id WHERE c.counter = 'GpuTime' ORDER BY 1"),
+            "1|first|GpuTime|1000|ns|4|1\n3|second|GpuTime|2000|ns|4|1\n"
+            "4|first|GpuTime|1000|ns|4|2\n6|second|GpuTime|2000|ns|4|2\n");
+  EXPECT_EQ(query("SELECT kernel, counter, dispatches, total, min, max FROM counter_summary "
+                  "WHERE process_id = 1 ORDER BY kernel, counter"),
+            "first|AvgGpuCoreFrequencyMHz|1|19.5|19.5|19.5\nfirst|GpuTime|1|1000|1000|1000\n"
+            "second|AvgGpuCoreFrequencyMHz|1|18.25|18.25|18.25\nsecond|GpuTime|1|2000|2000|2000\n");
+  EXPECT_EQ(query("SELECT name, units, type FROM counter_set_counters WHERE counter_set_id = 2 ORDER BY position"),
+            "GpuTime|ns|unsigned\nAvgGpuCoreFrequencyMHz|MHz|real\n");
+  EXPECT_EQ(query("SELECT counter, reason FROM counter_notes WHERE process_id = 1"),
+            "XveActive|not offered by the device\n");
+  EXPECT_EQ(query("SELECT metric, units, cumulative, time_ns, value FROM device_metrics WHERE process_id = 2 "
+                  "ORDER BY metric, time_ns"),
+            "engine active|us|1|1000|10.0\nengine active|us|1|3000|12.0\nengine active|us|1|7000|20.0\n"
+            "frequency|MHz|0|1000|1500.0\nfrequency|MHz|0|3000|1600.0\n");
+  sqlite3_close(h);
+}
+
+TEST(CounterExport, ChromeCounterEventsAndSliceArguments) {
+  std::vector<std::unique_ptr<Capture>> owned;
+  owned.push_back(std::make_unique<Capture>(exportCapture("chrome.gtap")));
+  std::vector<std::string> notes;
+  auto timeline = gtap::readers::buildTimeline(pointers(owned), notes);
+  std::ostringstream out;
+  gtap::readers::writeChromeTrace(timeline, out);
+  auto trace = nlohmann::json::parse(out.str());
+  std::map<std::string, std::vector<std::pair<double, double>>> counters;
+  std::map<std::string, nlohmann::json> kernelArgs;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "C") counters[e["name"]].emplace_back(e["ts"].get<double>(), e["args"]["value"].get<double>());
+    if (e["ph"] == "X" && e["cat"] == "kernel") kernelArgs[e["name"]] = e["args"];
+  }
+  ASSERT_EQ(counters.size(), 2u) << out.str();
+  const auto& frequency = counters["counting GPU: frequency (MHz)"];
+  ASSERT_EQ(frequency.size(), 2u);
+  EXPECT_DOUBLE_EQ(frequency[1].first, 3.0);  // microseconds
+  EXPECT_DOUBLE_EQ(frequency[1].second, 1600);
+  // Cumulative: the rate between samples, per second.
+  const auto& active = counters["counting GPU: engine active (us/s)"];
+  ASSERT_EQ(active.size(), 2u);
+  EXPECT_DOUBLE_EQ(active[0].second, 2.0 / 2000 * 1e9);
+  EXPECT_DOUBLE_EQ(active[1].second, 8.0 / 4000 * 1e9);
+  EXPECT_EQ(kernelArgs["second"]["GpuTime"], "2000");
+  EXPECT_EQ(kernelArgs["second"]["AvgGpuCoreFrequencyMHz"], "18.25");
+  EXPECT_FALSE(kernelArgs["plain"].contains("GpuTime"));
+}
+
+TEST(CounterExport, PerfettoCounterTracksAndAnnotations) {
+  std::vector<std::unique_ptr<Capture>> owned;
+  owned.push_back(std::make_unique<Capture>(exportCapture("perfetto.gtap")));
+  std::vector<std::string> notes;
+  auto timeline = gtap::readers::buildTimeline(pointers(owned), notes);
+  std::ostringstream out;
+  gtap::readers::writePerfettoTrace(timeline, out);
+  perfetto::protos::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(out.str()));
+  std::map<uint64_t, std::string> counterTracks;
+  std::map<std::string, std::vector<double>> values;
+  std::map<std::string, std::string> annotations;
+  for (const auto& p : trace.packet())
+    if (p.has_track_descriptor() && p.track_descriptor().has_counter())
+      counterTracks[p.track_descriptor().uuid()] = p.track_descriptor().name();
+  for (const auto& p : trace.packet()) {
+    if (!p.has_track_event()) continue;
+    const auto& e = p.track_event();
+    if (e.type() == perfetto::protos::TrackEvent::TYPE_COUNTER) {
+      ASSERT_TRUE(counterTracks.count(e.track_uuid()));
+      values[counterTracks[e.track_uuid()]].push_back(e.double_counter_value());
+    }
+    if (e.type() == perfetto::protos::TrackEvent::TYPE_SLICE_BEGIN && e.name() == "first")
+      for (const auto& a : e.debug_annotations()) annotations[a.name()] = a.string_value();
+  }
+  ASSERT_EQ(counterTracks.size(), 2u);
+  EXPECT_EQ(values["counting GPU: frequency (MHz)"], (std::vector<double>{1500, 1600}));
+  EXPECT_EQ(values["counting GPU: engine active (us/s)"].size(), 2u);
+  EXPECT_EQ(annotations["GpuTime"], "1000");
+  EXPECT_EQ(annotations["AvgGpuCoreFrequencyMHz"], "19.5");
+}
+
+TEST(CounterExport, DamagedCountersAreNotedAndLeftOut) {
+  CounterCaptureBuilder b;
+  b.sets.push_back({1, "hsaAqlProfile", "", {{"SQ_WAVES"}}});
+  b.kernel("ghost", 0, 100, 3, {1});
+  b.kernel("long", 200, 300, 1, {1, 2});
+  auto path = tempPath("damaged-export.gtap");
+  ASSERT_EQ(b.write(path), "");
+  std::vector<std::unique_ptr<Capture>> owned;
+  owned.push_back(std::make_unique<Capture>(path));
+  std::ostringstream jsonl;
+  std::vector<std::string> notes;
+  gtap::readers::writeJsonLines(pointers(owned), jsonl, notes);
+  EXPECT_EQ(jsonl.str().find("\"type\":\"counters\""), std::string::npos);
+  std::vector<std::string> timelineNotes;
+  auto timeline = gtap::readers::buildTimeline(pointers(owned), timelineNotes);
+  for (const auto* list : {&notes, &timelineNotes}) {
+    std::string all;
+    for (const auto& n : *list) all += n + "\n";
+    EXPECT_NE(all.find(path + ": 1 dispatch names counter set 3, which the file does not define"), std::string::npos)
+        << all;
+    EXPECT_NE(all.find(path + ": 1 dispatch of counter set 1 carries a number of values other than its 1 counters"),
+              std::string::npos)
+        << all;
+  }
+  for (const auto& s : timeline.slices)
+    for (const auto& a : s.args) EXPECT_NE(a.first, "SQ_WAVES");
+}
+
+TEST(CounterExport, NoCountersNoNewOutput) {
+  CounterCaptureBuilder b;
+  b.kernel("plain", 0, 100);
+  auto path = tempPath("plain-export.gtap");
+  ASSERT_EQ(b.write(path), "");
+  std::vector<std::unique_ptr<Capture>> owned;
+  owned.push_back(std::make_unique<Capture>(path));
+  std::vector<std::string> notes;
+  auto timeline = gtap::readers::buildTimeline(pointers(owned), notes);
+  EXPECT_TRUE(timeline.counters.empty());
+  std::ostringstream chrome, jsonl;
+  gtap::readers::writeChromeTrace(timeline, chrome);
+  EXPECT_EQ(chrome.str().find("\"ph\":\"C\""), std::string::npos);
+  gtap::readers::writeJsonLines(pointers(owned), jsonl, notes);
+  EXPECT_EQ(jsonl.str().find("counter"), std::string::npos);
+  EXPECT_EQ(jsonl.str().find("device_metric"), std::string::npos);
 }
 
 }  // namespace

@@ -2,12 +2,15 @@
 // (docs/export.md).
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <ostream>
 #include <span>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
 
+#include "gtap/readers/counters.h"
 #include "gtap/readers/json.h"
 #include "gtap/readers/record_export.h"
 
@@ -49,6 +52,16 @@ class Lines {
     text_.pop_back();
     return *this;
   }
+  // A number as JSON has it: whole numbers exactly, others to 17 digits;
+  // null when not finite.
+  Lines& number(double v) {
+    char buf[40];
+    if (!std::isfinite(v)) return *this << std::string_view("null");
+    if (v == std::floor(v) && std::fabs(v) < 9.0e15) std::snprintf(buf, sizeof buf, "%.0f", v);
+    else std::snprintf(buf, sizeof buf, "%.17g", v);
+    text_.append(buf);
+    return *this;
+  }
   void endLine() {
     text_ += '\n';
     if (text_.size() >= kBlock) flush();
@@ -85,11 +98,73 @@ void writeHalOperation(const DeviceOp& op, Lines& out) {
   out << "]";
 }
 
+// A capture's counter sets (`"type":"counter_set"`) and the counters asked
+// for and not collected (`"type":"counter_note"`).
+void writeCounterSets(const CapturedCounters& counters, const std::string& process, const std::string& pid,
+                      Lines& out) {
+  for (const auto& [id, set] : counters.sets) {
+    out << "{\"type\":\"counter_set\",\"process\":\"" << process << "\",\"pid\":" << pid << ",\"id\":" << id
+        << ",\"device\":" << set.device << ",\"source\":\"";
+    out.json(set.source) << "\",\"group\":\"";
+    out.json(set.group) << "\",\"pass\":" << set.pass << ",\"passes\":" << set.passes << ",\"counters\":[";
+    for (size_t i = 0; i < set.counters.size(); ++i) {
+      const CounterInfo& c = set.counters[i];
+      out << (i ? ",{\"name\":\"" : "{\"name\":\"");
+      out.json(c.name) << "\",\"units\":\"";
+      out.json(c.units) << "\",\"block\":\"";
+      out.json(c.block) << "\",\"description\":\"";
+      out.json(c.description) << "\"}";
+    }
+    out << "]}";
+    out.endLine();
+  }
+  for (const auto& n : counters.notes) {
+    out << "{\"type\":\"counter_note\",\"process\":\"" << process << "\",\"pid\":" << pid << ",\"counter\":\"";
+    out.json(n.counter) << "\",\"device\":";
+    if (n.device == ~0u) out << std::string_view("null");
+    else out << n.device;
+    out << ",\"reason\":\"";
+    out.json(n.reason) << "\",\"pass\":" << n.pass << "}";
+    out.endLine();
+  }
+}
+
+// Each device metric sample (`"type":"device_metric"`), a line per metric
+// read; a device without metrics says why (`"note"`).
+void writeDeviceMetrics(const CapturedCounters& counters, const std::string& process, const std::string& pid,
+                        Lines& out) {
+  for (const auto& series : counters.metrics) {
+    auto begin = [&]() -> Lines& {
+      out << "{\"type\":\"device_metric\",\"process\":\"" << process << "\",\"pid\":" << pid
+          << ",\"device\":" << series.device << ",\"source\":\"";
+      return out.json(series.source) << "\"";
+    };
+    if (series.metrics.empty() || series.times.empty()) {
+      begin() << ",\"note\":\"";
+      out.json(series.note) << "\"}";
+      out.endLine();
+      continue;
+    }
+    for (size_t i = 0; i < series.times.size(); ++i)
+      for (size_t m = 0; m < series.metrics.size(); ++m) {
+        double v = series.at(i, m);
+        if (std::isnan(v)) continue;
+        begin() << ",\"metric\":\"";
+        out.json(series.metrics[m].name) << "\",\"units\":\"";
+        out.json(series.metrics[m].units) << "\",\"cumulative\":"
+                                          << std::string_view(series.metrics[m].cumulative ? "true" : "false")
+                                          << ",\"time_ns\":" << series.times[i] << ",\"value\":";
+        out.number(v) << "}";
+        out.endLine();
+      }
+  }
+}
+
 // One capture's lines: its API calls, then its device operations as
 // `batches` gives them (`work` holds their queues' objects by the first),
 // then its stacks.
 void writeCapture(const Capture& c, const DeviceWork& work, const OpBatches& batches, StackFrames& stacks,
-                  Lines& out) {
+                  Lines& out, std::vector<std::string>& problems) {
   std::string process = jsonEscape(c.label());
   std::string pid = std::to_string(c.process().pid);
   // Each function's name escaped once.
@@ -106,6 +181,10 @@ void writeCapture(const Capture& c, const DeviceWork& work, const OpBatches& bat
       out.endLine();
     }
   });
+  // Counter sets and what was not collected come before the operations
+  // whose values name them (format 1.7; none in older files).
+  DispatchCounters counters(loadCounters(c));
+  writeCounterSets(counters.counters(), process, pid, out);
   std::unordered_map<uint64_t, std::string> queues;
   size_t index = 0;
   batches([&](std::span<const DeviceOp> ops) {
@@ -134,8 +213,21 @@ void writeCapture(const Capture& c, const DeviceWork& work, const OpBatches& bat
       if (op.stack) out << ",\"stack\":" << op.stack;
       out << "}";
       out.endLine();
+      if (const CounterSetInfo* set = counters.setOf(op)) {
+        out << "{\"type\":\"counters\",\"process\":\"" << process << "\",\"pid\":" << pid
+            << ",\"index\":" << index - 1 << ",\"set\":" << set->id << ",\"values\":{";
+        for (size_t i = 0; i < set->counters.size(); ++i) {
+          out << (i ? ",\"" : "\"");
+          out.json(set->counters[i].name) << "\":";
+          out.number(set->counters[i].value(op.counterValues[i]));
+        }
+        out << "}}";
+        out.endLine();
+      }
     }
   });
+  writeDeviceMetrics(counters.counters(), process, pid, out);
+  for (auto& p : counters.problems(c.path())) problems.push_back(std::move(p));
   // Each stack, root first (from main where main is among its frames).
   stacks.beginCapture();
   for (const auto& [id, pcs] : work.stacks) {
@@ -208,9 +300,11 @@ void writeInstructions(const Capture& c, const DeviceWork& work, const Instructi
 void writeJsonLines(const std::vector<LoadedCapture>& loaded, std::ostream& stream, const FrameResolver& resolve) {
   Lines out(stream);
   StackFrames stacks(resolve);
+  std::vector<std::string> problems;
   for (const auto& lc : loaded)
     writeCapture(
-        *lc.capture, lc.work, [&](const auto& visit) { visit(std::span<const DeviceOp>(lc.work.ops)); }, stacks, out);
+        *lc.capture, lc.work, [&](const auto& visit) { visit(std::span<const DeviceOp>(lc.work.ops)); }, stacks, out,
+        problems);
 }
 
 void writeJsonLines(std::span<const Capture* const> captures, std::ostream& stream, std::vector<std::string>& notes,
@@ -219,7 +313,7 @@ void writeJsonLines(std::span<const Capture* const> captures, std::ostream& stre
   StackFrames stacks(resolve);
   for (const Capture* c : captures) {
     DeviceWork work;  // one capture's at a time
-    writeCapture(*c, work, [&](const auto& visit) { visitDeviceWork(*c, work, true, visit); }, stacks, out);
+    writeCapture(*c, work, [&](const auto& visit) { visitDeviceWork(*c, work, true, visit); }, stacks, out, notes);
     writeInstructions(*c, work, instructions, out, notes);
     notes.insert(notes.end(), work.notes.begin(), work.notes.end());
     auto problems = stacks.takeProblems();

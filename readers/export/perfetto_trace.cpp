@@ -46,6 +46,7 @@ class PerfettoTraceWriter {
     writeDescriptors();
     writeCallstacks();
     writeSliceEvents();
+    writeCounterEvents();
     out_.flush();
   }
 
@@ -54,6 +55,7 @@ class PerfettoTraceWriter {
   uint64_t trackUuid(size_t track) const {
     return kUuidBase + 1 + index_.processes().size() + track;
   }
+  uint64_t counterUuid(size_t counter) const { return trackUuid(timeline_.tracks.size() + counter); }
 
   // Fields every packet carries. The first packet on the sequence says it
   // starts clean; the events after it rely on the descriptors before them.
@@ -133,6 +135,32 @@ class PerfettoTraceWriter {
         track->set_sibling_merge_behavior(protos::TrackDescriptor::SIBLING_MERGE_BEHAVIOR_NONE);
       }
       finishPacket();
+    }
+
+    // Device metrics: a counter track under its process.
+    for (size_t c = 0; c < timeline_.counters.size(); ++c) {
+      const TimelineCounter& source = timeline_.counters[c];
+      protos::TrackDescriptor* track = startPacket(timed, ns).mutable_track_descriptor();
+      track->set_uuid(counterUuid(c));
+      for (size_t p = 0; p < processes.size(); ++p)
+        if (processes[p].pid == source.pid) track->set_parent_uuid(processUuid(p));
+      track->set_name(validUtf8(source.name));
+      track->set_sibling_order_rank(2000 + static_cast<int32_t>(c));
+      track->mutable_counter();
+      finishPacket();
+    }
+  }
+
+  // Each device metric's values, a TYPE_COUNTER event a sample.
+  void writeCounterEvents() {
+    for (size_t c = 0; c < timeline_.counters.size(); ++c) {
+      for (const auto& [ns, value] : timeline_.counters[c].points) {
+        protos::TrackEvent* event = startPacket(true, ns).mutable_track_event();
+        event->set_type(protos::TrackEvent::TYPE_COUNTER);
+        event->set_track_uuid(counterUuid(c));
+        event->set_double_counter_value(value);
+        finishPacket();
+      }
     }
   }
 

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -11,6 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "gtap/readers/counters.h"
 #include "gtap/readers/record_export.h"
 
 namespace gtap::readers {
@@ -43,6 +45,22 @@ CREATE TABLE stack_frames(process_id INTEGER REFERENCES processes, stack INTEGER
 CREATE TABLE instruction_samples(process_id INTEGER REFERENCES processes, device INTEGER, kernel TEXT,
                                  module INTEGER, address INTEGER, offset INTEGER, instruction TEXT, file TEXT,
                                  line INTEGER, reason TEXT, count INTEGER);
+CREATE TABLE counter_sets(id INTEGER PRIMARY KEY, process_id INTEGER REFERENCES processes, set_id INTEGER,
+                          device INTEGER, source TEXT, metric_group TEXT, pass INTEGER, passes INTEGER);
+CREATE TABLE counter_set_counters(counter_set_id INTEGER REFERENCES counter_sets, position INTEGER, name TEXT,
+                                  units TEXT, type TEXT, block TEXT, description TEXT);
+CREATE TABLE counters(device_op_id INTEGER REFERENCES device_ops, counter_set_id INTEGER REFERENCES counter_sets,
+                      counter TEXT, value, units TEXT);
+CREATE TABLE counter_notes(process_id INTEGER REFERENCES processes, device INTEGER, counter TEXT, reason TEXT,
+                           pass INTEGER);
+CREATE TABLE device_metrics(process_id INTEGER REFERENCES processes, device INTEGER, source TEXT, metric TEXT,
+                            units TEXT, cumulative INTEGER, time_ns INTEGER, value REAL);
+CREATE VIEW counter_summary AS
+  SELECT o.process_id AS process_id, s.string AS kernel, c.counter AS counter, c.units AS units,
+         COUNT(*) AS dispatches, SUM(c.value) AS total, AVG(c.value) AS mean, MIN(c.value) AS min,
+         MAX(c.value) AS max
+  FROM counters c JOIN device_ops o ON o.id = c.device_op_id JOIN strings s ON s.id = o.name_id
+  GROUP BY o.process_id, o.name_id, c.counter;
 CREATE VIEW api_summary AS
   SELECT s.string AS function, COUNT(*) AS count, SUM(a.end_ns - a.begin_ns) AS total_ns
   FROM api_calls a JOIN strings s ON s.id = a.function_id GROUP BY a.function_id;
@@ -85,6 +103,12 @@ class SqliteDatabase {
     check(sqlite3_bind_text64(s, column, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
   }
   void bindNull(sqlite3_stmt* s, int column) { check(sqlite3_bind_null(s, column)); }
+  // A number: whole ones as integers, others as reals, NULL when not finite.
+  void bindNumber(sqlite3_stmt* s, int column, double value) {
+    if (!std::isfinite(value)) bindNull(s, column);
+    else if (value == std::floor(value) && std::fabs(value) < 9.0e15) bind(s, column, static_cast<int64_t>(value));
+    else check(sqlite3_bind_double(s, column, value));
+  }
   // Two columns set together, or both NULL when not `set`.
   void bindPair(sqlite3_stmt* s, int column, bool set, int64_t first, int64_t second) {
     if (set) {
@@ -198,6 +222,20 @@ void writeDatabase(ForEachCapture&& each, OutputFile& out, StackFrames& stacks,
   auto* sample = db.prepare(
       "INSERT INTO instruction_samples(process_id, device, kernel, module, address, offset, instruction, file, line, "
       "reason, count) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  auto* counterSet = db.prepare(
+      "INSERT INTO counter_sets(id, process_id, set_id, device, source, metric_group, pass, passes) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+  auto* counterDef = db.prepare(
+      "INSERT INTO counter_set_counters(counter_set_id, position, name, units, type, block, description) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?)");
+  auto* counterValue =
+      db.prepare("INSERT INTO counters(device_op_id, counter_set_id, counter, value, units) VALUES(?, ?, ?, ?, ?)");
+  auto* counterNote =
+      db.prepare("INSERT INTO counter_notes(process_id, device, counter, reason, pass) VALUES(?, ?, ?, ?, ?)");
+  auto* metric = db.prepare(
+      "INSERT INTO device_metrics(process_id, device, source, metric, units, cumulative, time_ns, value) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+  int64_t counterSetIds = 0;  // counter_sets rows before this capture's
   size_t framesWritten = 0;
   int64_t processId = 0;
   int64_t opIds = 0;  // device_ops ids before this capture's
@@ -232,6 +270,44 @@ void writeDatabase(ForEachCapture&& each, OutputFile& out, StackFrames& stacks,
       db.bind(call, 8, static_cast<int64_t>(a.beginIndex));
       db.step(call);
     });
+    // Counter sets (a row each, numbered across captures), what was not
+    // collected, then each measured operation's values after its row.
+    DispatchCounters counters(loadCounters(c));
+    std::unordered_map<uint32_t, int64_t> setRows;
+    for (const auto& [id, set] : counters.counters().sets) {
+      int64_t row = ++counterSetIds;
+      setRows[id] = row;
+      db.bind(counterSet, 1, row);
+      db.bind(counterSet, 2, processId);
+      db.bind(counterSet, 3, id);
+      db.bind(counterSet, 4, set.device);
+      db.bind(counterSet, 5, set.source);
+      db.bind(counterSet, 6, set.group);
+      db.bind(counterSet, 7, set.pass);
+      db.bind(counterSet, 8, set.passes);
+      db.step(counterSet);
+      for (size_t i = 0; i < set.counters.size(); ++i) {
+        const CounterInfo& def = set.counters[i];
+        db.bind(counterDef, 1, row);
+        db.bind(counterDef, 2, static_cast<int64_t>(i));
+        db.bind(counterDef, 3, def.name);
+        db.bind(counterDef, 4, def.units);
+        const char* types[] = {"unsigned", "signed", "real", "boolean"};
+        db.bind(counterDef, 5, std::string_view(types[std::min<size_t>(static_cast<size_t>(def.type), 3)]));
+        db.bind(counterDef, 6, def.block);
+        db.bind(counterDef, 7, def.description);
+        db.step(counterDef);
+      }
+    }
+    for (const auto& n : counters.counters().notes) {
+      db.bind(counterNote, 1, processId);
+      if (n.device == ~0u) db.bindNull(counterNote, 2);
+      else db.bind(counterNote, 2, n.device);
+      db.bind(counterNote, 3, n.counter);
+      db.bind(counterNote, 4, n.reason);
+      db.bind(counterNote, 5, n.pass);
+      db.step(counterNote);
+    }
     std::unordered_map<uint64_t, int64_t> queueIds;
     size_t index = 0;
     batches([&](std::span<const DeviceOp> ops) {
@@ -268,9 +344,37 @@ void writeDatabase(ForEachCapture&& each, OutputFile& out, StackFrames& stacks,
         else db.bindNull(op, 23);
         db.step(op);
         ++index;
+        if (const CounterSetInfo* set = counters.setOf(o)) {
+          for (size_t i = 0; i < set->counters.size(); ++i) {
+            db.bind(counterValue, 1, opIds + static_cast<int64_t>(index));
+            db.bind(counterValue, 2, setRows.at(set->id));
+            db.bind(counterValue, 3, set->counters[i].name);
+            db.bindNumber(counterValue, 4, set->counters[i].value(o.counterValues[i]));
+            db.bind(counterValue, 5, set->counters[i].units);
+            db.step(counterValue);
+          }
+        }
       }
     });
     opIds += static_cast<int64_t>(index);
+    // Device metrics: a row per sample and metric read.
+    for (const auto& series : counters.counters().metrics)
+      for (size_t i = 0; i < series.times.size(); ++i)
+        for (size_t m = 0; m < series.metrics.size(); ++m) {
+          double v = series.at(i, m);
+          if (std::isnan(v)) continue;
+          db.bind(metric, 1, processId);
+          db.bind(metric, 2, series.device);
+          db.bind(metric, 3, series.source);
+          db.bind(metric, 4, series.metrics[m].name);
+          db.bind(metric, 5, series.metrics[m].units);
+          db.bind(metric, 6, series.metrics[m].cumulative ? 1 : 0);
+          db.bind(metric, 7, series.times[i]);
+          db.bindNumber(metric, 8, v);
+          db.step(metric);
+        }
+    if (notes)
+      for (auto& p : counters.problems(c.path())) notes->push_back(std::move(p));
     // Its stacks, root first, and the frames not written before.
     stacks.beginCapture();
     for (const auto& [id, pcs] : work.stacks) {

@@ -4,9 +4,11 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
 
 #include "gtap/format/container.h"
 #include "gtap/readers/capture.h"
+#include "gtap/readers/device_work.h"
 
 namespace gtap::readers {
 
@@ -94,6 +96,39 @@ CapturedCounters loadCounters(const Capture& capture) {
     }
   }
   return out;
+}
+
+const CounterSetInfo* DispatchCounters::setOf(const DeviceOp& op) {
+  if (!op.counterSet) return nullptr;
+  auto set = counters_.sets.find(op.counterSet);
+  if (set == counters_.sets.end()) {
+    ++unknownSets_[op.counterSet];
+    return nullptr;
+  }
+  if (set->second.counters.size() != op.counterValues.size()) {
+    ++wrongCounts_[op.counterSet];
+    return nullptr;
+  }
+  return &set->second;
+}
+
+std::vector<std::string> DispatchCounters::problems(const std::string& path) const {
+  std::vector<std::string> out = counters_.problems;
+  for (const auto& [id, n] : unknownSets_)
+    out.push_back(path + ": " + std::to_string(n) + " dispatch" + (n == 1 ? " names" : "es name") + " counter set " +
+                  std::to_string(id) + ", which the file does not define; their values are left out");
+  for (const auto& [id, n] : wrongCounts_)
+    out.push_back(path + ": " + std::to_string(n) + " dispatch" + (n == 1 ? "" : "es") + " of counter set " +
+                  std::to_string(id) + (n == 1 ? " carries" : " carry") + " a number of values other than its " +
+                  std::to_string(counters_.sets.at(id).counters.size()) + " counters; their values are left out");
+  return out;
+}
+
+std::string counterValueText(double v) {
+  char text[40];
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15) std::snprintf(text, sizeof text, "%.0f", v);
+  else std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
 }
 
 }  // namespace gtap::readers

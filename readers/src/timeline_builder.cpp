@@ -1,7 +1,11 @@
 #include "gtap/readers/timeline_builder.h"
 
+#include "gtap/readers/counters.h"
+
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string_view>
@@ -85,6 +89,7 @@ class CaptureTimeline {
       : t_(t), c_(c), pid_(pid), processName_(std::move(processName)), nextTrack_(nextTrack), nextFlow_(nextFlow),
         stacks_(stacks), opsFrom_(t.slices.size()) {
     stacks_.beginCapture();
+    counters_.emplace(loadCounters(c));
     for (const auto& [id, th] : c.threads()) {
       TimelineTrack track;
       track.id = nextTrack_++;
@@ -141,6 +146,7 @@ class CaptureTimeline {
     s.name = lastNameStored_;
     s.category = opKindText(op.kind);
     s.args = argsOf(op, op.hal);
+    if (op.counterSet) s.args = withCounters(s.args, op);
     s.callstack = opCallstack_;
     // Flows: an append call (thread, begin index) to the operations it
     // made; for a device dispatch an IREE HAL dispatch became, the
@@ -154,6 +160,47 @@ class CaptureTimeline {
     uint64_t flow = flows_.add(thread, appendIndex, nextFlow_);
     if (nextFlow_ != before) s.flowIn = flow;
   }
+
+  // The device metrics as counter tracks of the process, named by device
+  // (from `work`), cumulative metrics as their rate between samples.
+  void addDeviceMetrics(const DeviceWork& work) {
+    for (const auto& series : counters_->counters().metrics) {
+      auto device = work.devices.find(series.device);
+      std::string deviceName = device != work.devices.end() && !device->second.name.empty()
+                                   ? device->second.name
+                                   : "device " + std::to_string(series.device);
+      for (size_t m = 0; m < series.metrics.size(); ++m) {
+        const auto& metric = series.metrics[m];
+        TimelineCounter counter;
+        counter.pid = pid_;
+        std::string units = metric.units;
+        if (metric.cumulative) units = (units.empty() ? std::string("count") : units) + "/s";
+        counter.name = deviceName + ": " + metric.name + (units.empty() ? "" : " (" + units + ")");
+        bool havePrevious = false;
+        int64_t previousNs = 0;
+        double previous = 0;
+        for (size_t i = 0; i < series.times.size(); ++i) {
+          double v = series.at(i, m);
+          if (std::isnan(v)) continue;
+          if (!metric.cumulative) {
+            counter.points.emplace_back(series.times[i], v);
+            continue;
+          }
+          if (havePrevious && series.times[i] > previousNs)
+            counter.points.emplace_back(series.times[i],
+                                        (v - previous) / static_cast<double>(series.times[i] - previousNs) * 1e9);
+          havePrevious = true;
+          previousNs = series.times[i];
+          previous = v;
+        }
+        if (!counter.points.empty()) t_.counters.push_back(std::move(counter));
+      }
+    }
+  }
+
+  // What was wrong with the capture's counters: chunks, and dispatches whose
+  // values do not fit their set (their values are not shown).
+  std::vector<std::string> counterProblems() const { return counters_->problems(c_.path()); }
 
   // The API calls, then the operations' slices moved after them (in place).
   void finish() {
@@ -189,6 +236,18 @@ class CaptureTimeline {
   }
 
  private:
+  // `base` and then each counter of the operation's set with its value.
+  std::span<const TimelineArg> withCounters(std::span<const TimelineArg> base, const DeviceOp& op) {
+    const CounterSetInfo* set = counters_->setOf(op);
+    if (!set) return base;
+    const auto& defs = set->counters;
+    auto out = t_.store->allocate<TimelineArg>(base.size() + defs.size());
+    std::copy(base.begin(), base.end(), out.begin());
+    for (size_t i = 0; i < defs.size(); ++i)
+      out[base.size() + i] = {t_.text(defs[i].name), t_.text(counterValueText(defs[i].value(op.counterValues[i])))};
+    return out;
+  }
+
   // The timeline's callstack id of the capture's stack `id` (0 when the
   // capture does not hold it).
   uint32_t callstackOf(const DeviceWork& work, uint32_t id) {
@@ -296,6 +355,7 @@ class CaptureTimeline {
   uint32_t opCallstack_ = 0;  // the operation being added's
   std::unordered_map<std::pair<uint32_t, uint64_t>, uint32_t, CallHash> callCallstacks_;  // (thread, call) -> id
   size_t opsFrom_;  // where this capture's slices begin in the timeline
+  std::optional<DispatchCounters> counters_;
   std::string_view lastName_, lastNameStored_;
   bool haveLastArgs_ = false;
   ArgsKey lastKey_{};
@@ -331,6 +391,8 @@ Timeline build(size_t count, const std::function<const Capture&(size_t)>& captur
     b.finish();
     auto problems = stacks.takeProblems();
     if (notes) notes->insert(notes->end(), problems.begin(), problems.end());
+    if (notes)
+      for (auto& p : b.counterProblems()) notes->push_back(std::move(p));
   }
   t.frames = stacks.frames();
   return t;
@@ -341,7 +403,10 @@ Timeline build(size_t count, const std::function<const Capture&(size_t)>& captur
 Timeline buildTimeline(const std::vector<LoadedCapture>& captures, const FrameResolver& resolve) {
   return build(
       captures.size(), [&](size_t i) -> const Capture& { return *captures[i].capture; }, resolve, nullptr,
-      [&](size_t i, CaptureTimeline& b) { b.addOps(captures[i].work.ops, captures[i].work); });
+      [&](size_t i, CaptureTimeline& b) {
+        b.addOps(captures[i].work.ops, captures[i].work);
+        b.addDeviceMetrics(captures[i].work);
+      });
 }
 
 Timeline buildTimeline(std::span<const Capture* const> captures, std::vector<std::string>& notes,
@@ -351,6 +416,7 @@ Timeline buildTimeline(std::span<const Capture* const> captures, std::vector<std
       [&](size_t i, CaptureTimeline& b) {
         DeviceWork work;
         visitDeviceWork(*captures[i], work, false, [&](std::span<const DeviceOp> ops) { b.addOps(ops, work); });
+        b.addDeviceMetrics(work);
         notes.insert(notes.end(), work.notes.begin(), work.notes.end());
       });
 }

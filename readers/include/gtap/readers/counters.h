@@ -13,6 +13,7 @@
 namespace gtap::readers {
 
 class Capture;
+struct DeviceOp;
 
 struct CounterInfo {
   std::string name, description, units, block;
@@ -64,5 +65,27 @@ struct CapturedCounters {
 // decode, or whose lists disagree (values not a multiple of the metrics), is
 // left out with a line in `problems` naming the file and offset.
 CapturedCounters loadCounters(const Capture& capture);
+
+// The counters of one capture's dispatches as the exports read them: each
+// measured operation's set, when its values fit one, and what did not fit.
+class DispatchCounters {
+ public:
+  explicit DispatchCounters(CapturedCounters counters) : counters_(std::move(counters)) {}
+  // The set `op`'s values belong to, or null when it was not measured, or
+  // names a set the file does not define, or carries more or fewer values
+  // than its set has counters (counted for problems()).
+  const CounterSetInfo* setOf(const DeviceOp& op);
+  const CapturedCounters& counters() const { return counters_; }
+  // The chunks left out and the dispatches whose values were, naming `path`.
+  std::vector<std::string> problems(const std::string& path) const;
+
+ private:
+  CapturedCounters counters_;
+  std::map<uint32_t, uint64_t> unknownSets_, wrongCounts_;  // set -> dispatches
+};
+
+// A counter's value as text: whole numbers without a fraction, others to six
+// significant digits.
+std::string counterValueText(double v);
 
 }  // namespace gtap::readers

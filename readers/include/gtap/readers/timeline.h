@@ -49,9 +49,18 @@ struct TimelineSlice {
   uint32_t callstack = 0;   // non-zero: the CPU stack it was launched from (Timeline::callstacks)
 };
 
+// A value over time, shown as a counter track of its process: a device
+// metric sampled while the program ran (a cumulative one as its rate).
+struct TimelineCounter {
+  uint32_t pid = 0;  // the process the track belongs to (as its TimelineTracks give it)
+  std::string name;  // e.g. "counting GPU: frequency actual (MHz)"
+  std::vector<std::pair<int64_t, double>> points;  // host ns, value; in time order
+};
+
 struct Timeline {
   std::vector<TimelineTrack> tracks;
   std::vector<TimelineSlice> slices;
+  std::vector<TimelineCounter> counters;
   std::shared_ptr<OpStore> store = std::make_shared<OpStore>();
   // CPU stacks of launches: callstack id N is callstacks[N - 1], indices
   // into frames, root first.
