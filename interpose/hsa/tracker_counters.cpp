@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -294,7 +295,9 @@ void sampleOnce(Sampler& s) {
   std::lock_guard<std::mutex> lock(s.mu);
   for (SmiDevice& d : s.devices) {
     const uint32_t i = d.smi;
-    double freq = -1, watts = -1, celsius = -1, used = -1, busy = -1;
+    // NaN: not read (the device or the library does not say).
+    const double none = std::numeric_limits<double>::quiet_NaN();
+    double freq = none, watts = none, celsius = none, used = none, busy = none;
     RsmiFrequencies f{};
     if (s.rsmi.clock && s.rsmi.clock(i, 0 /* RSMI_CLK_TYPE_SYS */, &f) == 0) {
       const size_t at = s.deepSleepField ? 4 : 0;  // num_supported, current, frequency[]
