@@ -10,9 +10,11 @@
 #include "commands.h"
 #include "exit_status.h"
 #include "gtap/format/modes.h"
+#include "gtap/readers/counter_stats.h"
 #include "gtap/readers/flame.h"
 #include "gtap/readers/output_file.h"
 #include "gtap/readers/recorded_mode.h"
+#include "gtap/readers/roofline.h"
 #include "open_captures.h"
 #include "output.h"
 #include "symbols.h"
@@ -111,9 +113,17 @@ int flame(const FlameCommandOptions& o) {
     if (options.weight == readers::FlameWeight::count) title = "Device operations by call path";
     title += captures.size() == 1 ? ": " + captures[0]->label() : ": " + std::to_string(captures.size()) + " processes";
   }
+  // The page's roofline section, when the captures read FLOP or byte counters.
+  std::string roofline;
+  if (format == "html") {
+    auto counters = readers::counterReport(captures, false, o.perProcess);
+    for (const auto& p : counters.problems) std::cerr << "gtap flame: " << p << "\n";
+    auto points = counters.roofline();
+    if (!points.empty()) roofline = readers::rooflineHtmlSection(points);
+  }
   auto write = [&](std::ostream& stream) {
     if (format == "svg") readers::writeFlameSvg(graph, title, stream, o.minWidth);
-    else if (format == "html") readers::writeFlameHtml(graph, title, stream, o.minWidth);
+    else if (format == "html") readers::writeFlameHtml(graph, title, stream, o.minWidth, roofline);
     else readers::writeFolded(graph, stream);
   };
   int status = out ? writeOutput("flame", *out, [&](readers::OutputFile& f) { write(f.stream()); })

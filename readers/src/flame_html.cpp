@@ -247,7 +247,8 @@ const char* kScript = R"JS(
 
 }  // namespace
 
-void writeFlameHtml(const FlameGraph& g, const std::string& title, std::ostream& out, double minWidthPixels) {
+void writeFlameHtml(const FlameGraph& g, const std::string& title, std::ostream& out, double minWidthPixels,
+                    std::string_view appendix) {
   std::string data = "{\"frames\":[";
   for (size_t i = 0; i < g.frames.size(); ++i) {
     const FlameFrame& f = g.frames[i];
@@ -292,7 +293,7 @@ void writeFlameHtml(const FlameGraph& g, const std::string& title, std::ostream&
          "<span id=\"matched\"></span></div>\n"
       << "<div id=\"selection\"></div>\n<div id=\"legend\"></div>\n<div id=\"flame\"></div>\n"
       << "<div id=\"details\"></div>\n<div id=\"notes\"></div>\n"
-      << "<script>var DATA = " << data << ";" << kScript << "</script>\n</body></html>\n";
+      << appendix << "<script>var DATA = " << data << ";" << kScript << "</script>\n</body></html>\n";
 }
 
 }  // namespace gtap::readers

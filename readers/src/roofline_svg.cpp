@@ -2,9 +2,11 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <sstream>
 #include <utility>
 
 #include "gtap/readers/roofline.h"
+#include "gtap/readers/table.h"
 #include "markup.h"
 
 namespace gtap::readers {
@@ -161,6 +163,28 @@ void writeRooflineSvg(const std::vector<RooflinePoint>& points, const std::strin
     out << "<text x=\"" << px((left + right) / 2) << "\" y=\"" << px((top + bottom) / 2)
         << "\" text-anchor=\"middle\" fill=\"#888\">no kernel with both FLOP and byte counters</text>\n";
   out << "</svg>\n";
+}
+
+std::string rooflineHtmlSection(const std::vector<RooflinePoint>& points) {
+  std::ostringstream out;
+  out << "<section id=\"roofline\"><h2 style=\"font-size:16px\">Roofline</h2>\n"
+         "<div>Achieved FLOP/s against arithmetic intensity (FLOP per byte) for the kernels whose FLOP and byte "
+         "counters were read, under each device's roof (docs/counters.md).</div>\n";
+  writeRooflineSvg(points, "Roofline", out, false);
+  out << "<table style=\"border-collapse:collapse;font-size:13px\">\n<tr>";
+  for (const char* h : {"kernel", "device", "FLOP", "bytes", "time", "FLOP/byte", "FLOP/s", "bytes/s", "of the roof"})
+    out << "<th style=\"text-align:left;padding:2px 8px\">" << h << "</th>";
+  out << "</tr>\n";
+  for (const auto& p : points) {
+    std::string name = p.process.empty() ? p.kernel : p.process + ": " + p.kernel;
+    out << "<tr class=\"roofline-kernel\"><td>" << markupEscaped(name) << "</td><td>" << markupEscaped(p.device)
+        << "</td><td>" << si(p.flops) << "</td><td>" << si(p.bytes) << "</td><td>" << formatNanoseconds(p.timeNs)
+        << "</td><td>" << (p.intensity > 0 ? num(p.intensity) : "-") << "</td><td>" << si(p.flopsPerSecond)
+        << "</td><td>" << si(p.bytesPerSecond) << "</td><td>"
+        << (p.attainable > 0 ? px(100 * p.ofAttainable) + "%" : "-") << "</td></tr>\n";
+  }
+  out << "</table></section>\n";
+  return out.str();
 }
 
 }  // namespace gtap::readers

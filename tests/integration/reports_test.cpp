@@ -354,6 +354,15 @@ TEST(CountersReport, RooflineTableAndPlot) {
   EXPECT_TRUE(contains(body, "data-kernel=\"gemm\"")) << body;
   EXPECT_TRUE(contains(body, "data-kernel=\"axpy\"")) << body;
   EXPECT_EQ(occurrences(body, "<line class=\"ridge\" data-intensity=\"40\""), 1u) << body;  // 20e12 / 0.5e12
+  // gtap flame's page has the same plot, and a row per kernel.
+  std::string page = dir + "/flame.html";
+  auto flame = gtap({"flame", "-o", page, file});
+  ASSERT_EQ(flame.exitCode, 0) << flame.err;
+  std::ifstream pageIn(page);
+  std::string html((std::istreambuf_iterator<char>(pageIn)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(contains(html, "<section id=\"roofline\">")) << html;
+  EXPECT_EQ(occurrences(html, "<circle class=\"point\""), 2u);
+  EXPECT_EQ(occurrences(html, "<tr class=\"roofline-kernel\">"), 2u);
   // The plot is a file: refused over an existing one, and without --roofline.
   EXPECT_EQ(gtap({"counters", "--roofline", "--format=svg", "-o", svg, file}).exitCode, 2);
   EXPECT_EQ(gtap({"counters", "--format=svg", "-o", dir + "/other.svg", file}).exitCode, 2);

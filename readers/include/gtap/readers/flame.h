@@ -10,6 +10,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gtap/readers/capture.h"
@@ -101,7 +102,8 @@ void writeFlameSvg(const FlameGraph& graph, const std::string& title, std::ostre
 // The same graph in a self-contained HTML page under a sub-second heatmap
 // (FlameScope's: a column per second of the run, a row per 20 ms within it,
 // coloured by weight); selecting cells draws the graph of that time only.
+// `appendix` is HTML put after the graph (gtap flame's roofline section).
 void writeFlameHtml(const FlameGraph& graph, const std::string& title, std::ostream& out,
-                    double minWidthPixels = 0.1);
+                    double minWidthPixels = 0.1, std::string_view appendix = {});
 
 }  // namespace gtap::readers

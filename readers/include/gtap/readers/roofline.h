@@ -20,4 +20,8 @@ namespace gtap::readers {
 void writeRooflineSvg(const std::vector<RooflinePoint>& points, const std::string& title, std::ostream& out,
                       bool standalone = true);
 
+// A section of an HTML page (gtap flame --format=html): the plot and a
+// table of each kernel's figures.
+std::string rooflineHtmlSection(const std::vector<RooflinePoint>& points);
+
 }  // namespace gtap::readers
