@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "gtap/readers/capture.h"
@@ -279,24 +280,36 @@ TEST_F(Samples, BadPeriodsAreRefused) {
   }
 }
 
-// gtap counters --list asks the driver itself: every metric group and metric
-// the simulated device offers, the sampling group with its instruction
-// pointer among them; without --list it is a usage error.
+// gtap counters --list asks the runtimes themselves: every metric group and
+// metric the simulated Level Zero device offers, the sampling group with its
+// instruction pointer among them, and the simulated HSA agent's AQL profile
+// events; without --list or files it is a usage error.
 TEST(Counters, ListShowsWhatTheDriverOffers) {
   auto r = runProcess({gtapBinary(), "counters", "--list", "--sim", "--format", "jsonl"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   std::istringstream in(r.out);
-  size_t rows = 0;
-  bool ip = false;
+  size_t rows = 0, hsaRows = 0;
+  bool ip = false, waves = false;
+  std::set<std::string> queryGroups;
   for (std::string line; std::getline(in, line);) {
     auto j = nlohmann::json::parse(line);
-    ++rows;
-    EXPECT_EQ(j["device"], "0.0 gtap simulated GPU") << line;
     EXPECT_FALSE(j["group"].get<std::string>().empty()) << line;
+    if (j["runtime"] == "hsa") {
+      ++hsaRows;
+      waves = waves || (j["group"] == "SQ" && j["metric"] == "SQ_WAVES");
+      continue;
+    }
+    ++rows;
+    EXPECT_EQ(j["runtime"], "level-zero") << line;
+    EXPECT_EQ(j["device"], "0.0 gtap simulated GPU") << line;
     ip = ip || (j["group"] == "EuStallSampling" && j["metric"] == "IP" && j["sampling"] == "time");
+    if (j["sampling"] == "per-dispatch") queryGroups.insert(j["group"]);
   }
   EXPECT_GE(rows, 10u);
   EXPECT_TRUE(ip) << r.out;
+  EXPECT_EQ(queryGroups, (std::set<std::string>{"ComputeBasic", "ComputeTiming", "ComputeBusy", "ComputeWork"}));
+  EXPECT_GE(hsaRows, 3u);
+  EXPECT_TRUE(waves) << r.out;
   auto usage = runProcess({gtapBinary(), "counters"});
   EXPECT_EQ(usage.exitCode, 2);
   EXPECT_NE(usage.err.find("--list"), std::string::npos) << usage.err;

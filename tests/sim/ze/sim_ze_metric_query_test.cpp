@@ -58,12 +58,13 @@ class SimZeMetricQuery : public ::testing::Test {
     module_ = s.module;
     moduleBytes_ = s.moduleBytes;
     if (HasFatalFailure()) return;
-    uint32_t n = 2;
-    zet_metric_group_handle_t groups[2] = {};
+    uint32_t n = 5;
+    zet_metric_group_handle_t groups[5] = {};
     ASSERT_EQ(ZE_RESULT_SUCCESS, zetMetricGroupGet(device_, &n, groups));
-    ASSERT_EQ(2u, n);
+    ASSERT_EQ(5u, n);
     sampling_ = groups[0];
     group_ = groups[1];
+    for (uint32_t i = 2; i < 5; ++i) smaller_[i - 2] = groups[i];
   }
 
   static void TearDownTestSuite() {
@@ -223,6 +224,7 @@ class SimZeMetricQuery : public ::testing::Test {
   static inline ze_module_handle_t module_ = nullptr;
   static inline zet_metric_group_handle_t sampling_ = nullptr;
   static inline zet_metric_group_handle_t group_ = nullptr;
+  static inline zet_metric_group_handle_t smaller_[3] = {};  // ComputeTiming, ComputeBusy, ComputeWork
   static inline std::vector<uint8_t>* moduleBytes_ = nullptr;
   ze_kernel_handle_t spin_ = nullptr;
   ze_kernel_handle_t add_ = nullptr;
@@ -339,6 +341,62 @@ TEST_F(SimZeMetricQuery, QueriesCountWhatRanBetweenBeginAndEnd) {
   ZE_OK(zeCommandQueueExecuteCommandLists(queue_, 1, &l, nullptr));
   ZE_OK(zeCommandQueueSynchronize(queue_, kForever));
   EXPECT_EQ(kAddItems, values(data(inner))[kWorkItemsExecuted]);
+}
+
+// The smaller query groups are parts of ComputeBasic's metrics, read from the
+// same report; being of one domain, only one of them is active at a time.
+TEST_F(SimZeMetricQuery, SmallerGroupsTakeTheirPartOfOneReport) {
+  const char* names[3] = {"ComputeTiming", "ComputeBusy", "ComputeWork"};
+  const std::vector<std::vector<uint32_t>> parts = {
+      {kGpuTime, kGpuCoreClocks, kAvgGpuCoreFrequency}, {kGpuBusyTime}, {kKernelsExecuted, kWorkGroupsExecuted, kWorkItemsExecuted}};
+  activate();
+  ZE_OK(createPool(1));
+  zet_metric_query_handle_t q = query(0);
+  ze_command_list_handle_t l = list();
+  const ze_group_count_t addGroups{kAddGroups, 1, 1};
+  ZE_OK(zetCommandListAppendMetricQueryBegin(l, q));
+  ZE_OK(zeCommandListAppendLaunchKernel(l, add_, &addGroups, nullptr, 0, nullptr));
+  ZE_OK(zetCommandListAppendMetricQueryEnd(l, q, nullptr, 0, nullptr));
+  run(l);
+  const std::vector<uint8_t> raw = data(q);
+  const std::vector<uint64_t> all = values(raw);
+  ASSERT_EQ(size_t(kMetricCount), all.size());
+  for (int g = 0; g < 3; ++g) {
+    SCOPED_TRACE(names[g]);
+    auto gp = typed<zet_metric_group_properties_t>(ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES);
+    ZE_OK(zetMetricGroupGetProperties(smaller_[g], &gp));
+    EXPECT_STREQ(names[g], gp.name);
+    EXPECT_EQ(ZET_METRIC_GROUP_SAMPLING_TYPE_FLAG_EVENT_BASED, gp.samplingType);
+    EXPECT_EQ(1u, gp.domain);
+    ASSERT_EQ(parts[g].size(), gp.metricCount);
+    uint32_t count = 0;
+    ZE_OK(zetMetricGroupCalculateMetricValues(smaller_[g], ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES,
+                                              raw.size(), raw.data(), &count, nullptr));
+    ASSERT_EQ(parts[g].size(), count);
+    std::vector<zet_typed_value_t> v(count);
+    ZE_OK(zetMetricGroupCalculateMetricValues(smaller_[g], ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES,
+                                              raw.size(), raw.data(), &count, v.data()));
+    std::vector<zet_metric_handle_t> metrics(count);
+    ZE_OK(zetMetricGet(smaller_[g], &count, metrics.data()));
+    for (uint32_t i = 0; i < count; ++i) {
+      EXPECT_EQ(all[parts[g][i]], v[i].value.ui64) << i;
+      auto mp = typed<zet_metric_properties_t>(ZET_STRUCTURE_TYPE_METRIC_PROPERTIES);
+      ZE_OK(zetMetricGetProperties(metrics[i], &mp));
+      auto basic = typed<zet_metric_properties_t>(ZET_STRUCTURE_TYPE_METRIC_PROPERTIES);
+      uint32_t n = kMetricCount;
+      std::vector<zet_metric_handle_t> basicMetrics(n);
+      ZE_OK(zetMetricGet(group_, &n, basicMetrics.data()));
+      ZE_OK(zetMetricGetProperties(basicMetrics[parts[g][i]], &basic));
+      EXPECT_STREQ(basic.name, mp.name);
+    }
+  }
+  EXPECT_EQ(kAddItems, all[kWorkItemsExecuted]);
+  // One query group per domain: two together are refused; one with sampling is not.
+  zet_metric_group_handle_t two[2] = {group_, smaller_[2]};
+  EXPECT_EQ(ZE_RESULT_ERROR_INVALID_ARGUMENT, zetContextActivateMetricGroups(context_, device_, 2, two));
+  zet_metric_group_handle_t withSampling[2] = {sampling_, smaller_[2]};
+  ZE_OK(zetContextActivateMetricGroups(context_, device_, 2, withSampling));
+  ZE_OK(zetContextActivateMetricGroups(context_, device_, 0, nullptr));
 }
 
 TEST_F(SimZeMetricQuery, ImmediateListQueries) {

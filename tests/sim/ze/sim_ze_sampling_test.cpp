@@ -278,11 +278,11 @@ class SimZeSampling : public ::testing::Test {
 TEST_F(SimZeSampling, SamplingGroupFirstWithTenMetrics) {
   uint32_t count = 0;
   ZE_OK(zetMetricGroupGet(device_, &count, nullptr));
-  ASSERT_EQ(2u, count);  // then the query-based ComputeBasic (sim_ze_metric_query_test.cpp)
-  count = 5;  // more than there are: the count is corrected
-  zet_metric_group_handle_t groups[5] = {};
+  ASSERT_EQ(5u, count);  // then the four query-based groups (sim_ze_metric_query_test.cpp)
+  count = 7;  // more than there are: the count is corrected
+  zet_metric_group_handle_t groups[7] = {};
   ZE_OK(zetMetricGroupGet(device_, &count, groups));
-  EXPECT_EQ(2u, count);
+  EXPECT_EQ(5u, count);
   EXPECT_EQ(group_, groups[0]);
   EXPECT_NE(groups[0], groups[1]);
 

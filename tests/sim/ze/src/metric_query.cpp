@@ -40,13 +40,8 @@ constexpr QueryMetricInfo kQueryMetrics[kQueryMetricCount] = {
      ZET_VALUE_TYPE_UINT64, "events"},
 };
 
-constexpr char kGroupName[] = "ComputeBasic";
-constexpr char kGroupDescription[] =
-    "Per-query counters: time, device clocks, busy time, kernels, work-groups and work-items run between a "
-    "query's begin and end";
 constexpr char kComponent[] = "GPU";
 constexpr uint32_t kTier = 1;
-constexpr uint32_t kDomain = 1;  // apart from instruction sampling's 0: both can be active
 
 void copyName(char* out, size_t size, const char* text) {
   std::memset(out, 0, size);
@@ -69,17 +64,35 @@ uint64_t ticksToNs(uint64_t ticks) {
 
 }  // namespace
 
+const std::vector<QueryGroupInfo>& queryGroups() {
+  // Never destroyed: a tool may calculate values while the process exits.
+  static const auto& groups = *new std::vector<QueryGroupInfo>{
+      {"ComputeBasic",
+       "Per-query counters: time, device clocks, busy time, kernels, work-groups and work-items run between a "
+       "query's begin and end",
+       {kGpuTime, kGpuCoreClocks, kAvgGpuCoreFrequency, kGpuBusyTime, kKernelsExecuted, kWorkGroupsExecuted,
+        kWorkItemsExecuted}},
+      {"ComputeTiming", "Per-query time and device clocks between a query's begin and end",
+       {kGpuTime, kGpuCoreClocks, kAvgGpuCoreFrequency}},
+      {"ComputeBusy", "Per-query time spent running kernels between a query's begin and end", {kGpuBusyTime}},
+      {"ComputeWork", "Per-query kernels, work-groups and work-items run between a query's begin and end",
+       {kKernelsExecuted, kWorkGroupsExecuted, kWorkItemsExecuted}},
+  };
+  return groups;
+}
+
 MetricQuery::~MetricQuery() {
   std::lock_guard lock(pool->mutex);
   pool->slotUsed[index] = false;
 }
 
-void queryGroupProperties(zet_metric_group_properties_t* out) {
-  copyName(out->name, sizeof out->name, kGroupName);
-  copyName(out->description, sizeof out->description, kGroupDescription);
+void queryGroupProperties(uint32_t group, zet_metric_group_properties_t* out) {
+  const QueryGroupInfo& g = queryGroups()[group];
+  copyName(out->name, sizeof out->name, g.name);
+  copyName(out->description, sizeof out->description, g.description);
   out->samplingType = ZET_METRIC_GROUP_SAMPLING_TYPE_FLAG_EVENT_BASED;
-  out->domain = kDomain;
-  out->metricCount = kQueryMetricCount;
+  out->domain = kQueryDomain;
+  out->metricCount = uint32_t(g.metrics.size());
 }
 
 void queryMetricProperties(uint32_t index, zet_metric_properties_t* out) {
@@ -93,8 +106,10 @@ void queryMetricProperties(uint32_t index, zet_metric_properties_t* out) {
   copyName(out->resultUnits, sizeof out->resultUnits, info.units);
 }
 
-ze_result_t calculateQueryValues(size_t rawDataSize, const uint8_t* raw, uint32_t* pCount,
+ze_result_t calculateQueryValues(uint32_t group, size_t rawDataSize, const uint8_t* raw, uint32_t* pCount,
                                  zet_typed_value_t* values) {
+  const std::vector<QueryMetric>& metrics = queryGroups()[group].metrics;
+  const uint32_t perReport = uint32_t(metrics.size());
   namespace r = queryReport;
   SIM_CHECK(rawDataSize % r::kSize == 0, ZE_RESULT_ERROR_INVALID_SIZE);
   for (size_t off = 0; off < rawDataSize; off += r::kSize) {
@@ -106,7 +121,7 @@ ze_result_t calculateQueryValues(size_t rawDataSize, const uint8_t* raw, uint32_
   for (size_t off = 0; off < rawDataSize; off += r::kSize) {
     if (loadLe(raw + off + r::kFlags, 4) & r::kValid) reports.push_back(raw + off);
   }
-  const uint64_t needed64 = uint64_t(reports.size()) * kQueryMetricCount;
+  const uint64_t needed64 = uint64_t(reports.size()) * perReport;
   const uint32_t needed = needed64 > UINT32_MAX ? UINT32_MAX : uint32_t(needed64);
   if (*pCount == 0 || values == nullptr) {
     *pCount = needed;
@@ -126,9 +141,9 @@ ze_result_t calculateQueryValues(size_t rawDataSize, const uint8_t* raw, uint32_
         loadLe(p + r::kWorkGroups, 8),
         loadLe(p + r::kWorkItems, 8),
     };
-    for (uint32_t k = 0; k < kQueryMetricCount && written < n; ++k, ++written) {
-      values[written].type = kQueryMetrics[k].valueType;
-      values[written].value.ui64 = row[k];
+    for (uint32_t k = 0; k < perReport && written < n; ++k, ++written) {
+      values[written].type = kQueryMetrics[metrics[k]].valueType;
+      values[written].value.ui64 = row[metrics[k]];
     }
   }
   *pCount = written;

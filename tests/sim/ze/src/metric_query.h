@@ -1,5 +1,7 @@
-// Metric queries (zet): the query-based metric group "ComputeBasic", whose
-// metrics count what an engine ran between a query's begin and end commands.
+// Metric queries (zet): the query-based metric groups ("ComputeBasic" and
+// the smaller groups made of its metrics), whose metrics count what an engine
+// ran between a query's begin and end commands. All of them read the same
+// raw report; a group's values are its metrics' part of it.
 // The queries' API is in metric_query.cpp; the counting in execute.cpp.
 #pragma once
 
@@ -74,11 +76,22 @@ struct MetricQuery : Object {
   uint8_t report[queryReport::kSize] = {};
 };
 
-// Makes ComputeBasic's metrics' names and the like known to metrics.cpp.
+// The query-based groups, in the order zetMetricGroupGet gives them after
+// the time-based one; all of one domain (1), so one is active at a time.
+struct QueryGroupInfo {
+  const char* name;
+  const char* description;
+  std::vector<QueryMetric> metrics;  // in the order of zetMetricGet and of the values
+};
+const std::vector<QueryGroupInfo>& queryGroups();
+inline constexpr uint32_t kQueryDomain = 1;  // apart from instruction sampling's 0: both can be active
+
+// Makes the query groups' metrics' names and the like known to metrics.cpp
+// (`index` is a QueryMetric).
 void queryMetricProperties(uint32_t index, zet_metric_properties_t* out);
-void queryGroupProperties(zet_metric_group_properties_t* out);
-// zetMetricGroupCalculateMetricValues for ComputeBasic's raw data.
-ze_result_t calculateQueryValues(size_t rawDataSize, const uint8_t* raw, uint32_t* pCount,
+void queryGroupProperties(uint32_t group, zet_metric_group_properties_t* out);
+// zetMetricGroupCalculateMetricValues for a query group's raw data.
+ze_result_t calculateQueryValues(uint32_t group, size_t rawDataSize, const uint8_t* raw, uint32_t* pCount,
                                  zet_typed_value_t* values);
 
 }  // namespace sim

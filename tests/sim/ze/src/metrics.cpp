@@ -134,11 +134,16 @@ void createMetricGroups(Device& device) {
   auto group = makeObject<MetricGroup>(&device, false);
   for (uint32_t i = 0; i < kMetricCount; ++i) group->metrics.push_back(makeObject<Metric>(group.get(), i).get());
   device.metricGroup = group.get();
-  auto queries = makeObject<MetricGroup>(&device, true);
-  for (uint32_t i = 0; i < kQueryMetricCount; ++i)
-    queries->metrics.push_back(makeObject<Metric>(queries.get(), i).get());
-  device.queryGroup = queries.get();
+  for (uint32_t g = 0; g < queryGroups().size(); ++g) {
+    auto queries = makeObject<MetricGroup>(&device, true, g);
+    for (QueryMetric m : queryGroups()[g].metrics)
+      queries->metrics.push_back(makeObject<Metric>(queries.get(), uint32_t(m)).get());
+    device.queryGroups.push_back(queries.get());
+  }
+  device.queryGroup = device.queryGroups.front();
 }
+
+uint32_t MetricGroup::domain() const { return queryBased ? kQueryDomain : 0; }
 
 void notifyReports(Device& device) {
   if (device.sampling.load(std::memory_order_acquire) == nullptr) return;
@@ -160,8 +165,9 @@ void notifyReports(Device& device) {
 ze_result_t zetMetricGroupGet(zet_device_handle_t hDevice, uint32_t* pCount, zet_metric_group_handle_t* phMetricGroups) {
   SIM_LOOKUP(device, Device, hDevice);
   SIM_NOT_NULL(pCount);
-  MetricGroup* groups[] = {device->metricGroup, device->queryGroup};
-  countQuery(2, pCount, phMetricGroups != nullptr, [&](uint32_t i) {
+  std::vector<MetricGroup*> groups = {device->metricGroup};
+  groups.insert(groups.end(), device->queryGroups.begin(), device->queryGroups.end());
+  countQuery(uint32_t(groups.size()), pCount, phMetricGroups != nullptr, [&](uint32_t i) {
     phMetricGroups[i] =
         reinterpret_cast<zet_metric_group_handle_t>(static_cast<Object*>(groups[i]));
   });
@@ -173,7 +179,7 @@ ze_result_t zetMetricGroupGetProperties(zet_metric_group_handle_t hMetricGroup,
   SIM_LOOKUP(group, MetricGroup, hMetricGroup);
   SIM_NOT_NULL(pProperties);
   if (group->queryBased) {
-    queryGroupProperties(pProperties);
+    queryGroupProperties(group->queryGroup, pProperties);
     return ZE_RESULT_SUCCESS;
   }
   copyName(pProperties->name, sizeof pProperties->name, kGroupName);
@@ -221,9 +227,9 @@ ze_result_t zetContextActivateMetricGroups(zet_context_handle_t hContext, zet_de
     SIM_LOOKUP(group, MetricGroup, phMetricGroups[i]);
     // Groups are activated for a device: one of another device does not belong.
     SIM_CHECK(group->device == device.get(), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    // Two groups of one domain (or one group twice) cannot be active together;
-    // each group here has a domain of its own.
-    SIM_CHECK(std::find(groups.begin(), groups.end(), group.get()) == groups.end(),
+    // Two groups of one domain (or one group twice) cannot be active together.
+    SIM_CHECK(std::none_of(groups.begin(), groups.end(),
+                           [&](const MetricGroup* g) { return g->domain() == group->domain(); }),
               ZE_RESULT_ERROR_INVALID_ARGUMENT);
     groups.push_back(group.get());
   }
@@ -326,7 +332,8 @@ ze_result_t zetMetricGroupCalculateMetricValues(zet_metric_group_handle_t hMetri
   SIM_NOT_NULL(pRawData);
   SIM_NOT_NULL(pMetricValueCount);
   // A query's values are its counts, the same for both calculation types.
-  if (group->queryBased) return calculateQueryValues(rawDataSize, pRawData, pMetricValueCount, pMetricValues);
+  if (group->queryBased)
+    return calculateQueryValues(group->queryGroup, rawDataSize, pRawData, pMetricValueCount, pMetricValues);
   SIM_CHECK(rawDataSize % report::kSize == 0, ZE_RESULT_ERROR_INVALID_SIZE);
   // One row per instruction address, in ascending order: the address, then
   // each reason's count summed over the valid reports of that address. The

@@ -46,9 +46,11 @@ struct Metric;
 
 struct MetricGroup : Object {
   static constexpr Kind kKind = Kind::MetricGroup;
-  MetricGroup(Device* d, bool q) : Object(kKind), device(d), queryBased(q) {}
+  MetricGroup(Device* d, bool q, uint32_t qg = 0) : Object(kKind), device(d), queryBased(q), queryGroup(qg) {}
   Device* const device;
-  const bool queryBased;           // ComputeBasic; otherwise EuStallSampling
+  const bool queryBased;           // a query group (metric_query.h); otherwise EuStallSampling
+  const uint32_t queryGroup;       // which of queryGroups()
+  uint32_t domain() const;
   std::vector<Metric*> metrics{};  // registered, never destroyed
 };
 
@@ -57,7 +59,7 @@ struct Metric : Object {
   Metric(MetricGroup* g, uint32_t i) : Object(kKind), group(g), index(i) {}
   MetricGroup* const group;
   // EuStallSampling: 0 is IP, then the reasons in report order.
-  // ComputeBasic: the order of its values (metric_query.h).
+  // Query groups: the QueryMetric it is (metric_query.h).
   const uint32_t index;
 };
 

@@ -35,7 +35,8 @@ struct Device : Object {
   // destroyed: instruction sampling (sampling.cpp) and the query-based
   // ComputeBasic (metric_query.cpp).
   MetricGroup* metricGroup = nullptr;
-  MetricGroup* queryGroup = nullptr;
+  MetricGroup* queryGroup = nullptr;  // ComputeBasic, the first of queryGroups
+  std::vector<MetricGroup*> queryGroups;
   // Sysman (sysman.cpp): engine groups and the frequency domain, made with
   // the device and never destroyed.
   std::vector<Object*> engineGroups;
