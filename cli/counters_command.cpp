@@ -175,15 +175,20 @@ void printMetrics(const readers::CounterReport& r, readers::OutputFormat format)
                valueCell(m.max), m.cumulative ? valueCell(m.rate) : readers::Cell::str("-")});
   }
   if (format == readers::OutputFormat::text) {
-    if (!table.size() && r.metrics.empty()) return;
-    std::cout << "\nDevice metrics (cumulative ones as rates between samples: min, mean and max per interval, "
-                 "rate over the run)\n";
+    if (r.metrics.empty()) return;
+    if (table.size()) {
+      std::cout << "\nDevice metrics (cumulative ones as rates between samples: min, mean and max per interval, "
+                   "rate over the run)\n";
+      table.print(std::cout, format);
+    } else {
+      std::cout << "\nDevice metrics:\n";
+    }
+    // Devices that have none, and why.
+    for (const auto& m : r.metrics)
+      if (m.metric.empty()) std::cout << "  " << r.processes[m.capture] << ", " << m.deviceName << ": " << m.note << "\n";
+    return;
   }
   table.print(std::cout, format);
-  if (format == readers::OutputFormat::text)
-    for (const auto& m : r.metrics)
-      if (m.metric.empty())
-        std::cout << r.processes[m.capture] << ", " << m.deviceName << ": no device metrics (" << m.note << ")\n";
 }
 
 void printRoofline(const std::vector<readers::RooflinePoint>& points, bool perProcess, readers::OutputFormat format) {

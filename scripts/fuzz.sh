@@ -47,6 +47,7 @@ capture replay-threads replay -- "$work/ze_multithread" 2 2 256
 capture replay-file replay --file-policy reference --file-validation digest -- "$work/ze_mapped_input" "$seeds/files/input.bin"
 capture replay-ranges replay --file-policy capture-ranges -- "$work/ze_mapped_input" "$seeds/files/input.bin"
 capture hsa api,kernels,memory,stacks -- "$work/hsa_pipeline" 1 256
+capture hsa-counters api,kernels --counters GRBM_COUNT,GRBM_GUI_ACTIVE,SQ_WAVES --metrics-interval 1 -- "$work/hsa_pipeline" 1 256
 capture hal api,kernels,memory -- "$work/hal_fixture" 20 2
 LD_LIBRARY_PATH=$PWD/build/lib/gtap/sim/hsa capture hal-on-hsa api,kernels -- "$work/hal_on_hsa" 2
 for f in "$seeds"/*.gtap; do

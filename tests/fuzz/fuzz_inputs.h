@@ -18,6 +18,8 @@
 #include "gtap/format/reader.h"
 #include "gtap/readers/api_stats.h"
 #include "gtap/readers/capture.h"
+#include "gtap/readers/counter_stats.h"
+#include "gtap/readers/counters.h"
 #include "gtap/readers/executables.h"
 #include "gtap/readers/flame.h"
 #include "gtap/readers/memory_stats.h"
@@ -25,6 +27,7 @@
 #include "gtap/readers/replay_dump.h"
 #include "gtap/readers/replay_stream.h"
 #include "gtap/readers/replayer.h"
+#include "gtap/readers/roofline.h"
 #include "gtap/readers/timeline_builder.h"
 
 namespace gtap::fuzz {
@@ -36,7 +39,8 @@ class Discard : public std::streambuf {
   std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
 };
 
-// The reports (info, api, kernels, memory, summary, explain, executables):
+// The reports (info, api, kernels, memory, summary, explain, executables,
+// counters):
 // the capture read, its calls, device work, overview, kernels, transfers,
 // allocations, timeline and code objects, the readers that stream the device
 // operations (and go on whole at IREE HAL work), then every chunk decoded.
@@ -97,6 +101,29 @@ inline void captureReader(std::span<const uint8_t> bytes) {
     }
     // gtap kernels --instructions.
     readers::instructionReport(streamed, "*", {});
+    // gtap counters (per kernel and per dispatch, device metrics, the
+    // roofline's table, plot and page section) and the exports' reading of
+    // counter values.
+    readers::loadCounters(capture);
+    for (bool perDispatch : {false, true}) {
+      auto counters = readers::counterReport(streamed, perDispatch, perDispatch);
+      auto points = counters.roofline();
+      Discard sink;
+      std::ostream out(&sink);
+      readers::writeRooflineSvg(points, "fuzz", out);
+      out << readers::rooflineHtmlSection(points);
+    }
+    {
+      readers::DispatchCounters dispatchCounters(readers::loadCounters(capture));
+      readers::DeviceWork counted;
+      readers::visitDeviceWork(capture, counted, false, [&](std::span<const readers::DeviceOp> ops) {
+        for (const auto& op : ops)
+          if (const auto* set = dispatchCounters.setOf(op))
+            for (size_t i = 0; i < set->counters.size(); ++i)
+              readers::counterValueText(set->counters[i].value(op.counterValues[i]));
+      });
+      dispatchCounters.problems(capture.path());
+    }
     // What the record exports read: the operations once each, in order.
     readers::DeviceWork visited;
     readers::visitDeviceWork(capture, visited, true, [](std::span<const readers::DeviceOp> ops) {

@@ -6,6 +6,7 @@
 
 #include <capnp/message.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <span>
 #include <vector>
 
+#include "counter_capture_builder.h"
 #include "fuzz_inputs.h"
 #include "gtap/format/container.h"
 #include "gtap/format/writer.h"
@@ -143,6 +145,50 @@ TEST(FuzzRegression, BlobDeclaringMoreBytesThanItsPartsHold) {
                            why.find("declares 3221225472 bytes, its parts in the file hold 16") != std::string::npos
                        ? 0
                        : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// The counter readers on hostile counter data (what capture_reader_fuzzer
+// reaches from its counter seed): values naming no set, more or fewer values
+// than counters, device metrics whose values are not one per metric per
+// sample, non-finite reals, set ids at the limit; then every byte of that
+// file changed in turn, checksums made right again so that the decoders see
+// it. Each ends in an answer, never a crash.
+TEST(FuzzRegression, HostileCountersAndDeviceMetrics) {
+  gtap::test::CounterCaptureBuilder b;
+  b.peakFlops = 1e12;
+  b.peakBytes = 1e11;
+  b.sets.push_back({1, "hsaAqlProfile", "", {{"SQ_WAVES"}, {"GRBM_COUNT", "cycles"}}});
+  b.sets.push_back({0xffffffffu, "levelZeroMetricQuery", "G",
+                    {{"FLOP", "flop", gtap::schema::CounterType::REAL},
+                     {"BYTES_READ", "", gtap::schema::CounterType::SIGNED}}});
+  b.kernel("good", 0, 100, 1, {4, 100}, {0, 0, 0});
+  b.kernel("ghost", 200, 300, 7, {1, 2});
+  b.kernel("long", 400, 500, 1, {1, 2, 3});
+  b.kernel("short", 600, 700, 1, {1});
+  b.kernel("reals", 800, 800, 0xffffffffu, {INFINITY, -5});
+  b.kernel("nan", 900, 1000, 0xffffffffu, {NAN, 0});
+  b.series.push_back({"sysman", 1, {{"a"}, {"b", "", true}}, {0, 0, -5}, {1, 2, 3, 4, 5}});
+  b.series.push_back({"sysman", 1, {{"c", "", true}}, {5, 5, 1}, {NAN, INFINITY, -1}});
+  b.series.push_back({"rocmSmi", 0, {}, {}, {}, "no device metrics: none here"});
+  std::string path = ::testing::TempDir() + "hostile-counters-" + std::to_string(getpid()) + ".gtap";
+  std::remove(path.c_str());
+  ASSERT_EQ(b.write(path), "");
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(path.c_str());
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_EXIT(
+      {
+        limitAddressSpace(kHeadroom);
+        gtap::fuzz::captureReader(bytes);
+        for (size_t at = gtap::format::kPreambleSize; at < bytes.size(); ++at) {
+          std::vector<uint8_t> changed = bytes;
+          changed[at] ^= static_cast<uint8_t>(0x5a + at);
+          gtap::fuzz::captureReader(withChecksums(changed));
+        }
+        std::_Exit(0);
       },
       ::testing::ExitedWithCode(0), "");
 }
