@@ -78,6 +78,31 @@ TEST(BenchCounters, LevelZeroReplayCountsWhatEachDispatchDid) {
   }
 }
 
+// Two query groups of one domain need a pass each: joined, each dispatch has
+// both groups' counters, and each equals what its group's pass alone gives.
+TEST(BenchCounters, LevelZeroGroupsOfOneDomainJoinToWhatEachPassGives) {
+  Captured c = captureWorkload("bench-counters-", "ze_pipeline", {}, "api,kernels,replay", {}, "-two");
+  ASSERT_EQ(c.run.exitCode, 0) << c.run.err;
+  std::vector<Launch> expected = launches(c.file);
+  nlohmann::json joined = benchCounters(c.file, "ComputeWork,ComputeTiming");
+  nlohmann::json work = benchCounters(c.file, "ComputeWork");
+  ASSERT_FALSE(joined.is_null());
+  ASSERT_FALSE(work.is_null());
+  EXPECT_EQ(joined["passes"], 2);
+  EXPECT_EQ(work["passes"], 1);
+  ASSERT_EQ(joined["dispatches"].size(), expected.size());
+  ASSERT_EQ(work["dispatches"].size(), expected.size());
+  size_t items = column(joined, "WorkItemsExecuted"), itemsAlone = column(work, "WorkItemsExecuted"),
+         clocks = column(joined, "GpuCoreClocks");
+  for (size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE("dispatch " + std::to_string(i));
+    const auto& d = joined["dispatches"][i];
+    EXPECT_EQ(d["values"][items], work["dispatches"][i]["values"][itemsAlone]);
+    EXPECT_EQ(d["values"][items].get<double>(), static_cast<double>(expected[i].items));
+    EXPECT_GT(d["values"][clocks].get<double>(), 0);  // the second pass's
+  }
+}
+
 // On HSA the simulated GRBM block counts two events at a time: three GRBM
 // events and SQ_WAVES take two passes. Joined, each dispatch has every
 // counter; the deterministic one (waves) equals what a single pass gives.
