@@ -263,6 +263,57 @@ TEST(ZeCounters, ACounterNoDeviceOffersIsRefusedUnlessOptional) {
   for (const auto& op : readers::loadDeviceWork(cap2).ops) EXPECT_EQ(op.counterSet, 0u);
 }
 
+// One metric group per pass: two groups are two passes. The simulated
+// device's ComputeTiming (time, clocks, frequency) and ComputeWork (kernels,
+// work-groups, work-items) are both measured by queries; the first run
+// collects ComputeTiming and notes ComputeWork's counters as needing another
+// pass, which --counter-pass 1 collects.
+TEST(ZeCounters, TwoGroupsNeedTwoPasses) {
+  const std::string request = "ComputeTiming,ComputeWork";
+  CounterRun first = capture("ze_immediate", {"--counters", request}, {"1", "1000"});
+  ASSERT_EQ(first.result.exitCode, 0) << first.result.err;
+  EXPECT_NE(first.result.err.find("needs 2 passes"), std::string::npos) << first.result.err;
+  readers::Capture cap(first.file);
+  auto counters = readers::loadCounters(cap);
+  ASSERT_EQ(counters.sets.size(), 1u);
+  const auto& set = counters.sets.begin()->second;
+  EXPECT_EQ(set.group, "ComputeTiming");
+  EXPECT_EQ(set.pass, 0u);
+  EXPECT_EQ(set.passes, 2u);
+  for (const char* name : {"KernelsExecuted", "WorkGroupsExecuted", "WorkItemsExecuted"})
+    EXPECT_EQ(notesFor(counters, name), std::vector<std::string>{"needs another pass (2 of 2)"}) << name;
+  size_t measured = 0;
+  for (const auto& op : readers::loadDeviceWork(cap).ops)
+    if (op.kind == schema::DeviceOpKind::KERNEL) {
+      auto v = valuesOf(counters, op);
+      EXPECT_GE(v["GpuTime"] + 53, static_cast<uint64_t>(op.durationNs()));
+      EXPECT_EQ(v.count("KernelsExecuted"), 0u);
+      ++measured;
+    }
+  EXPECT_EQ(measured, 4u);
+
+  CounterRun second = capture("ze_immediate", {"--counters", request, "--counter-pass", "1"}, {"1", "1000"});
+  ASSERT_EQ(second.result.exitCode, 0) << second.result.err;
+  readers::Capture cap2(second.file);
+  auto counters2 = readers::loadCounters(cap2);
+  ASSERT_EQ(counters2.sets.size(), 1u);
+  const auto& set2 = counters2.sets.begin()->second;
+  EXPECT_EQ(set2.group, "ComputeWork");
+  EXPECT_EQ(set2.pass, 1u);
+  EXPECT_EQ(set2.passes, 2u);
+  EXPECT_EQ(notesFor(counters2, "GpuTime"), std::vector<std::string>{"needs another pass (1 of 2)"});
+  measured = 0;
+  for (const auto& op : readers::loadDeviceWork(cap2).ops)
+    if (op.kind == schema::DeviceOpKind::KERNEL) {
+      auto v = valuesOf(counters2, op);
+      EXPECT_EQ(v["KernelsExecuted"], 1u);
+      EXPECT_EQ(v["WorkGroupsExecuted"], groupsOf(op));
+      EXPECT_EQ(v["WorkItemsExecuted"], groupsOf(op) * itemsPerGroup(op));
+      ++measured;
+    }
+  EXPECT_EQ(measured, 4u);
+}
+
 // Device metrics every 5 ms through Sysman while ze_vector_add keeps the
 // device busy.
 TEST(ZeCounters, DeviceMetricsAreSampledAtTheIntervalAndFollowTheDevice) {
