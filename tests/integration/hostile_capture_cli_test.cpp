@@ -62,7 +62,9 @@ TEST(HostileCaptureCli, EveryCommandEndsCleanlyOnEveryCraftedFile) {
     std::vector<std::vector<std::string>> commands = {
         {"info", file},          {"summary", file}, {"kernels", file}, {"api", file},
         {"memory", file},        {"executables", file}, {"explain", file},
-        {"export", "--format", "jsonl", "-o", out, file}, {"dump", file}};
+        {"export", "--format", "jsonl", "-o", out, file}, {"dump", file},
+        {"counters", file},      {"counters", "--per-dispatch", file}, {"counters", "--roofline", file},
+        {"kernels", "--counters", file}};
     if (c.replay) commands.push_back({"replay", "--sim", "--verify", file});
     for (const auto& args : commands) {
       ProcessResult r = bounded(args, c.bytes.size());
