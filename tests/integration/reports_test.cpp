@@ -411,5 +411,38 @@ TEST(CountersReport, CaptureWithoutCountersSaysHowToRecordThem) {
   EXPECT_TRUE(contains(missing.err, dir + "/missing.gtap")) << missing.err;
 }
 
+
+// The report on counters gtap collected itself, on the simulated HSA runtime:
+// each dispatch of 256 work-items in groups of 128 ran 2 groups of 2
+// wavefronts.
+TEST(CountersReport, OnTheSimulatedHsaRuntime) {
+  std::string dir = freshDirectory("counters-hsa");
+  std::string file = dir + "/cap.gtap";
+  auto run = gtap({"run", "--sim", "-q", "-m", "api,kernels", "--counters", "GRBM_COUNT,GRBM_GUI_ACTIVE,SQ_WAVES",
+                   "-o", file, "--", workload("hsa_pipeline"), "1", "256"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  auto r = gtap({"counters", "--per-dispatch", "--format=jsonl", file});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto rows = jsonLines(r.out);
+  ASSERT_EQ(rows.size(), 3u) << r.out;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["SQ_WAVES"], 4) << row;
+    EXPECT_DOUBLE_EQ(row["waves per work-group"].get<double>(), 2.0) << row;
+    EXPECT_GE(row["GRBM_COUNT"].get<double>(), row["GRBM_GUI_ACTIVE"].get<double>()) << row;
+    double busy = row["busy share"].get<double>();
+    EXPECT_GT(busy, 0) << row;
+    EXPECT_LE(busy, 1) << row;
+  }
+  std::string db = dir + "/cap.db";
+  auto exported = gtap({"export", "--format=sqlite", "-o", db, file});
+  ASSERT_EQ(exported.exitCode, 0) << exported.err;
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  EXPECT_EQ(queryInt(h, "SELECT COUNT(*) FROM counters WHERE counter = 'SQ_WAVES'"), 3);
+  EXPECT_EQ(queryInt(h, "SELECT SUM(value) FROM counters WHERE counter = 'SQ_WAVES'"), 12);
+  EXPECT_EQ(queryInt(h, "SELECT SUM(dispatches) FROM counter_summary WHERE counter = 'SQ_WAVES'"), 3);
+  sqlite3_close(h);
+}
+
 }  // namespace
 }  // namespace gtap::test
