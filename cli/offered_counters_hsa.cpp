@@ -76,7 +76,8 @@ std::vector<OfferedDevice> offeredHsaCounters(std::string& note) {
   hsa_status_t r = hsa.hsa_init();
   if (r != HSA_STATUS_SUCCESS) {
     std::ostringstream s;
-    s << "no HSA runtime (hsa_init returned 0x" << std::hex << static_cast<uint32_t>(r) << ")";
+    s << "the HSA runtime " << runtimePath() << " would not start (hsa_init returned 0x" << std::hex
+      << static_cast<uint32_t>(r) << ")";
     note = s.str();
     return out;
   }
