@@ -31,7 +31,7 @@ struct CounterRun {
 };
 
 CounterRun capture(const std::string& name, const std::vector<std::string>& options,
-                   const std::vector<std::string>& args = {}) {
+                   const std::vector<std::string>& args = {}, const EnvChanges& env = {}) {
   static int runs = 0;
   std::string dir = freshDirectory("ze-counters-" + name + "-" + std::to_string(runs++));
   std::vector<std::string> argv = {gtapBinary(), "run", "--sim", "-o", dir + "/cap.gtap"};
@@ -39,7 +39,7 @@ CounterRun capture(const std::string& name, const std::vector<std::string>& opti
   argv.push_back("--");
   argv.push_back(workload(name));
   argv.insert(argv.end(), args.begin(), args.end());
-  return {runProcess(argv), dir + "/cap.gtap"};
+  return {runProcess(argv, env), dir + "/cap.gtap"};
 }
 
 ProcessResult plain(const std::string& name, const std::vector<std::string>& args = {}) {
@@ -382,6 +382,27 @@ TEST(ZeCounters, DeviceMetricsAreSampledAtTheIntervalAndFollowTheDevice) {
   // within 25% plus a few microseconds per op.
   EXPECT_NEAR(engine, double(busy), 0.05 * double(busy) + 2000.0 * double(ops))
       << "engine " << engine << " ns, ops " << busy << " ns over " << ops << " ops";
+}
+
+// A device without Sysman (the program set ZES_ENABLE_SYSMAN=0, which gtap
+// leaves as it is): one record with why, no samples, one line on stderr;
+// the program runs as ever.
+TEST(ZeCounters, ADeviceWithoutSysmanGetsANoteInsteadOfSamples) {
+  CounterRun run = capture("ze_vector_add", {"-m", "kernels", "--metrics-interval", "5"}, {"2", "1000"},
+                           {{"ZES_ENABLE_SYSMAN", "0"}});
+  ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+  EXPECT_EQ(run.result.out, plain("ze_vector_add", {"2", "1000"}).out);
+  size_t said = 0;
+  for (size_t at = run.result.err.find("is not sampled"); at != std::string::npos;
+       at = run.result.err.find("is not sampled", at + 1))
+    ++said;
+  EXPECT_EQ(said, 1u) << run.result.err;
+  readers::Capture cap(run.file);
+  auto counters = readers::loadCounters(cap);
+  ASSERT_EQ(counters.metrics.size(), 1u);
+  EXPECT_NE(counters.metrics[0].note.find("ZES_ENABLE_SYSMAN"), std::string::npos) << counters.metrics[0].note;
+  EXPECT_TRUE(counters.metrics[0].times.empty());
+  EXPECT_TRUE(counters.metrics[0].metrics.empty());
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 #include "clock.h"
 #include "sysman.h"
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 namespace sim {
@@ -69,13 +72,23 @@ activity::Busy::~Busy() {
   g_activity[0].end(now);
 }
 
+namespace {
+// Read once, at the first zeInit (which makes the device): as with Intel's
+// driver, device handles are Sysman handles only when ZES_ENABLE_SYSMAN=1
+// was set by then.
+std::atomic<bool> g_sysmanEnabled{false};
+}  // namespace
+
 void createSysmanObjects(Device& device) {
+  const char* enable = std::getenv("ZES_ENABLE_SYSMAN");
+  g_sysmanEnabled.store(enable && std::strcmp(enable, "1") == 0, std::memory_order_release);
   for (uint32_t i = 0; i < kEngineGroupCount; ++i) device.engineGroups.push_back(makeObject<EngineGroup>(i).get());
   device.frequencyDomain = makeObject<FrequencyDomain>().get();
 }
 
 ze_result_t zesDeviceEnumEngineGroups(zes_device_handle_t hDevice, uint32_t* pCount, zes_engine_handle_t* phEngine) {
   SIM_LOOKUP(device, Device, hDevice);
+  SIM_CHECK(g_sysmanEnabled.load(std::memory_order_acquire), ZE_RESULT_ERROR_UNINITIALIZED);
   SIM_NOT_NULL(pCount);
   countQuery(kEngineGroupCount, pCount, phEngine != nullptr,
              [&](uint32_t i) { phEngine[i] = reinterpret_cast<zes_engine_handle_t>(device->engineGroups[i]); });
@@ -102,6 +115,7 @@ ze_result_t zesEngineGetActivity(zes_engine_handle_t hEngine, zes_engine_stats_t
 
 ze_result_t zesDeviceEnumFrequencyDomains(zes_device_handle_t hDevice, uint32_t* pCount, zes_freq_handle_t* phFrequency) {
   SIM_LOOKUP(device, Device, hDevice);
+  SIM_CHECK(g_sysmanEnabled.load(std::memory_order_acquire), ZE_RESULT_ERROR_UNINITIALIZED);
   SIM_NOT_NULL(pCount);
   countQuery(1, pCount, phFrequency != nullptr,
              [&](uint32_t) { phFrequency[0] = reinterpret_cast<zes_freq_handle_t>(device->frequencyDomain); });
