@@ -134,6 +134,7 @@ void Tracker::runtimeLoaded() {
   } else {
     for (DeviceInfo& d : m.devices)
       if (d.gpu) m.sampleClockLocked(d);
+    m.setUpCountersLocked();
   }
   if (recordKernels()) GTAP_HSA_CALL(hsa_amd_profiling_async_copy_enable, true);
 }

@@ -67,7 +67,18 @@ uint32_t roundUp(uint32_t n) { return (n + 255u) & ~255u; }
 
 void Tracker::Impl::setUpCountersLocked() {
   const core::Config& cfg = core::config();
-  if (cfg.counters.empty() || !recordKernels() || !counterDevices.empty()) return;
+  if (cfg.counters.empty() || !recordKernels()) return;
+  if (!counterDevices.empty()) {
+    // The runtime started again (hsa_shut_down, then hsa_init): the plan
+    // stands, but the extension's table and the pool are the new runtime's.
+    aql = {};
+    GTAP_HSA_CALL(hsa_system_get_major_extension_table, uint16_t{HSA_EXTENSION_AMD_AQLPROFILE}, uint16_t{1},
+                  sizeof aql, &aql);
+    hostPool = systemPool(devices);
+    if (!aql.hsa_ven_amd_aqlprofile_start || !aql.hsa_ven_amd_aqlprofile_iterate_data || !hostPool.handle)
+      for (CounterDevice& cd : counterDevices) cd.measure = false;
+    return;
+  }
   counterDevices.resize(devices.size());
   out.countersRequested = cfg.counters;
   bool haveTable = GTAP_HSA_CALL(hsa_system_get_major_extension_table, uint16_t{HSA_EXTENSION_AMD_AQLPROFILE}, uint16_t{1}, sizeof aql,
