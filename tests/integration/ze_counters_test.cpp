@@ -196,7 +196,8 @@ TEST(ZeCounters, FiltersNarrowWhatIsMeasured) {
 }
 
 // --queue-filter: ze_immediate's second immediate list (queue number 1, the
-// synchronous one) only; --device-filter: a device the process does not have
+// synchronous one) only, and no regular list executed on another queue;
+// --device-filter: a device the process does not have
 // leaves everything unrecorded.
 TEST(ZeCounters, QueueAndDeviceFiltersLeaveOtherWorkUnrecorded) {
   {
@@ -217,6 +218,15 @@ TEST(ZeCounters, QueueAndDeviceFiltersLeaveOtherWorkUnrecorded) {
     ASSERT_EQ(queues.size(), 1u);
     EXPECT_EQ(property(work.objects.at(*queues.begin()), "number"), "1");
     EXPECT_EQ(kernels, 4u);
+  }
+  {
+    // A regular list counts for the queue executing it: ze_vector_add's one
+    // queue is number 0, so queue 1 alone records none of its work.
+    CounterRun run = capture("ze_vector_add", {"--counters", kShape, "--queue-filter", "1"}, {"2", "1000"});
+    ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+    EXPECT_EQ(run.result.out, plain("ze_vector_add", {"2", "1000"}).out);
+    readers::Capture cap(run.file);
+    EXPECT_TRUE(readers::loadDeviceWork(cap).ops.empty());
   }
   {
     CounterRun run = capture("ze_immediate", {"-m", "kernels", "--device-filter", "1"}, {"1", "1000"});
