@@ -227,6 +227,34 @@ TEST(CounterReport, HostileCountersAreSaidNamingTheFile) {
   EXPECT_TRUE(r.metrics.empty());
 }
 
+TEST(CounterReport, SeveralFilesMergeByNameOrStayApartPerProcess) {
+  auto a = hsaCapture();
+  auto b = hsaCapture();
+  b.pid = 777;
+  auto pathA = tempPath("rank-a.gtap"), pathB = tempPath("rank-b.gtap");
+  ASSERT_EQ(a.write(pathA), "");
+  ASSERT_EQ(b.write(pathB), "");
+  auto merged = reportOf({pathA, pathB});
+  EXPECT_EQ(kernelOf(merged, "scale").dispatches, 4u);
+  EXPECT_DOUBLE_EQ(kernelOf(merged, "scale").values[columnOf(merged, "SQ_WAVES")].total, 64);
+  EXPECT_EQ(merged.notes.size(), 2u);  // each file's own
+  std::vector<std::unique_ptr<Capture>> owned;
+  std::vector<const Capture*> captures;
+  for (const auto& p : {pathA, pathB}) {
+    owned.push_back(std::make_unique<Capture>(p));
+    captures.push_back(owned.back().get());
+  }
+  auto apart = counterReport(captures, true, true);
+  ASSERT_EQ(apart.kernels.size(), 4u);
+  EXPECT_EQ(apart.kernels[0].process, "pid 4242");
+  EXPECT_EQ(apart.kernels[2].process, "pid 777");
+  EXPECT_EQ(apart.kernels[3].kernel, "scale");
+  EXPECT_EQ(apart.kernels[3].dispatches, 2u);
+  ASSERT_EQ(apart.dispatches.size(), 6u);
+  EXPECT_EQ(apart.dispatches[5].capture, 1u);
+  EXPECT_EQ(apart.processes[1], "pid 777");
+}
+
 TEST(CounterReport, CaptureWithoutCounters) {
   CounterCaptureBuilder b;
   b.kernel("plain", 0, 100);
