@@ -45,6 +45,12 @@ hsa_signal_t Tracker::asyncCopyStarting(hsa_signal_t program, const void* dst, h
         break;
       }
   rec.device = dev;
+  if (dev < m.devices.size() && !core::deviceIndexWanted(m.devices[dev].gpuIndex)) {
+    // GTAP_DEVICE_FILTER: its device's work is not recorded.
+    p->rec = core::profile::OpRecord{};
+    m.freePending.push_back(p);
+    return program;
+  }
   if (dev < m.devices.size()) {
     DeviceInfo& d = m.devices[dev];
     if (!d.copyQueue) {
@@ -99,6 +105,7 @@ void Tracker::synchronousOp(bool fill, const void* dst, const void* src, size_t 
   rec.direction = fill ? schema::CopyDirection::UNKNOWN : impl_->directionOf(dst, src);
   for (const DeviceInfo& d : impl_->devices)
     if (d.gpu) {
+      if (!core::deviceIndexWanted(d.gpuIndex)) return;  // GTAP_DEVICE_FILTER
       rec.device = d.id;
       break;
     }

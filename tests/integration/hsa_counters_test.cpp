@@ -189,6 +189,29 @@ TEST(HsaCounters, FiltersNarrowWhatIsMeasured) {
   }
 }
 
+// The device filter numbers the GPU agents from 0 in the runtime's order: the
+// simulated runtime has one, so filtering for another leaves its work
+// unrecorded (dispatches, barriers and copies alike), and filtering for it
+// keeps every dispatch measured.
+TEST(HsaCounters, TheDeviceFilterSelectsAgents) {
+  CounterRun other = capture("hsa_pipeline", {"-m", "kernels", "--device-filter", "1"});
+  ASSERT_EQ(other.result.exitCode, 0) << other.result.err;
+  EXPECT_EQ(other.result.out, plain("hsa_pipeline").out);
+  {
+    readers::Capture cap(other.file);
+    auto work = readers::loadDeviceWork(cap);
+    EXPECT_TRUE(work.ops.empty()) << work.ops.size() << " device operations, the first " << work.ops[0].name;
+  }
+  CounterRun agent = capture("hsa_pipeline", {"--counters", "SQ_WAVES", "--device-filter", "0"});
+  ASSERT_EQ(agent.result.exitCode, 0) << agent.result.err;
+  readers::Capture cap(agent.file);
+  auto work = readers::loadDeviceWork(cap);
+  size_t measured = 0;
+  for (const auto& op : work.ops)
+    if (op.kind == schema::DeviceOpKind::KERNEL && op.counterSet) ++measured;
+  EXPECT_EQ(measured, 9u);
+}
+
 TEST(HsaCounters, ACounterNoDeviceOffersIsRefusedUnlessOptional) {
   CounterRun refused = capture("hsa_pipeline", {"--counters", "SQ_WAVES,NO_SUCH_COUNTER"});
   EXPECT_EQ(refused.result.exitCode, 2);
