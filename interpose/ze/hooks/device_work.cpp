@@ -145,8 +145,12 @@ GTAP_ZE_HOOK(zeCommandListAppendLaunchKernelIndirect, ze_command_list_handle_t l
              const ze_group_count_t* groupsOnDevice, ze_event_handle_t signal, uint32_t numWait,
              ze_event_handle_t* waits) {
   if (replaying(scope)) replayRecorder().unsupported(scope, "indirect launches (group counts in device memory) are not replayed");
-  return timedAppend(scope, list, signal, kernelOp(kernel, nullptr), profiler().shouldTimeKernel(kernel),
-                     [&](ze_event_handle_t e) { return real(list, kernel, groupsOnDevice, e, numWait, waits); });
+  Op op = kernelOp(kernel, nullptr);
+  bool wanted = profiler().shouldTimeKernel(kernel);
+  void* query = wanted && !scope.nested() ? profiler().queryForLaunch(list, op) : nullptr;
+  return timedAppend(scope, list, signal, std::move(op), wanted, [&](ze_event_handle_t e) {
+    return measured(list, query, [&] { return real(list, kernel, groupsOnDevice, e, numWait, waits); });
+  });
 }
 
 GTAP_ZE_HOOK(zeCommandListAppendMemoryCopyRegion, ze_command_list_handle_t list, void* dst,
