@@ -42,12 +42,10 @@ struct CountersOptions {
 readers::Cell valueCell(double v) {
   if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15)
     return readers::Cell::count(static_cast<int64_t>(v));
-  readers::Cell c = readers::Cell::ratio(v, std::fabs(v) >= 100 ? 1 : 4);
-  if (std::fabs(v) >= 1e7 || (v != 0 && std::fabs(v) < 1e-3)) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", v);
-    c.text = text;
-  }
+  readers::Cell c = readers::Cell::ratio(v, 6);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  c.text = text;
   return c;
 }
 
