@@ -444,5 +444,34 @@ TEST(CountersReport, OnTheSimulatedHsaRuntime) {
   sqlite3_close(h);
 }
 
+
+// The same on the simulated Level Zero driver's ComputeBasic group: each
+// launch of 2 groups of 128 ran 256 work-items, at the device clock's 19.2 MHz.
+TEST(CountersReport, OnTheSimulatedLevelZeroDriver) {
+  std::string dir = freshDirectory("counters-ze");
+  std::string file = dir + "/cap.gtap";
+  auto run = gtap({"run", "--sim", "-q", "-m", "api,kernels", "--counters", "ComputeBasic", "-o", file, "--",
+                   workload("ze_pipeline"), "2", "256"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  auto r = gtap({"counters", "--per-dispatch", "--format=jsonl", file});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto rows = jsonLines(r.out);
+  ASSERT_EQ(rows.size(), 6u) << r.out;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["WorkItemsExecuted"], 256) << row;
+    EXPECT_EQ(row["WorkGroupsExecuted"], 2) << row;
+    double busy = row["busy share"].get<double>();
+    EXPECT_GT(busy, 0) << row;
+    EXPECT_LE(busy, 1) << row;
+    EXPECT_NEAR(row["achieved MHz"].get<double>(), 19.2, 0.4) << row;
+  }
+  auto kernels = gtap({"kernels", "--counters", "--format=jsonl", file});
+  ASSERT_EQ(kernels.exitCode, 0) << kernels.err;
+  for (const auto& row : jsonLines(kernels.out)) {
+    EXPECT_EQ(row["measured"], 2) << row;
+    EXPECT_EQ(row["mean WorkItemsExecuted"], 256) << row;
+  }
+}
+
 }  // namespace
 }  // namespace gtap::test
