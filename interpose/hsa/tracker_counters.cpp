@@ -169,6 +169,27 @@ void Tracker::Impl::setUpCountersLocked() {
   }
   if (measuring && !quiet())
     core::logLine("counters on for HSA agents (AQL profile): each measured dispatch runs alone, one at a time");
+  if (measuring) startCounterReaderLocked();
+}
+
+void Tracker::Impl::startCounterReaderLocked() {
+  if (counterReader) return;
+  counterReader = true;
+  std::thread([this] {
+    // The program's signals are for its own threads.
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      std::lock_guard<std::mutex> lock(mu);
+      // Not once the runtime is gone or the process is exiting (its exit
+      // work read what completed; the runtime may be torn down after).
+      if (!loaded.load(std::memory_order_acquire)) continue;
+      for (auto& [handle, q] : queues)
+        if (q->measures) consume(*q, false);
+    }
+  }).detach();
 }
 
 bool Tracker::Impl::armQueueCounters(QueueInfo& q) {

@@ -215,6 +215,11 @@ struct Tracker::Impl {
   // The values a slot's stop packet left, in the set's order, and the raw
   // output buffer; false (and `note`) when the extension would not read them.
   bool readCounters(PacketSlot& slot, std::vector<uint64_t>& values, const char*& note);
+  // With counters on: a thread of gtap's that reads the measuring queues'
+  // completed dispatches (their times and counters) every few milliseconds,
+  // so that reading them seldom falls to the program's thread.
+  void startCounterReaderLocked();
+  bool counterReader = false;
   // Device metrics (GTAP_METRICS_INTERVAL_MS) through ROCm SMI.
   void startDeviceMetricsLocked();
   // Reads the packets of `q` that have completed, in order, up to the first
