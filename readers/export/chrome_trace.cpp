@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -182,6 +183,12 @@ class ChromeTraceWriter {
       }
       writeSortMetadata("process_sort_index", process.pid, nullptr, static_cast<int64_t>(i));
     }
+    // A process whose only tracks are counters is named by them.
+    std::set<uint32_t> named;
+    for (const TimelineProcess& p : processes) named.insert(p.pid);
+    for (const TimelineCounter& counter : timeline_.counters)
+      if (named.insert(counter.pid).second && !counter.processName.empty())
+        writeNameMetadata("process_name", counter.pid, nullptr, counter.processName);
     for (size_t i = 0; i < timeline_.tracks.size(); ++i) {
       const TimelineTrack& track = timeline_.tracks[i];
       const uint32_t tid = tids_[i];

@@ -393,6 +393,13 @@ TEST(CounterExport, ChromeCounterEventsAndSliceArguments) {
     if (e["ph"] == "X" && e["cat"] == "kernel") kernelArgs[e["name"]] = e["args"];
   }
   ASSERT_EQ(counters.size(), 2u) << out.str();
+  size_t processNames = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      EXPECT_EQ(e["args"]["name"], "pid 4242 /usr/bin/app");
+      ++processNames;
+    }
+  EXPECT_EQ(processNames, 1u);
   const auto& frequency = counters["counting GPU: frequency (MHz)"];
   ASSERT_EQ(frequency.size(), 2u);
   EXPECT_DOUBLE_EQ(frequency[1].first, 3.0);  // microseconds
@@ -419,9 +426,17 @@ TEST(CounterExport, PerfettoCounterTracksAndAnnotations) {
   std::map<uint64_t, std::string> counterTracks;
   std::map<std::string, std::vector<double>> values;
   std::map<std::string, std::string> annotations;
+  std::map<uint64_t, std::string> processes;
   for (const auto& p : trace.packet())
-    if (p.has_track_descriptor() && p.track_descriptor().has_counter())
+    if (p.has_track_descriptor() && p.track_descriptor().has_process())
+      processes[p.track_descriptor().uuid()] = p.track_descriptor().process().process_name();
+  for (const auto& p : trace.packet())
+    if (p.has_track_descriptor() && p.track_descriptor().has_counter()) {
       counterTracks[p.track_descriptor().uuid()] = p.track_descriptor().name();
+      ASSERT_TRUE(processes.count(p.track_descriptor().parent_uuid()));
+      EXPECT_EQ(processes[p.track_descriptor().parent_uuid()], "pid 4242 /usr/bin/app");
+    }
+  EXPECT_EQ(processes.size(), 1u);
   for (const auto& p : trace.packet()) {
     if (!p.has_track_event()) continue;
     const auto& e = p.track_event();
@@ -437,6 +452,44 @@ TEST(CounterExport, PerfettoCounterTracksAndAnnotations) {
   EXPECT_EQ(values["counting GPU: engine active (us/s)"].size(), 2u);
   EXPECT_EQ(annotations["GpuTime"], "1000");
   EXPECT_EQ(annotations["AvgGpuCoreFrequencyMHz"], "19.5");
+}
+
+TEST(CounterExport, AProcessWithOnlyDeviceMetricsIsNamedByThem) {
+  CounterCaptureBuilder b;
+  b.pid = 99;
+  b.series.push_back({"sysman", 1000, {{"frequency", "MHz"}}, {1000, 2000}, {1500, 1400}});
+  auto path = tempPath("metrics-only.gtap");
+  ASSERT_EQ(b.write(path), "");
+  std::vector<std::unique_ptr<Capture>> owned;
+  owned.push_back(std::make_unique<Capture>(path));
+  std::vector<std::string> notes;
+  auto timeline = gtap::readers::buildTimeline(pointers(owned), notes);
+  ASSERT_TRUE(timeline.tracks.empty());
+  ASSERT_EQ(timeline.counters.size(), 1u);
+  std::ostringstream chrome;
+  gtap::readers::writeChromeTrace(timeline, chrome);
+  auto trace = nlohmann::json::parse(chrome.str());
+  size_t named = 0, points = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name" && e["pid"] == 99 && e["args"]["name"] == "pid 99 /usr/bin/app")
+      ++named;
+    if (e["ph"] == "C" && e["pid"] == 99) ++points;
+  }
+  EXPECT_EQ(named, 1u) << chrome.str();
+  EXPECT_EQ(points, 2u);
+  std::ostringstream perfetto;
+  gtap::readers::writePerfettoTrace(timeline, perfetto);
+  perfetto::protos::Trace parsed;
+  ASSERT_TRUE(parsed.ParseFromString(perfetto.str()));
+  uint64_t process = 0, parent = 1;
+  for (const auto& p : parsed.packet()) {
+    if (!p.has_track_descriptor()) continue;
+    const auto& d = p.track_descriptor();
+    if (d.has_process() && d.process().pid() == 99) process = d.uuid();
+    if (d.has_counter()) parent = d.parent_uuid();
+  }
+  EXPECT_NE(process, 0u);
+  EXPECT_EQ(parent, process);
 }
 
 TEST(CounterExport, DamagedCountersAreNotedAndLeftOut) {

@@ -137,13 +137,25 @@ class PerfettoTraceWriter {
       finishPacket();
     }
 
-    // Device metrics: a counter track under its process.
+    // Device metrics: a counter track under its process (described here when
+    // the process has no other track).
+    std::unordered_map<uint32_t, uint64_t> processOfPid;
+    for (size_t p = 0; p < processes.size(); ++p) processOfPid.try_emplace(processes[p].pid, processUuid(p));
     for (size_t c = 0; c < timeline_.counters.size(); ++c) {
       const TimelineCounter& source = timeline_.counters[c];
+      auto [parent, added] = processOfPid.try_emplace(source.pid, counterUuid(timeline_.counters.size() + c));
+      if (added) {
+        protos::TrackDescriptor* track = startPacket(timed, ns).mutable_track_descriptor();
+        track->set_uuid(parent->second);
+        track->set_sibling_order_rank(static_cast<int32_t>(processes.size() + c));
+        protos::ProcessDescriptor* process = track->mutable_process();
+        process->set_pid(static_cast<int32_t>(source.pid));
+        if (!source.processName.empty()) process->set_process_name(validUtf8(source.processName));
+        finishPacket();
+      }
       protos::TrackDescriptor* track = startPacket(timed, ns).mutable_track_descriptor();
       track->set_uuid(counterUuid(c));
-      for (size_t p = 0; p < processes.size(); ++p)
-        if (processes[p].pid == source.pid) track->set_parent_uuid(processUuid(p));
+      track->set_parent_uuid(parent->second);
       track->set_name(validUtf8(source.name));
       track->set_sibling_order_rank(2000 + static_cast<int32_t>(c));
       track->mutable_counter();

@@ -173,6 +173,7 @@ class CaptureTimeline {
         const auto& metric = series.metrics[m];
         TimelineCounter counter;
         counter.pid = pid_;
+        counter.processName = processName_;
         std::string units = metric.units;
         if (metric.cumulative) units = (units.empty() ? std::string("count") : units) + "/s";
         counter.name = deviceName + ": " + metric.name + (units.empty() ? "" : " (" + units + ")");

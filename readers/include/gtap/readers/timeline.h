@@ -53,6 +53,7 @@ struct TimelineSlice {
 // metric sampled while the program ran (a cumulative one as its rate).
 struct TimelineCounter {
   uint32_t pid = 0;  // the process the track belongs to (as its TimelineTracks give it)
+  std::string processName;  // for a process that has no other track
   std::string name;  // e.g. "counting GPU: frequency actual (MHz)"
   std::vector<std::pair<int64_t, double>> points;  // host ns, value; in time order
 };
