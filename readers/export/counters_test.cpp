@@ -172,16 +172,23 @@ TEST(CounterReport, RooflineFromFlopAndByteCounters) {
   b.peakFlops = 10e12;
   b.peakBytes = 1e12;
   b.sets.push_back({3, "levelZeroMetricQuery", "Roofline",
-                    {{"XVE_FP32_FLOP", "flop"}, {"GpuMemoryBytesRead", "bytes"}, {"GpuMemoryBytesWritten", ""},
-                     {"FETCH_SIZE", "KB"}}});
-  b.kernel("gemm", 0, 1000, 3, {8e6, 1e5, 1e5, 0});
-  b.kernel("gemm", 2000, 3000, 3, {8e6, 1e5, 1e5, 0});
-  b.kernel("stream", 4000, 8000, 3, {1e6, 2e6, 1e6, 1000});
+                    {{"XVE_FP32_FLOP", "flop"}, {"GPU_MEMORY_BYTE_READ", "bytes"}, {"GPU_MEMORY_BYTE_WRITE", ""},
+                     {"FETCH_SIZE", "KB"}, {"L3_BYTE_READ", "bytes"}, {"LOAD_STORE_CACHE_BYTE_WRITE", "bytes"},
+                     {"XVE_ACTIVE", "%"}}});
+  b.kernel("gemm", 0, 1000, 3, {8e6, 1e5, 1e5, 0, 9e9, 9e9, 50});
+  b.kernel("gemm", 2000, 3000, 3, {8e6, 1e5, 1e5, 0, 9e9, 9e9, 50});
+  b.kernel("stream", 4000, 8000, 3, {1e6, 2e6, 1e6, 1000, 9e9, 9e9, 50});
   auto path = tempPath("roofline.gtap");
   ASSERT_EQ(b.write(path), "");
   auto r = reportOf({path});
   EXPECT_TRUE(r.columns[columnOf(r, "XVE_FP32_FLOP")].flops);
-  EXPECT_TRUE(r.columns[columnOf(r, "GpuMemoryBytesWritten")].bytes);
+  EXPECT_TRUE(r.columns[columnOf(r, "GPU_MEMORY_BYTE_READ")].bytes);
+  EXPECT_TRUE(r.columns[columnOf(r, "GPU_MEMORY_BYTE_WRITE")].bytes);  // by its name
+  // Cache traffic and the rest are not memory bytes.
+  for (const char* name : {"L3_BYTE_READ", "LOAD_STORE_CACHE_BYTE_WRITE", "XVE_ACTIVE"}) {
+    EXPECT_FALSE(r.columns[columnOf(r, name)].bytes) << name;
+    EXPECT_FALSE(r.columns[columnOf(r, name)].flops) << name;
+  }
   EXPECT_DOUBLE_EQ(r.columns[columnOf(r, "FETCH_SIZE")].byteScale, 1024);
   auto points = r.roofline();
   ASSERT_EQ(points.size(), 2u);

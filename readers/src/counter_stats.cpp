@@ -48,6 +48,11 @@ void counterRole(CounterColumn& c) {
     c.flops = true;
     return;
   }
+  // The roofline is against memory bandwidth: bytes a cache level moved
+  // (Intel's L3_BYTE_READ, LOAD_STORE_CACHE_BYTE_READ, SLM) are not memory
+  // traffic.
+  for (const char* level : {"cache", "l1_", "l2_", "l3_", "slm", "lds"})
+    if (contains(name, level)) return;
   if (units == "bytes" || units == "byte" || units == "b") {
     c.bytes = true;
   } else if (units == "kb" || units == "kib" || units == "kilobytes") {
@@ -57,15 +62,15 @@ void counterRole(CounterColumn& c) {
     c.bytes = true;
     c.byteScale = 1024.0 * 1024.0;
   } else if (units.empty() || units == "count" || units == "events") {
-    // Names that say bytes when the units do not: Level Zero's
-    // GpuMemoryBytesRead style and AMD's *_BYTES_READ / *_BYTES_WRITTEN;
-    // AMD's FETCH_SIZE and WRITE_SIZE are in kilobytes.
+    // Names that say bytes when the units do not: Intel's
+    // GPU_MEMORY_BYTE_READ / _WRITE, *_BYTES_READ / *_BYTES_WRITTEN and the
+    // like; AMD's FETCH_SIZE and WRITE_SIZE are in kilobytes.
     if (name == "fetch_size" || name == "write_size") {
       c.bytes = true;
       c.byteScale = 1024;
-    } else if (contains(name, "bytes_read") || contains(name, "bytes_written") || contains(name, "bytesread") ||
-               contains(name, "byteswritten") || contains(name, "readbytes") || contains(name, "writebytes") ||
-               contains(name, "writtenbytes")) {
+    } else if (contains(name, "byte_read") || contains(name, "byte_write") || contains(name, "bytes_read") ||
+               contains(name, "bytes_written") || contains(name, "bytesread") || contains(name, "byteswritten") ||
+               contains(name, "readbytes") || contains(name, "writebytes") || contains(name, "writtenbytes")) {
       c.bytes = true;
     }
   }

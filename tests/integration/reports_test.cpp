@@ -321,8 +321,8 @@ TEST(CountersReport, RooflineTableAndPlot) {
   CounterCaptureBuilder b;
   b.peakFlops = 20e12;
   b.peakBytes = 0.5e12;
-  b.sets.push_back({2, "levelZeroMetricQuery", "Roofline", {{"XVE_FP32_FLOP", "flop"}, {"GpuMemoryBytesRead", "bytes"},
-                                                             {"GpuMemoryBytesWritten", "bytes"}}});
+  b.sets.push_back({2, "levelZeroMetricQuery", "Roofline", {{"XVE_FP32_FLOP", "flop"}, {"GPU_MEMORY_BYTE_READ", "bytes"},
+                                                             {"GPU_MEMORY_BYTE_WRITE", "bytes"}}});
   b.kernel("gemm", 0, 1000, 2, {6e6, 1e5, 5e4});
   b.kernel("gemm", 2000, 4000, 2, {9e6, 2e5, 5e4});
   b.kernel("axpy", 5000, 9000, 2, {2e6, 8e6, 4e6});
