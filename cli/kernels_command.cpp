@@ -141,7 +141,9 @@ int kernels(const KernelsOptions& o) {
   std::map<std::pair<std::string, std::string>, const readers::KernelCounters*> measured;
   if (o.counters) {
     counters = readers::counterReport(captures, false, o.perProcess);
-    for (const auto& p : counters.problems) std::cerr << "gtap kernels: " << p << "\n";
+    // What reading the operations found wrong was said above already.
+    for (const auto& p : counters.problems)
+      if (std::find(notes.begin(), notes.end(), p) == notes.end()) std::cerr << "gtap kernels: " << p << "\n";
     for (const auto& k : counters.kernels) measured[{k.process, k.kernel}] = &k;
     columns.push_back("measured");
     for (const auto& c : counters.columns) columns.push_back("mean " + c.name);
