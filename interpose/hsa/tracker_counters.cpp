@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <limits>
 #include <string>
