@@ -160,9 +160,13 @@ TEST(HsaCounters, FiltersNarrowWhatIsMeasured) {
     ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
     readers::Capture cap(run.file);
     auto work = readers::loadDeviceWork(cap);
-    std::vector<std::string> names;
+    // In the order they ran (the file's order is the order they were read).
+    std::vector<std::pair<int64_t, std::string>> ran;
     for (const auto& op : work.ops)
-      if (op.kind == schema::DeviceOpKind::KERNEL && op.counterSet) names.push_back(std::string(op.name));
+      if (op.kind == schema::DeviceOpKind::KERNEL && op.counterSet) ran.emplace_back(op.startNs, std::string(op.name));
+    std::sort(ran.begin(), ran.end());
+    std::vector<std::string> names;
+    for (const auto& [start, name] : ran) names.push_back(name);
     EXPECT_EQ(names, (std::vector<std::string>{"reduce_partial", "scale", "add"}));
   }
   {
