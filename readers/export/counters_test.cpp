@@ -20,6 +20,7 @@
 #include "counter_capture_builder.h"
 #include "gtap/readers/capture.h"
 #include "gtap/readers/counter_stats.h"
+#include "gtap/readers/counters.h"
 #include "gtap/readers/record_export.h"
 #include "gtap/readers/timeline_builder.h"
 #include "perfetto_trace.pb.h"
@@ -165,6 +166,27 @@ TEST(CounterReport, DeviceMetricSummariesGaugesAndRates) {
   EXPECT_DOUBLE_EQ(active.rate, 0.5e9);
   EXPECT_DOUBLE_EQ(active.max, 0.6e9);  // 1.2 ms active in the last 2 ms
   EXPECT_DOUBLE_EQ(active.min, 0.3e9);
+}
+
+// A sampler writes each flush's samples as a chunk of their own: the chunks
+// of one device and metric list read back as one series, in file order, so
+// a rate spans the flushes.
+TEST(CounterReport, DeviceMetricChunksOfOneDeviceAreOneSeries) {
+  CounterCaptureBuilder b;
+  std::vector<CounterCaptureBuilder::Metric> metrics = {{"engine compute active", "ns", true}};
+  b.series.push_back({"sysman", 1000000, metrics, {0, 1000000}, {0, 250000}});
+  b.series.push_back({"sysman", 1000000, metrics, {2000000, 4000000}, {500000, 2000000}});
+  auto path = tempPath("metrics-chunks.gtap");
+  ASSERT_EQ(b.write(path), "");
+  gtap::readers::Capture capture(path);
+  auto counters = gtap::readers::loadCounters(capture);
+  ASSERT_EQ(counters.metrics.size(), 1u);
+  EXPECT_EQ(counters.metrics[0].times, (std::vector<int64_t>{0, 1000000, 2000000, 4000000}));
+  EXPECT_EQ(counters.metrics[0].values, (std::vector<double>{0, 250000, 500000, 2000000}));
+  auto r = reportOf({path});
+  ASSERT_EQ(r.metrics.size(), 1u);
+  EXPECT_EQ(r.metrics[0].samples, 4u);
+  EXPECT_DOUBLE_EQ(r.metrics[0].rate, 0.5e9);
 }
 
 TEST(CounterReport, RooflineFromFlopAndByteCounters) {

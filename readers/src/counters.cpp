@@ -2,6 +2,7 @@
 
 #include <kj/exception.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -86,9 +87,25 @@ CapturedCounters loadCounters(const Capture& capture) {
                         std::to_string(series.metrics.size()) + " metrics; left out");
         continue;
       }
-      series.values.reserve(values.size());
-      for (double v : values) series.values.push_back(v);
-      out.metrics.push_back(std::move(series));
+      // A sampler writes each device's samples since the last flush as a
+      // chunk of its own: the chunks of one device, source and metrics are
+      // one series.
+      DeviceMetricSeries* same = nullptr;
+      for (auto& m : out.metrics)
+        if (m.device == series.device && m.source == series.source && m.metrics.size() == series.metrics.size() &&
+            std::equal(m.metrics.begin(), m.metrics.end(), series.metrics.begin(), [](const auto& a, const auto& b) {
+              return a.name == b.name && a.units == b.units && a.cumulative == b.cumulative;
+            }))
+          same = &m;
+      if (!same) {
+        series.values.reserve(values.size());
+        for (double v : values) series.values.push_back(v);
+        out.metrics.push_back(std::move(series));
+        continue;
+      }
+      if (same->note.empty()) same->note = series.note;
+      same->times.insert(same->times.end(), series.times.begin(), series.times.end());
+      for (double v : values) same->values.push_back(v);
     } catch (const kj::Exception& e) {
       notes.push_back(where + "malformed " + kindName(c.kind) + ": " + e.getDescription().cStr());
     } catch (const format::FormatError& e) {

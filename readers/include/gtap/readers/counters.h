@@ -56,7 +56,7 @@ struct CapturedCounters {
   std::map<uint32_t, CounterSetInfo> sets;  // by id
   std::vector<CounterNoteInfo> notes;
   std::string requested;
-  std::vector<DeviceMetricSeries> metrics;  // in file order (one per chunk)
+  std::vector<DeviceMetricSeries> metrics;  // one per device, source and metric list, samples in file order
   std::vector<std::string> problems;        // chunks left out, naming the file and offset
   bool any() const { return !sets.empty() || !notes.empty() || !requested.empty() || !metrics.empty(); }
 };
