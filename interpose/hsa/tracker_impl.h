@@ -100,6 +100,9 @@ struct PacketSlot {
   hsa_ven_amd_aqlprofile_profile_t profile{};
   hsa_signal_t stopped{};
   bool measured = false;
+  // A packet of gtap's after the program's completion barrier completes
+  // `stopped` (the stop packet, or a barrier): only then is the slot read.
+  bool fenced = false;
 };
 
 // A queue gtap intercepts. Its packets in flight are a ring of slots: the
@@ -225,7 +228,8 @@ struct Tracker::Impl {
   // Reads the packets of `q` that have completed, in order, up to the first
   // that has not (the device signals gtap's signal; nothing waits for it),
   // into the calling thread's device-work buffer. `wait`: if another thread
-  // is reading them, wait for it rather than leave them to it.
+  // is reading them, wait for it rather than leave them to it, and wait
+  // (briefly) for the stop or fence packet right behind a completed packet.
   void consume(QueueInfo& q, bool wait);
   // Every packet still in flight on `q`, written untimed with `note`.
   void abandonInFlight(QueueInfo& q, const char* note);

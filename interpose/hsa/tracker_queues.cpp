@@ -188,7 +188,15 @@ void Tracker::Impl::consume(QueueInfo& q, bool wait) {
   for (; tail < head; ++tail) {
     PacketSlot& slot = q.slots[tail & (q.capacity - 1)];
     if (signalValue(slot.mine) != 0) break;
-    if (slot.measured && signalValue(slot.stopped) != 0) break;
+    if (slot.fenced && signalValue(slot.stopped) != 0) {
+      if (!wait) break;
+      // The packet is done and gtap's stop (or fence) packet is right behind
+      // it with nothing left to wait for: a caller that waits (the program
+      // asking for its times, a queue going away) has it shortly.
+      const int64_t until = core::monotonicNs() + 100'000'000;
+      while (signalValue(slot.stopped) != 0 && core::monotonicNs() < until) sched_yield();
+      if (signalValue(slot.stopped) != 0) break;
+    }
     // Read after the packet was seen complete: a packet completing while
     // earlier ones are read must not be stamped before its end.
     const int64_t now = core::monotonicNs();
@@ -212,6 +220,9 @@ void Tracker::Impl::consume(QueueInfo& q, bool wait) {
         counterCount = static_cast<uint32_t>(t_counterValues.size());
         rawBytes = static_cast<uint32_t>(slot.profile.output_buffer.size);
       }
+    }
+    if (slot.fenced) {
+      slot.fenced = false;
       GTAP_HSA_REAL(hsa_signal_store_relaxed)(slot.stopped, 1);
     }
     core::devicework::Header* rec = core::devicework::begin(frames, 0, 0, 0, args, noteBytes, counterCount, rawBytes);
@@ -453,6 +464,24 @@ void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint
     }
     slot->program = *completion;
     *completion = slot->mine;
+    if (slot->program.handle) {
+      hsa_barrier_and_packet_t forward{};
+      uint16_t releaseScope = (header >> HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE) &
+                              ((1u << HSA_PACKET_HEADER_WIDTH_SCRELEASE_FENCE_SCOPE) - 1);
+      forward.header = static_cast<uint16_t>(
+          (HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) |
+          (HSA_FENCE_SCOPE_NONE << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+          (releaseScope << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE));
+      forward.dep_signal[0] = slot->mine;
+      forward.completion_signal = slot->program;
+      static_assert(sizeof forward == sizeof outPackets[0]);
+      std::memcpy(&outPackets[n++], &forward, sizeof forward);
+    }
+    // The stop packet comes after the barrier that completes the program's
+    // signal: with its barrier bit it completes only once that barrier has,
+    // so when gtap sees it complete nothing waits for gtap's dispatch signal
+    // any more and the slot's signals can be reset.
+    slot->fenced = false;
     if (slot->measured) {
       hsa_ext_amd_aql_pm4_packet_t stop{};
       if (m.aql.hsa_ven_amd_aqlprofile_stop(&slot->profile, &stop) == HSA_STATUS_SUCCESS) {
@@ -468,19 +497,17 @@ void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint
         std::memcpy(&stop, &none, sizeof stop);
       }
       std::memcpy(&outPackets[n++], &stop, sizeof stop);
-    }
-    if (slot->program.handle) {
-      hsa_barrier_and_packet_t forward{};
-      uint16_t releaseScope = (header >> HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE) &
-                              ((1u << HSA_PACKET_HEADER_WIDTH_SCRELEASE_FENCE_SCOPE) - 1);
-      forward.header = static_cast<uint16_t>(
-          (HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) |
-          (HSA_FENCE_SCOPE_NONE << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
-          (releaseScope << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE));
-      forward.dep_signal[0] = slot->mine;
-      forward.completion_signal = slot->program;
-      static_assert(sizeof forward == sizeof outPackets[0]);
-      std::memcpy(&outPackets[n++], &forward, sizeof forward);
+      slot->fenced = true;
+    } else if (queue->measures && slot->program.handle) {
+      // Likewise for a packet not measured on a queue gtap reads every few
+      // milliseconds: a barrier after the one that completes the program's
+      // signal tells when gtap's signal may be reset.
+      hsa_barrier_and_packet_t fence{};
+      fence.header = static_cast<uint16_t>((HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) |
+                                           (1u << HSA_PACKET_HEADER_BARRIER));
+      fence.completion_signal = slot->stopped;
+      std::memcpy(&outPackets[n++], &fence, sizeof fence);
+      slot->fenced = true;
     }
     ++head;
     core::testThrowPoint(core::TestSite::hsaPacket);
