@@ -205,7 +205,7 @@ bool Tracker::Impl::armQueueCounters(QueueInfo& q) {
   auto* base = static_cast<uint8_t*>(memory);
   for (uint64_t i = 0; i < q.capacity; ++i) {
     PacketSlot& slot = q.slots[i];
-    slot.stopped = newPacketSignal();
+    if (!slot.stopped.handle) slot.stopped = newPacketSignal();
     if (!slot.stopped.handle) return false;  // the profiles made so far are never used
     slot.profile.agent = agent;
     slot.profile.type = HSA_VEN_AMD_AQLPROFILE_EVENT_TYPE_PMC;

@@ -140,6 +140,9 @@ hsa_status_t Tracker::createQueue(core::RealCall<decltype(&::hsa_queue_create)>&
         PacketSlot& slot = info->slots[i];
         slot.mine = m.newPacketSignal();
         if (!slot.mine.handle) throw std::bad_alloc();
+        // The fence's signal (below, where packets are rewritten).
+        slot.stopped = m.newPacketSignal();
+        if (!slot.stopped.handle) throw std::bad_alloc();
         slot.arguments.reserve(kSlotArgumentBytes);
         if (recordStacks()) slot.stack.reserve(m.stackDepth);
       }
@@ -498,10 +501,12 @@ void Tracker::Impl::interceptPackets(QueueInfo* queue, const void* packets, uint
       }
       std::memcpy(&outPackets[n++], &stop, sizeof stop);
       slot->fenced = true;
-    } else if (queue->measures && slot->program.handle) {
-      // Likewise for a packet not measured on a queue gtap reads every few
-      // milliseconds: a barrier after the one that completes the program's
-      // signal tells when gtap's signal may be reset.
+    } else if (slot->program.handle) {
+      // Likewise for a packet not measured: a barrier after the one that
+      // completes the program's signal tells when gtap's signal may be reset.
+      // Reset earlier, a forwarding barrier the packet processor had not yet
+      // seen satisfied would wait for gtap's signal for ever (the program
+      // would hang).
       hsa_barrier_and_packet_t fence{};
       fence.header = static_cast<uint16_t>((HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) |
                                            (1u << HSA_PACKET_HEADER_BARRIER));
