@@ -18,6 +18,7 @@
 #include "gtap/readers/capture.h"
 #include "gtap/readers/counters.h"
 #include "gtap/readers/device_work.h"
+#include "counter_helpers.h"
 #include "process.h"
 
 namespace gtap::test {
@@ -25,50 +26,15 @@ namespace {
 
 std::string simDir() { return GTAP_TEST_SIM_DIR; }
 
-struct CounterRun {
-  ProcessResult result;
-  std::string file;
-};
-
 CounterRun capture(const std::string& name, const std::vector<std::string>& options,
                    const std::vector<std::string>& args = {}, const EnvChanges& env = {}) {
-  static int runs = 0;
-  std::string dir = freshDirectory("ze-counters-" + name + "-" + std::to_string(runs++));
-  std::vector<std::string> argv = {gtapBinary(), "run", "--sim", "-o", dir + "/cap.gtap"};
-  argv.insert(argv.end(), options.begin(), options.end());
-  argv.push_back("--");
-  argv.push_back(workload(name));
-  argv.insert(argv.end(), args.begin(), args.end());
-  return {runProcess(argv, env), dir + "/cap.gtap"};
+  return captureWithCounters("ze-counters-", name, options, args, env);
 }
 
 ProcessResult plain(const std::string& name, const std::vector<std::string>& args = {}) {
   std::vector<std::string> argv = {workload(name)};
   argv.insert(argv.end(), args.begin(), args.end());
   return runProcess(argv, {{"ZE_ENABLE_ALT_DRIVERS", simDir() + "/libze_gtap_sim.so"}});
-}
-
-// A measured op's values by counter name.
-std::map<std::string, uint64_t> valuesOf(const readers::CapturedCounters& counters, const readers::DeviceOp& op) {
-  std::map<std::string, uint64_t> out;
-  auto set = counters.sets.find(op.counterSet);
-  if (set == counters.sets.end()) return out;
-  for (size_t i = 0; i < set->second.counters.size() && i < op.counterValues.size(); ++i)
-    out[set->second.counters[i].name] = op.counterValues[i];
-  return out;
-}
-
-std::vector<std::string> notesFor(const readers::CapturedCounters& counters, const std::string& counter) {
-  std::vector<std::string> out;
-  for (const auto& n : counters.notes)
-    if (n.counter == counter) out.push_back(n.reason);
-  return out;
-}
-
-std::string property(const readers::Object& o, const std::string& key) {
-  for (const auto& [k, v] : o.properties)
-    if (k == key) return v;
-  return {};
 }
 
 uint64_t groupsOf(const readers::DeviceOp& op) {
