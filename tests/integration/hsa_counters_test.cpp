@@ -104,6 +104,40 @@ TEST(HsaCounters, EachDispatchCountsItsOwnWavesAndBusyTime) {
   EXPECT_EQ(kernels, 9u);
 }
 
+// The IREE HAL front end over HSA: its dispatches become HSA packets, which
+// are measured there; the HAL's own records of them (recordedBy ireeHal,
+// untimed) carry no counters, and the filters apply to the HAL's export
+// names as to any kernel's.
+TEST(HsaCounters, IreeHalDispatchesAreMeasuredAsTheHsaPacketsTheyBecome) {
+  for (bool filtered : {false, true}) {
+    SCOPED_TRACE(filtered ? "--kernel-filter scale" : "every kernel");
+    std::vector<std::string> options = {"--counters", "SQ_WAVES"};
+    if (filtered) options.insert(options.end(), {"--kernel-filter", "scale"});
+    CounterRun run = capture("hal_on_hsa", options);
+    ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
+    readers::Capture cap(run.file);
+    auto counters = readers::loadCounters(cap);
+    auto work = readers::loadDeviceWork(cap);
+    size_t measured = 0, hal = 0;
+    for (const auto& op : work.ops) {
+      if (op.kind != schema::DeviceOpKind::KERNEL) continue;
+      if (op.recordedBy == schema::Api::IREE_HAL) {
+        ++hal;
+        EXPECT_EQ(op.counterSet, 0u) << "the HAL's record of " << op.name;
+        continue;
+      }
+      if (filtered) {
+        EXPECT_EQ(op.name, "scale");
+      }
+      ASSERT_NE(op.counterSet, 0u) << op.name;
+      EXPECT_EQ(valuesOf(counters, op)["SQ_WAVES"], wavesOf(op)) << op.name;
+      ++measured;
+    }
+    EXPECT_GT(hal, 0u);
+    EXPECT_GT(measured, 0u);
+  }
+}
+
 // The kernel filter and the dispatch range leave dispatches unrecorded and
 // unmeasured; the queue filter does the same for a whole queue.
 TEST(HsaCounters, FiltersNarrowWhatIsMeasured) {
