@@ -1,5 +1,7 @@
 // gtap executables: the modules (code objects) a capture holds and their
 // kernels, with what the runtime or the code object's metadata says of them.
+#include <fnmatch.h>
+
 #include <iostream>
 
 #include "commands.h"
@@ -15,6 +17,7 @@ namespace {
 struct ExecutablesOptions {
   std::vector<std::string> files;
   std::string format = "text";
+  std::string filter;  // a glob on kernel names
 };
 
 readers::Cell maybe(int64_t v) { return v < 0 ? readers::Cell::str("-") : readers::Cell::count(v); }
@@ -31,6 +34,10 @@ int executables(const ExecutablesOptions& o) {
   auto loaded = loadDeviceWork(opened, "executables");
   std::vector<std::string> notes;
   auto rows = readers::executableRows(loaded, notes);
+  if (!o.filter.empty())
+    std::erase_if(rows, [&](const readers::ExecutableKernelRow& r) {
+      return r.kernel.empty() || fnmatch(o.filter.c_str(), r.kernel.c_str(), 0) != 0;
+    });
   for (const auto& n : notes) std::cerr << "gtap executables: " << n << "\n";
   std::vector<std::string> columns = {"module", "format", "size", "target", "kernel", "from", "args", "hidden_args",
                                       "kernarg_bytes", "sgprs", "vgprs", "lds_bytes", "scratch_bytes", "wavefront",
@@ -53,7 +60,9 @@ int executables(const ExecutablesOptions& o) {
     table.add(std::move(row));
   }
   table.print(std::cout, format);
-  if (format == readers::OutputFormat::text && rows.empty())
+  if (format == readers::OutputFormat::text && rows.empty() && !o.filter.empty())
+    std::cout << "no kernel matches '" << o.filter << "'\n";
+  else if (format == readers::OutputFormat::text && rows.empty())
     std::cout << readers::nothingFoundHint(opened.pointers(), format::kModeKernels | format::kModeMemory, "executables", true)
               << "\n";
   return opened.failures ? 1 : 0;
@@ -67,6 +76,8 @@ Action addExecutablesCommand(CLI::App& app) {
                                  "Modules / code objects and their kernels: arguments, registers, LDS, scratch, wavefront");
   cmd->add_option("files", o->files, "Capture files")->required();
   cmd->add_option("--format", o->format, "text, csv or jsonl");
+  cmd->add_option("--filter", o->filter,
+                  "Only the kernels whose name matches this glob (fnmatch), and their modules' rows");
   return [o] { return executables(*o); };
 }
 

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "../unit/counter_capture_builder.h"
@@ -117,6 +118,34 @@ TEST(Reports, MemoryHintSaysWhatWasRecordedAndFound) {
 
 // The direction of each copy is in the JSON Lines and SQLite exports, as in
 // the Chrome one.
+// gtap executables --filter keeps the kernels whose names match the glob;
+// one matching nothing gives an empty table and says so.
+TEST(Reports, ExecutablesFilterKeepsTheKernelsItMatches) {
+  std::string dir = freshDirectory("reports-executables-filter");
+  std::string file = dir + "/cap.gtap";
+  auto run = gtap({"run", "--sim", "-m", "api,kernels", "-o", file, "--", workload("ze_pipeline")});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  auto kernels = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"executables", "--format=jsonl", file};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = gtap(args);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    std::set<std::string> names;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) names.insert(nlohmann::json::parse(line)["kernel"]);
+    return names;
+  };
+  std::set<std::string> all = kernels({});
+  EXPECT_GT(all.size(), 1u);
+  std::set<std::string> scaled = kernels({"--filter", "sc*"});
+  EXPECT_EQ(scaled, std::set<std::string>{"scale"});
+  EXPECT_TRUE(all.count("scale"));
+  EXPECT_TRUE(kernels({"--filter", "no-such-*"}).empty());
+  auto text = gtap({"executables", "--filter", "no-such-*", file});
+  EXPECT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_NE(text.out.find("no kernel matches 'no-such-*'"), std::string::npos) << text.out;
+}
+
 TEST(Reports, CopyDirectionIsInJsonLinesAndSqlite) {
   std::string dir = freshDirectory("reports-direction");
   std::string file = dir + "/cap.gtap";
