@@ -18,6 +18,7 @@ int splitRunArguments(int argc, char** argv);
 Action addInfoCommand(CLI::App& app);
 Action addApiCommand(CLI::App& app);
 Action addKernelsCommand(CLI::App& app);
+Action addDiffCommand(CLI::App& app);
 Action addMemoryCommand(CLI::App& app);
 Action addSummaryCommand(CLI::App& app);
 Action addExportCommand(CLI::App& app);

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add(&gtap::cli::addInfoCommand);
   add(&gtap::cli::addApiCommand);
   add(&gtap::cli::addKernelsCommand);
+  add(&gtap::cli::addDiffCommand);
   add(&gtap::cli::addMemoryCommand);
   add(&gtap::cli::addSummaryCommand);
   add(&gtap::cli::addExportCommand);

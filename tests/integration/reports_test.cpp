@@ -146,6 +146,42 @@ TEST(Reports, ExecutablesFilterKeepsTheKernelsItMatches) {
   EXPECT_NE(text.out.find("no kernel matches 'no-such-*'"), std::string::npos) << text.out;
 }
 
+// gtap diff: a capture against itself changes nothing; against a run with
+// four launches of 16 times the work, the kernel's count and time grew, which
+// --fail-above turns into exit status 3 naming it.
+TEST(Reports, DiffNamesWhatChangedAndFailsAboveTheThreshold) {
+  std::string dir = freshDirectory("reports-diff");
+  std::string a = dir + "/a.gtap", b = dir + "/b.gtap";
+  ASSERT_EQ(gtap({"run", "--sim", "-q", "-m", "api,kernels", "-o", a, "--", workload("ze_vector_add"), "1", "256"})
+                .exitCode, 0);
+  ASSERT_EQ(gtap({"run", "--sim", "-q", "-m", "api,kernels", "-o", b, "--", workload("ze_vector_add"), "4", "4096"})
+                .exitCode, 0);
+  auto same = gtap({"diff", "--format=jsonl", "--fail-above", "0", a, a});
+  EXPECT_EQ(same.exitCode, 0) << same.err;
+  EXPECT_EQ(same.out, "");
+  auto grew = gtap({"diff", "--format=jsonl", a, b});
+  ASSERT_EQ(grew.exitCode, 0) << grew.err;
+  bool kernel = false;
+  std::istringstream lines(grew.out);
+  for (std::string line; std::getline(lines, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["kind"] != "kernel") continue;
+    EXPECT_EQ(j["name"], "vector_add");
+    EXPECT_EQ(j["count_before"], 1);
+    EXPECT_EQ(j["count_after"], 4);
+    EXPECT_GT(j["total_after"].get<int64_t>(), j["total_before"].get<int64_t>());
+    EXPECT_EQ(j["change"].get<int64_t>(), j["total_after"].get<int64_t>() - j["total_before"].get<int64_t>());
+    kernel = true;
+  }
+  EXPECT_TRUE(kernel) << grew.out;
+  auto failed = gtap({"diff", "--fail-above", "50", a, b});
+  EXPECT_EQ(failed.exitCode, 3) << failed.err;
+  EXPECT_NE(failed.err.find("kernel vector_add"), std::string::npos) << failed.err;
+  EXPECT_EQ(gtap({"diff", a, dir + "/missing.gtap"}).exitCode, 1);
+  EXPECT_EQ(gtap({"diff", "--format=xml", a, b}).exitCode, 2);
+  EXPECT_EQ(gtap({"diff", a}).exitCode, 2);
+}
+
 TEST(Reports, CopyDirectionIsInJsonLinesAndSqlite) {
   std::string dir = freshDirectory("reports-direction");
   std::string file = dir + "/cap.gtap";
