@@ -67,18 +67,7 @@ class SimZeMetricQuery : public ::testing::Test {
     for (uint32_t i = 2; i < 5; ++i) smaller_[i - 2] = groups[i];
   }
 
-  static void TearDownTestSuite() {
-    if (module_) {
-      EXPECT_EQ(ZE_RESULT_SUCCESS, zeModuleDestroy(module_));
-    }
-    if (context_) {
-      EXPECT_EQ(ZE_RESULT_SUCCESS, zeContextDestroy(context_));
-    }
-    module_ = nullptr;
-    context_ = nullptr;
-    delete moduleBytes_;
-    moduleBytes_ = nullptr;
-  }
+  static void TearDownTestSuite() { simtest::closeSimZe(module_, context_, moduleBytes_); }
 
   void SetUp() override {
     ze_kernel_desc_t spin{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "spin_ns"};

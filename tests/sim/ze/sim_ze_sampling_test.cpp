@@ -137,18 +137,7 @@ class SimZeSampling : public ::testing::Test {
     ASSERT_EQ(ZE_RESULT_SUCCESS, zetMetricGroupGet(device_, &n, &group_));
   }
 
-  static void TearDownTestSuite() {
-    if (module_) {
-      EXPECT_EQ(ZE_RESULT_SUCCESS, zeModuleDestroy(module_));
-    }
-    if (context_) {
-      EXPECT_EQ(ZE_RESULT_SUCCESS, zeContextDestroy(context_));
-    }
-    module_ = nullptr;
-    context_ = nullptr;
-    delete moduleBytes_;
-    moduleBytes_ = nullptr;
-  }
+  static void TearDownTestSuite() { simtest::closeSimZe(module_, context_, moduleBytes_); }
 
   void SetUp() override {
     out_ = static_cast<uint64_t*>(sharedAlloc(64 * sizeof(uint64_t)));

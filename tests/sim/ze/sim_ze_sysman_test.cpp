@@ -41,18 +41,7 @@ class SimZeSysman : public ::testing::Test {
     if (HasFatalFailure()) return;
   }
 
-  static void TearDownTestSuite() {
-    if (module_) {
-      EXPECT_EQ(ZE_RESULT_SUCCESS, zeModuleDestroy(module_));
-    }
-    if (context_) {
-      EXPECT_EQ(ZE_RESULT_SUCCESS, zeContextDestroy(context_));
-    }
-    module_ = nullptr;
-    context_ = nullptr;
-    delete moduleBytes_;
-    moduleBytes_ = nullptr;
-  }
+  static void TearDownTestSuite() { simtest::closeSimZe(module_, context_, moduleBytes_); }
 
   zes_device_handle_t sysman() const { return reinterpret_cast<zes_device_handle_t>(device_); }
 

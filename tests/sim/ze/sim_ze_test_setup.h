@@ -57,4 +57,20 @@ inline void openSimZe(const char* driverPath, const char* modulePath, SimZeSessi
   ASSERT_EQ(ZE_RESULT_SUCCESS, zeModuleCreate(s.context, s.device, &mdesc, &s.module, nullptr));
 }
 
+// What openSimZe made, destroyed (each pointer left null); for a suite's
+// TearDownTestSuite.
+inline void closeSimZe(ze_module_handle_t& module, ze_context_handle_t& context,
+                       std::vector<uint8_t>*& moduleBytes) {
+  if (module) {
+    EXPECT_EQ(ZE_RESULT_SUCCESS, zeModuleDestroy(module));
+  }
+  if (context) {
+    EXPECT_EQ(ZE_RESULT_SUCCESS, zeContextDestroy(context));
+  }
+  module = nullptr;
+  context = nullptr;
+  delete moduleBytes;
+  moduleBytes = nullptr;
+}
+
 }  // namespace simtest
