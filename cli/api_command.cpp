@@ -26,7 +26,7 @@ int api(const ApiOptions& o) {
   if (opened.captures.empty()) return 1;
   reportNotes(opened, "api");
   auto summary = readers::summarizeApi(opened.pointers());
-  readers::Table table({"function", "api", "count", "total", "mean", "min", "max", "p50", "p99",
+  readers::Table table("api_function", {"function", "api", "count", "total", "mean", "min", "max", "p50", "p99",
                         "failed", "unfinished"});
   for (const auto& f : summary.functions) {
     table.add({readers::Cell::str(f.name), readers::Cell::str(f.api),

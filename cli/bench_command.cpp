@@ -125,7 +125,7 @@ void printText(const BenchOptions& o, const BenchTimings& t, const std::vector<r
   std::cout << (o.scope.empty() ? std::string("replay") : "scope " + o.scope) << " wall time: min "
             << readers::formatNanoseconds(w.min) << ", median " << readers::formatNanoseconds(w.median) << ", max "
             << readers::formatNanoseconds(w.max) << "\n\n";
-  readers::Table table({"kernel", "count", "total", "mean", "min", "max", "untimed"});
+  readers::Table table("bench_kernel", {"kernel", "count", "total", "mean", "min", "max", "untimed"});
   for (const auto& k : kernels) {
     table.add({readers::Cell::str(k.key), readers::Cell::count(static_cast<int64_t>(k.time.count)),
                readers::Cell::nanoseconds(k.time.total), readers::Cell::nanoseconds(static_cast<int64_t>(k.time.mean)),

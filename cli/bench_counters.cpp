@@ -150,7 +150,7 @@ void printCountersText(const JoinedCounters& j) {
   std::vector<std::string> header = {"kernel", "dispatches"};
   for (size_t i = 0; i < j.names.size(); ++i)
     header.push_back(j.names[i] + " mean" + (j.units[i].empty() ? "" : " (" + j.units[i] + ")"));
-  readers::Table table(header);
+  readers::Table table("bench_counter", header);
   for (const auto& k : perKernel(j)) {
     std::vector<readers::Cell> row = {readers::Cell::str(k.kernel), readers::Cell::count(static_cast<int64_t>(k.dispatches))};
     for (size_t i = 0; i < j.names.size(); ++i)

@@ -99,7 +99,7 @@ void printKernels(const readers::CounterReport& r, bool perProcess, readers::Out
   if (perProcess) columns.push_back("process");
   for (const char* c : {"kernel", "counter", "units", "dispatches", "total", "mean", "min", "max"})
     columns.push_back(c);
-  readers::Table table(columns);
+  readers::Table table("kernel_counter", columns);
   for (const auto& k : r.kernels) {
     for (size_t c = 0; c < r.columns.size(); ++c) {
       const auto& v = k.values[c];
@@ -139,7 +139,7 @@ void printDispatches(const readers::CounterReport& r, readers::OutputFormat form
   if (busy) columns.push_back("busy share");
   if (waves) columns.push_back("waves per work-group");
   if (frequency) columns.push_back("achieved MHz");
-  readers::Table table(columns);
+  readers::Table table("dispatch_counter", columns);
   for (const auto& d : r.dispatches) {
     std::vector<readers::Cell> row;
     row.push_back(readers::Cell::str(r.captures[d.capture]));
@@ -162,7 +162,7 @@ void printDispatches(const readers::CounterReport& r, readers::OutputFormat form
 }
 
 void printMetrics(const readers::CounterReport& r, readers::OutputFormat format) {
-  readers::Table table({"process", "device", "source", "metric", "units", "samples", "min", "mean", "max", "rate"});
+  readers::Table table("device_metric", {"process", "device", "source", "metric", "units", "samples", "min", "mean", "max", "rate"});
   for (const auto& m : r.metrics) {
     if (m.metric.empty()) continue;
     std::string units = m.units.empty() ? "-" : m.units;
@@ -195,7 +195,7 @@ void printRoofline(const std::vector<readers::RooflinePoint>& points, bool perPr
   for (const char* c : {"kernel", "device", "flop", "bytes", "time", "intensity", "flop_per_s", "bytes_per_s",
                         "peak_flop_per_s", "peak_bytes_per_s", "attainable_flop_per_s", "of_attainable"})
     columns.push_back(c);
-  readers::Table table(columns);
+  readers::Table table("roofline", columns);
   for (const auto& p : points) {
     std::vector<readers::Cell> row;
     if (perProcess) row.push_back(readers::Cell::str(p.process));
@@ -339,7 +339,7 @@ int listCounters(const CountersOptions& o) {
               << (o.sim ? "" : "; --sim lists the simulated devices'") << "\n";
     return kExitError;
   }
-  readers::Table table({"runtime", "device", "group", "sampling", "domain", "metric", "type", "units", "description"});
+  readers::Table table("offered_counter", {"runtime", "device", "group", "sampling", "domain", "metric", "value_type", "units", "description"});
   size_t counters = 0;
   bool ze = false, hsa = false;
   for (const auto& d : devices)

@@ -90,7 +90,7 @@ int diff(const DiffOptions& o) {
   std::stable_sort(changed.begin(), changed.end(), [](const DiffRow& a, const DiffRow& b) {
     return std::llabs(a.change()) > std::llabs(b.change());
   });
-  readers::Table table({"kind", "name", "count_before", "count_after", "total_before", "total_after", "change",
+  readers::Table table("diff", {"kind", "name", "count_before", "count_after", "total_before", "total_after", "change",
                         "change_percent"});
   std::vector<const DiffRow*> above;
   for (const auto& r : changed) {

@@ -43,7 +43,7 @@ int executables(const ExecutablesOptions& o) {
                                       "kernarg_bytes", "sgprs", "vgprs", "lds_bytes", "scratch_bytes", "wavefront",
                                       "required_group_size", "hash"};
   if (opened.captures.size() > 1) columns.insert(columns.begin(), "process");
-  readers::Table table(columns);
+  readers::Table table("executable_kernel", columns);
   for (const auto& r : rows) {
     std::vector<readers::Cell> row;
     if (opened.captures.size() > 1) row.push_back(readers::Cell::str(r.process));

@@ -19,14 +19,20 @@ struct ExplainOptions {
   std::vector<std::string> files;
   size_t top = 3;
   std::vector<std::string> debugDirs;
+  std::string format = "text";
 };
 
 int explain(const ExplainOptions& o) {
+  readers::OutputFormat format;
+  if (!readers::parseOutputFormat(o.format, format) || format == readers::OutputFormat::csv) {
+    std::cerr << "gtap explain: --format must be text or jsonl\n";
+    return 2;
+  }
   auto opened = openCaptures(o.files, "explain");
   if (opened.captures.empty()) return 1;
   readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
   // One capture at a time, its device operations read a batch at a time.
-  for (const auto& c : opened.captures) readers::writeExplanation(*c, o.top, symbolizer, std::cout);
+  for (const auto& c : opened.captures) readers::writeExplanation(*c, o.top, symbolizer, std::cout, format);
   return opened.failures ? 1 : 0;
 }
 
@@ -37,6 +43,7 @@ Action addExplainCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("explain", "Where device time went, idle gaps and what the host did, the slowest launches and their stacks");
   cmd->add_option("files", o->files, "Capture files")->required();
   cmd->add_option("--top", o->top, "How many kernels, gaps and launches to name");
+  cmd->add_option("--format", o->format, "text or jsonl");
   cmd->add_option("--debug-dir", o->debugDirs, "Directories of separate debug files (by build-id)");
   return [o] { return explain(*o); };
 }

@@ -58,7 +58,7 @@ int info(const InfoOptions& o) {
     readers::streamDeviceWork(*c, objects, false, [](std::span<const readers::DeviceOp>) { return false; });
     std::vector<std::string> unrecordedWaits = readers::halUnrecordedWaits(objects);
     if (format == readers::OutputFormat::jsonl) {
-      std::cout << "{\"file\":\"" << readers::jsonEscape(c->path()) << "\",\"format\":\""
+      std::cout << "{\"type\":\"capture\",\"file\":\"" << readers::jsonEscape(c->path()) << "\",\"format\":\""
                 << c->reader().formatMajor() << "." << c->reader().formatMinor()
                 << "\",\"producer\":\"" << readers::jsonEscape(p.producer) << "\",\"pid\":" << p.pid
                 << ",\"ppid\":" << p.ppid << ",\"forked_from\":" << p.forkedFromPid
@@ -121,7 +121,7 @@ int info(const InfoOptions& o) {
               << readers::formatBytes(raw) << " decoded, ratio ";
     std::printf("%.1f\n", ratio);
     std::cout.flush();
-    readers::Table chunks({"chunk kind", "count", "stored", "decoded"});
+    readers::Table chunks("chunk", {"chunk kind", "count", "stored", "decoded"});
     for (const auto& [kind, s] : c->kindStats())
       chunks.add({readers::Cell::str(readers::kindName(kind)), readers::Cell::count(static_cast<int64_t>(s.chunks)),
                   readers::Cell::bytes(static_cast<int64_t>(s.storedBytes)),

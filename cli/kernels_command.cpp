@@ -63,7 +63,7 @@ int instructions(const KernelsOptions& o, readers::OutputFormat format) {
   std::vector<std::string> columns = {"kernel", "instruction", "offset", "offsets", "samples", "share", "time"};
   for (size_t k : reasons) columns.push_back(report.reasons[k]);
   columns.push_back("location");
-  readers::Table table(columns);
+  readers::Table table("kernel_instruction", columns);
   for (const auto& r : report.rows) {
     std::vector<readers::Cell> row;
     row.push_back(readers::Cell::str(r.kernel));
@@ -148,7 +148,7 @@ int kernels(const KernelsOptions& o) {
     columns.push_back("measured");
     for (const auto& c : counters.columns) columns.push_back("mean " + c.name);
   }
-  readers::Table table(columns);
+  readers::Table table("kernel", columns);
   auto triple = [](const std::array<uint32_t, 3>& v) {
     return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
   };

@@ -51,7 +51,7 @@ int memory(const MemoryOptions& o) {
     if (text) cols.erase(cols.begin());
     return cols;
   };
-  readers::Table a(trim(allocColumns));
+  readers::Table a("allocation", trim(allocColumns));
   for (const auto& r : allocations) {
     std::vector<readers::Cell> row;
     if (!text) row.push_back(readers::Cell::str("allocations"));
@@ -65,7 +65,7 @@ int memory(const MemoryOptions& o) {
     row.push_back(readers::Cell::bytes(static_cast<int64_t>(r.liveAtEnd)));
     a.add(std::move(row));
   }
-  readers::Table t(trim(transferColumns));
+  readers::Table t("transfer", trim(transferColumns));
   for (const auto& r : transfers) {
     std::vector<readers::Cell> row;
     if (!text) row.push_back(readers::Cell::str("transfers"));

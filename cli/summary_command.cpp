@@ -81,7 +81,7 @@ int summary(const SummaryOptions& o) {
   if (format == readers::OutputFormat::jsonl) {
     for (const auto& read : reads) {
       const auto& p = read.overview;
-      std::cout << "{\"file\":\"" << readers::jsonEscape(read.capture->path()) << "\",\"process\":\""
+      std::cout << "{\"type\":\"process\",\"file\":\"" << readers::jsonEscape(read.capture->path()) << "\",\"process\":\""
                 << readers::jsonEscape(p.label) << "\",\"duration_ns\":" << (p.endNs - p.startNs)
                 << ",\"api_calls\":" << p.apiCalls << ",\"api_ns\":" << p.apiNs << ",\"threads\":" << p.threads
                 << ",\"allocations\":" << p.allocations << ",\"allocated_bytes\":" << p.allocatedBytes
@@ -105,9 +105,9 @@ int summary(const SummaryOptions& o) {
       }
       std::cout << "]}\n";
     }
-    return opened.failures ? 1 : 0;
   }
   for (const auto& read : reads) {
+    if (format == readers::OutputFormat::jsonl) break;
     const auto& p = read.overview;
     int64_t duration = p.endNs - p.startNs;
     std::cout << p.label << "  " << p.executable << "  (" << read.capture->path() << ")\n";
@@ -167,7 +167,8 @@ int summary(const SummaryOptions& o) {
   }
   auto rows = kernelTable.rows();
   if (!rows.empty()) {
-    std::cout << "Top kernels" << (reads.size() > 1 ? " (all files)" : "") << "\n";
+    if (format == readers::OutputFormat::text)
+      std::cout << "Top kernels" << (reads.size() > 1 ? " (all files)" : "") << "\n";
     // IREE HAL dispatches and the device's are two levels of the same work.
     bool levels = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.level == "hal"; });
     std::vector<std::string> columns = {"kernel", "count", "total", "mean", "share"};
@@ -185,7 +186,7 @@ int summary(const SummaryOptions& o) {
           hottest[r.kernel] = r.text + " (" + readers::Cell::ratio(r.share * 100, 0).text + "%)";
     }
     if (!hottest.empty()) columns.push_back("hottest line");
-    readers::Table t(columns);
+    readers::Table t("top_kernel", columns);
     for (size_t i = 0; i < rows.size() && i < o.top; ++i) {
       const auto& r = rows[i];
       readers::Cell share = readers::Cell::ratio(r.share * 100, 1);
@@ -202,12 +203,12 @@ int summary(const SummaryOptions& o) {
       t.add(std::move(row));
     }
     t.print(std::cout, format);
-    std::cout << "\n";
+    if (format == readers::OutputFormat::text) std::cout << "\n";
   }
   auto transfers = transferTable.rows();
   if (!transfers.empty()) {
-    std::cout << "Transfers\n";
-    readers::Table t({"kind", "count", "bytes", "device time"});
+    if (format == readers::OutputFormat::text) std::cout << "Transfers\n";
+    readers::Table t("transfer", {"kind", "count", "bytes", "device time"});
     for (const auto& r : transfers)
       t.add({readers::Cell::str(r.kind), readers::Cell::count(static_cast<int64_t>(r.count)),
              readers::Cell::bytes(static_cast<int64_t>(r.bytes)), readers::Cell::nanoseconds(r.deviceNs)});

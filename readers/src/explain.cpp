@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <sstream>
 
+#include "gtap/readers/json.h"
 #include "gtap/readers/overview.h"
 #include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/stack_text.h"
@@ -181,18 +183,146 @@ void writeAccount(const Capture& c, const DeviceWork& work, const ProcessOvervie
   out << "\n";
 }
 
+// The same account for scripts: one JSON object per line, each with its
+// "type" (explain_process, explain_device, explain_kernel, explain_gap,
+// explain_launch, explain_hal_join, explain_note).
+class JsonRow {
+ public:
+  explicit JsonRow(const char* type) { s_ = "{\"type\":\"" + std::string(type) + "\""; }
+  JsonRow& str(const char* k, std::string_view v) {
+    key(k);
+    appendJsonString(s_, v);
+    return *this;
+  }
+  JsonRow& num(const char* k, int64_t v) {
+    key(k);
+    s_ += std::to_string(v);
+    return *this;
+  }
+  JsonRow& real(const char* k, double v) {
+    key(k);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    s_ += buf;
+    return *this;
+  }
+  JsonRow& boolean(const char* k, bool v) {
+    key(k);
+    s_ += v ? "true" : "false";
+    return *this;
+  }
+  JsonRow& strings(const char* k, const std::vector<std::string>& v) {
+    key(k);
+    s_ += '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) s_ += ',';
+      appendJsonString(s_, v[i]);
+    }
+    s_ += ']';
+    return *this;
+  }
+  // `json` as it is (an object or array already written).
+  JsonRow& raw(const char* k, const std::string& json) {
+    key(k);
+    s_ += json;
+    return *this;
+  }
+  void writeTo(std::ostream& out) { out << s_ << "}\n"; }
+
+ private:
+  void key(const char* k) {
+    s_ += ",\"";
+    s_ += k;
+    s_ += "\":";
+  }
+  std::string s_;
+};
+
+double share(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+void writeAccountJsonl(const Capture& c, const DeviceWork& work, const ProcessOverview& p, std::vector<KernelRow> rows,
+                       const std::vector<DeviceOp>& slowest, size_t top, Symbolizer& symbolizer, std::ostream& out) {
+  const std::string& label = p.label;
+  JsonRow process("explain_process");
+  process.str("process", label).str("file", c.path()).str("executable", p.executable)
+      .num("duration_ns", p.endNs - p.startNs).boolean("closed_cleanly", p.closedCleanly)
+      .str("recovery", p.closedCleanly ? std::string() : p.recovery).strings("untimed_reasons", p.untimedReasons);
+  if (p.devices.empty()) {
+    std::ostringstream why;
+    writeNoDeviceWork(c, p, why);
+    std::string text = why.str();
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    process.str("no_device_work", text);
+  }
+  process.writeTo(out);
+  if (p.devices.empty()) return;
+  int64_t duration = p.endNs - p.startNs;
+  for (const auto& d : p.devices)
+    JsonRow("explain_device").str("process", label).str("device", d.name).num("busy_ns", d.busyNs)
+        .num("span_ns", d.lastNs - d.firstNs).num("idle_ns", (d.lastNs - d.firstNs) - d.busyNs)
+        .real("busy_share_of_run", share(d.busyNs, duration))
+        .real("busy_share_of_span", share(d.busyNs, d.lastNs - d.firstNs)).writeTo(out);
+  rows.erase(std::remove_if(rows.begin(), rows.end(), [](const auto& r) { return r.level == "hal"; }), rows.end());
+  for (size_t i = 0; i < rows.size() && i < top; ++i)
+    JsonRow("explain_kernel").str("process", label).num("rank", static_cast<int64_t>(i + 1)).str("kernel", rows[i].key)
+        .real("share", rows[i].share).num("count", static_cast<int64_t>(rows[i].time.count))
+        .num("total_ns", rows[i].time.total).num("p50_ns", rows[i].time.p50).writeTo(out);
+  for (const auto& d : p.devices)
+    for (const auto& g : d.largestGaps) {
+      std::string calls = "[";
+      for (size_t i = 0; i < g.hostCalls.size(); ++i) {
+        calls += i ? ",{\"function\":" : "{\"function\":";
+        appendJsonString(calls, g.hostCalls[i].first);
+        calls += ",\"ns\":" + std::to_string(g.hostCalls[i].second) + "}";
+      }
+      calls += "]";
+      JsonRow("explain_gap").str("process", label).str("device", d.name).num("start_offset_ns", g.startNs - p.startNs)
+          .num("duration_ns", g.endNs - g.startNs).str("before", g.before).str("after", g.after)
+          .raw("host_calls", calls).writeTo(out);
+    }
+  std::set<std::string> problems;
+  for (const DeviceOp& op : slowest) {
+    std::vector<std::string> why;
+    auto frames = describeStack(work, op.stack, symbolizer, &why);
+    problems.insert(why.begin(), why.end());
+    auto triple = [](const std::array<uint32_t, 3>& v) {
+      return "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
+    };
+    JsonRow row("explain_launch");
+    row.str("process", label).str("kernel", op.name).num("duration_ns", op.durationNs())
+        .raw("groups", triple(op.groupCount)).raw("group_size", triple(op.groupSize))
+        .num("submit_offset_ns", op.submitNs - p.startNs).strings("stack", frames);
+    if (const HalOrigin* hal = op.hal)
+      row.str("hal_dispatch", hal->name).num("hal_command_buffer", static_cast<int64_t>(hal->list))
+          .num("hal_dispatch_offset_ns", hal->dispatchNs - p.startNs)
+          .num("hal_submission_offset_ns", hal->submissionNs - p.startNs);
+    row.writeTo(out);
+  }
+  const HalJoin& join = work.halJoin;
+  if (join.executions && join.deviceKernels)
+    JsonRow("explain_hal_join").str("process", label).num("executions", static_cast<int64_t>(join.executions))
+        .num("joined", static_cast<int64_t>(join.joined)).num("device_kernels", static_cast<int64_t>(join.deviceKernels))
+        .num("not_from_hal", static_cast<int64_t>(join.notFromHal)).writeTo(out);
+  for (const auto& w : problems) JsonRow("explain_note").str("process", label).str("note", w).writeTo(out);
+}
+
 }  // namespace
 
-void writeExplanation(const LoadedCapture& lc, size_t top, Symbolizer& symbolizer, std::ostream& out) {
+void writeExplanation(const LoadedCapture& lc, size_t top, Symbolizer& symbolizer, std::ostream& out,
+                      OutputFormat format) {
   auto p = overviewOf(lc, top);
   SlowestLaunches slowest(top);
   for (const DeviceOp& op : lc.work.ops) slowest.offer(op);
   auto rows = p.devices.empty() ? std::vector<KernelRow>{}
                                 : kernelRows(std::span<const LoadedCapture>(&lc, 1), KernelGrouping::name, false);
-  writeAccount(*lc.capture, lc.work, p, std::move(rows), slowest.take(), top, symbolizer, out);
+  auto write = format == OutputFormat::jsonl ? writeAccountJsonl : writeAccount;
+  write(*lc.capture, lc.work, p, std::move(rows), slowest.take(), top, symbolizer, out);
 }
 
-void writeExplanation(const Capture& capture, size_t top, Symbolizer& symbolizer, std::ostream& out) {
+void writeExplanation(const Capture& capture, size_t top, Symbolizer& symbolizer, std::ostream& out,
+                      OutputFormat format) {
   DeviceWork work;
   KernelRowsBuilder table(KernelGrouping::name, false);
   table.beginCapture(0, capture, work);
@@ -210,7 +340,8 @@ void writeExplanation(const Capture& capture, size_t top, Symbolizer& symbolizer
         table.beginCapture(0, capture, work);
         slowest = SlowestLaunches(top);
       });
-  writeAccount(capture, work, p, p.devices.empty() ? std::vector<KernelRow>{} : table.rows(), slowest.take(), top,
+  auto write = format == OutputFormat::jsonl ? writeAccountJsonl : writeAccount;
+  write(capture, work, p, p.devices.empty() ? std::vector<KernelRow>{} : table.rows(), slowest.take(), top,
                symbolizer, out);
 }
 

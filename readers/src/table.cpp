@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 namespace gtap::readers {
 
@@ -57,20 +58,31 @@ std::string raw(const Cell& c) {
 }
 
 std::string csvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
+// A column's name for scripts (JSON Lines keys, CSV header): spaces become
+// underscores, as in "device_time".
+std::string key(std::string column) {
+  std::replace(column.begin(), column.end(), ' ', '_');
+  return column;
+}
 }  // namespace
+
+Table::Table(std::string rowType, std::vector<std::string> columns)
+    : rowType_(std::move(rowType)), columns_(std::move(columns)) {
+  for (const auto& c : columns_)
+    if (c == "type") throw std::logic_error("table " + rowType_ + ": a column may not be called \"type\"");
+}
 
 void Table::print(std::ostream& out, OutputFormat format) const {
   if (format == OutputFormat::jsonl) {
     for (const auto& row : rows_) {
-      out << '{';
+      out << "{\"type\":\"" << jsonEscape(rowType_) << '"';
       for (size_t i = 0; i < columns_.size() && i < row.size(); ++i) {
-        if (i) out << ',';
-        out << '"' << jsonEscape(columns_[i]) << "\":";
+        out << ",\"" << jsonEscape(key(columns_[i])) << "\":";
         const Cell& c = row[i];
         if (c.integer || c.real) out << raw(c);
         else out << '"' << jsonEscape(c.text) << '"';
@@ -80,7 +92,7 @@ void Table::print(std::ostream& out, OutputFormat format) const {
     return;
   }
   if (format == OutputFormat::csv) {
-    for (size_t i = 0; i < columns_.size(); ++i) out << (i ? "," : "") << csvField(columns_[i]);
+    for (size_t i = 0; i < columns_.size(); ++i) out << (i ? "," : "") << csvField(key(columns_[i]));
     out << '\n';
     for (const auto& row : rows_) {
       for (size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << csvField(raw(row[i]));

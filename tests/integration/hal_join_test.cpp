@@ -158,7 +158,9 @@ TEST_F(HalJoin, ReportsShowBothLevelsAndTheJoin) {
 
   auto summary = runProcess({gtapBinary(), "summary", "--format", "jsonl", file()});
   ASSERT_EQ(summary.exitCode, 0) << summary.err;
-  auto s = nlohmann::json::parse(summary.out);
+  // The process row comes first; top kernels and transfers follow.
+  auto s = nlohmann::json::parse(summary.out.substr(0, summary.out.find('\n')));
+  EXPECT_EQ(s["type"], "process");
   EXPECT_EQ(s["hal_dispatches"], 5);
   EXPECT_EQ(s["hal_submissions"], 4);
   EXPECT_EQ(s["hal_executions"], 10);
@@ -223,7 +225,9 @@ TEST_F(HalJoin, KernelsWithoutApiStillRecordsAndJoinsTheHalOperations) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   auto summary = runProcess({gtapBinary(), "summary", "--format", "jsonl", only});
   ASSERT_EQ(summary.exitCode, 0) << summary.err;
-  auto s = nlohmann::json::parse(summary.out);
+  // The process row comes first; top kernels and transfers follow.
+  auto s = nlohmann::json::parse(summary.out.substr(0, summary.out.find('\n')));
+  EXPECT_EQ(s["type"], "process");
   EXPECT_EQ(s["api_calls"], 0);
   EXPECT_EQ(s["hal_dispatches"], 5);
   EXPECT_EQ(s["hal_submissions"], 3);

@@ -177,6 +177,26 @@ TEST(Reports, DiffNamesWhatChangedAndFailsAboveTheThreshold) {
   auto failed = gtap({"diff", "--fail-above", "50", a, b});
   EXPECT_EQ(failed.exitCode, 3) << failed.err;
   EXPECT_NE(failed.err.find("kernel vector_add"), std::string::npos) << failed.err;
+  // A slower substitute: the same one launch over 1024 times the elements.
+  std::string slower = dir + "/slower.gtap";
+  ASSERT_EQ(gtap({"run", "--sim", "-q", "-m", "api,kernels", "-o", slower, "--", workload("ze_vector_add"), "1",
+                  "262144"}).exitCode, 0);
+  auto slowed = gtap({"diff", "--format=jsonl", "--fail-above", "50", a, slower});
+  EXPECT_EQ(slowed.exitCode, 3) << slowed.err;
+  EXPECT_NE(slowed.err.find("kernel vector_add"), std::string::npos) << slowed.err;
+  bool slowedKernel = false;
+  std::istringstream slowedLines(slowed.out);
+  for (std::string line; std::getline(slowedLines, line);) {
+    auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["type"], "diff");
+    if (j["kind"] != "kernel") continue;
+    EXPECT_EQ(j["name"], "vector_add");
+    EXPECT_EQ(j["count_before"], 1);
+    EXPECT_EQ(j["count_after"], 1);
+    EXPECT_GT(j["change_percent"].get<double>(), 50.0) << line;
+    slowedKernel = true;
+  }
+  EXPECT_TRUE(slowedKernel) << slowed.out;
   EXPECT_EQ(gtap({"diff", a, dir + "/missing.gtap"}).exitCode, 1);
   EXPECT_EQ(gtap({"diff", "--format=xml", a, b}).exitCode, 2);
   EXPECT_EQ(gtap({"diff", a}).exitCode, 2);
@@ -356,7 +376,7 @@ TEST(CountersReport, PerDispatchRows) {
   EXPECT_EQ(rows[1]["dispatch"], 1);
   EXPECT_EQ(rows[1]["device_time"], 3000);
   EXPECT_EQ(rows[1]["SQ_WAVES"], 24);
-  EXPECT_DOUBLE_EQ(rows[1]["busy share"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(rows[1]["busy_share"].get<double>(), 0.75);
   EXPECT_EQ(rows[2]["kernel"], "add");
   EXPECT_EQ(rows[2]["dispatch"], 3);
   EXPECT_EQ(rows[2]["process"], "pid 4242");
@@ -369,7 +389,7 @@ TEST(CountersReport, KernelsGainAColumnPerCounter) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   auto rows = lines(r.out);
   ASSERT_EQ(rows.size(), 4u) << r.out;
-  EXPECT_TRUE(contains(rows[0], ",measured,mean GRBM_COUNT,mean GRBM_GUI_ACTIVE,mean SQ_WAVES")) << rows[0];
+  EXPECT_TRUE(contains(rows[0], ",measured,mean_GRBM_COUNT,mean_GRBM_GUI_ACTIVE,mean_SQ_WAVES")) << rows[0];
   bool scale = false, copy = false;
   for (const auto& row : rows) {
     if (row.rfind("scale,", 0) == 0) scale = contains(row, ",2,3000,2000,16");
@@ -492,9 +512,9 @@ TEST(CountersReport, OnTheSimulatedHsaRuntime) {
   ASSERT_EQ(rows.size(), 3u) << r.out;
   for (const auto& row : rows) {
     EXPECT_EQ(row["SQ_WAVES"], 4) << row;
-    EXPECT_DOUBLE_EQ(row["waves per work-group"].get<double>(), 2.0) << row;
+    EXPECT_DOUBLE_EQ(row["waves_per_work-group"].get<double>(), 2.0) << row;
     EXPECT_GE(row["GRBM_COUNT"].get<double>(), row["GRBM_GUI_ACTIVE"].get<double>()) << row;
-    double busy = row["busy share"].get<double>();
+    double busy = row["busy_share"].get<double>();
     EXPECT_GT(busy, 0) << row;
     EXPECT_LE(busy, 1) << row;
   }
@@ -525,16 +545,16 @@ TEST(CountersReport, OnTheSimulatedLevelZeroDriver) {
   for (const auto& row : rows) {
     EXPECT_EQ(row["WorkItemsExecuted"], 256) << row;
     EXPECT_EQ(row["WorkGroupsExecuted"], 2) << row;
-    double busy = row["busy share"].get<double>();
+    double busy = row["busy_share"].get<double>();
     EXPECT_GT(busy, 0) << row;
     EXPECT_LE(busy, 1) << row;
-    EXPECT_NEAR(row["achieved MHz"].get<double>(), 19.2, 0.4) << row;
+    EXPECT_NEAR(row["achieved_MHz"].get<double>(), 19.2, 0.4) << row;
   }
   auto kernels = gtap({"kernels", "--counters", "--format=jsonl", file});
   ASSERT_EQ(kernels.exitCode, 0) << kernels.err;
   for (const auto& row : jsonLines(kernels.out)) {
     EXPECT_EQ(row["measured"], 2) << row;
-    EXPECT_EQ(row["mean WorkItemsExecuted"], 256) << row;
+    EXPECT_EQ(row["mean_WorkItemsExecuted"], 256) << row;
   }
 }
 

@@ -128,7 +128,7 @@ TEST(ZeCapture, ApiReportAsJsonLines) {
   auto report = runProcess({gtapBinary(), "api", "--format=jsonl", files[0]});
   ASSERT_EQ(report.exitCode, 0) << report.err;
   Counts reported;
-  std::regex row(R"re(\{"function":"(\w+)","api":"ze","count":(\d+),"total":(\d+),"mean":(\d+),"min":(\d+),"max":(\d+),"p50":(\d+),"p99":(\d+),"failed":0,"unfinished":0\})re");
+  std::regex row(R"re(\{"type":"api_function","function":"(\w+)","api":"ze","count":(\d+),"total":(\d+),"mean":(\d+),"min":(\d+),"max":(\d+),"p50":(\d+),"p99":(\d+),"failed":0,"unfinished":0\})re");
   std::istringstream in(report.out);
   std::string line;
   while (std::getline(in, line)) {

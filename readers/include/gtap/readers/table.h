@@ -29,14 +29,19 @@ struct Cell {
   static Cell ratio(double v, int decimals = 2);
 };
 
+// In JSON Lines each row begins with "type": the table's row type (as
+// iree-profile's rows do), so rows of several tables can share one stream.
 class Table {
  public:
-  explicit Table(std::vector<std::string> columns) : columns_(std::move(columns)) {}
+  // `rowType` names what one row is ("kernel", "api_function"); no column may
+  // be called "type".
+  Table(std::string rowType, std::vector<std::string> columns);
   void add(std::vector<Cell> row) { rows_.push_back(std::move(row)); }
   size_t size() const { return rows_.size(); }
   void print(std::ostream& out, OutputFormat format) const;
 
  private:
+  std::string rowType_;
   std::vector<std::string> columns_;
   std::vector<std::vector<Cell>> rows_;
 };
