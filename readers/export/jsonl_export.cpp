@@ -8,10 +8,14 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <iterator>
+#include <map>
 #include <unordered_map>
 
+#include "gtap/format/container.h"
 #include "gtap/readers/counters.h"
 #include "gtap/readers/json.h"
+#include "gtap/readers/memory_events.h"
 #include "gtap/readers/record_export.h"
 
 namespace gtap::readers {
@@ -160,6 +164,96 @@ void writeDeviceMetrics(const CapturedCounters& counters, const std::string& pro
   }
 }
 
+// The first line: what the stream is, its schema version and the row types
+// it may hold (docs/export.md describes each).
+void writeSchema(Lines& out) {
+  out << "{\"type\":\"schema\",\"version\":" << kJsonLinesSchemaVersion << ",\"newest_capture_format\":\""
+      << format::kFormatMajor << "." << format::kFormatMinor << "\",\"types\":[";
+  const char* types[] = {"schema",  "process", "api",           "counter_set", "counter_note",  "device",
+                         "counters", "level",  "copy_direction", "memory",     "device_metric", "stack",
+                         "instruction"};
+  for (size_t i = 0; i < std::size(types); ++i) out << (i ? ",\"" : "\"") << std::string_view(types[i]) << "\"";
+  out << "]}";
+  out.endLine();
+}
+
+// A capture's own line: which process (and rank) the rows after it are of.
+void writeProcess(const Capture& c, const std::string& process, Lines& out) {
+  const auto& p = c.process();
+  out << "{\"type\":\"process\",\"process\":\"" << process << "\",\"pid\":" << p.pid << ",\"rank\":" << p.rank
+      << ",\"host\":\"";
+  out.json(p.hostname) << "\",\"executable\":\"";
+  out.json(p.executable) << "\",\"file\":\"";
+  out.json(c.path()) << "\",\"mode\":\"";
+  out.json(p.mode) << "\"}";
+  out.endLine();
+}
+
+// What each level (device, hal, host) and each copy direction of a capture's
+// operations add up to, counted as the operations are written.
+class LevelTotals {
+ public:
+  void add(const DeviceOp& op) {
+    Totals& l = levels_[operationLevel(op)];
+    ++l.operations;
+    if (op.timed) {
+      ++l.timed;
+      l.deviceNs += op.durationNs();
+    }
+    if (op.kind != schema::DeviceOpKind::COPY) return;
+    Totals& d = directions_[{operationLevel(op), directionName(op.direction)}];
+    ++d.operations;
+    d.bytes += op.bytes;
+    if (op.timed) {
+      ++d.timed;
+      d.deviceNs += op.durationNs();
+    }
+  }
+  void write(const std::string& process, const std::string& pid, Lines& out) const {
+    for (const auto& [level, t] : levels_) {
+      out << "{\"type\":\"level\",\"process\":\"" << process << "\",\"pid\":" << pid << ",\"level\":\""
+          << level << "\",\"operations\":" << t.operations << ",\"timed\":" << t.timed
+          << ",\"device_ns\":" << t.deviceNs << "}";
+      out.endLine();
+    }
+    for (const auto& [key, t] : directions_) {
+      out << "{\"type\":\"copy_direction\",\"process\":\"" << process << "\",\"pid\":" << pid
+          << ",\"level\":\"" << key.first << "\",\"direction\":\"" << key.second << "\",\"copies\":" << t.operations
+          << ",\"bytes\":" << t.bytes << ",\"timed\":" << t.timed << ",\"device_ns\":" << t.deviceNs << "}";
+      out.endLine();
+    }
+  }
+
+ private:
+  struct Totals {
+    uint64_t operations = 0, timed = 0, bytes = 0;
+    int64_t deviceNs = 0;
+  };
+  std::map<std::string, Totals> levels_;
+  std::map<std::pair<std::string, std::string>, Totals> directions_;
+};
+
+// Every allocation and free in time order, with the call that made it and
+// its stack (`"type":"memory"`).
+void writeMemoryEvents(const Capture& c, const DeviceWork& work, const std::string& process, const std::string& pid,
+                       Lines& out) {
+  for (const MemoryEvent& e : memoryEvents(c, work)) {
+    const MemoryOp& m = e.op;
+    out << "{\"type\":\"memory\",\"process\":\"" << process << "\",\"pid\":" << pid << ",\"event\":\""
+        << std::string_view(m.isFree ? "free" : "allocate") << "\",\"kind\":\"" << memoryKindName(m.kind) << "\"";
+    if (m.device != ~0u) out << ",\"device\":" << m.device;
+    out << ",\"address\":" << m.address << ",\"size\":" << m.size << ",\"time_ns\":" << m.hostNs
+        << ",\"thread\":" << m.thread;
+    if (!e.function.empty()) {
+      out << ",\"function\":\"";
+      out.json(e.function) << "\",\"call_index\":" << e.callIndex;
+    }
+    if (m.stack) out << ",\"stack\":" << m.stack;
+    out << "}";
+    out.endLine();
+  }
+}
+
 // One capture's lines: its API calls, then its device operations as
 // `batches` gives them (`work` holds their queues' objects by the first),
 // then its stacks.
@@ -167,6 +261,7 @@ void writeCapture(const Capture& c, const DeviceWork& work, const OpBatches& bat
                   Lines& out, std::vector<std::string>& problems) {
   std::string process = jsonEscape(c.label());
   std::string pid = std::to_string(c.process().pid);
+  writeProcess(c, process, out);
   // Each function's name escaped once.
   std::unordered_map<uint32_t, std::string> functions;
   c.forEachCallBatch([&](std::span<const ApiCall> calls) {
@@ -187,8 +282,10 @@ void writeCapture(const Capture& c, const DeviceWork& work, const OpBatches& bat
   writeCounterSets(counters.counters(), process, pid, out);
   std::unordered_map<uint64_t, std::string> queues;
   size_t index = 0;
+  LevelTotals totals;
   batches([&](std::span<const DeviceOp> ops) {
     for (const DeviceOp& op : ops) {
+      totals.add(op);
       auto [q, added] = queues.try_emplace(op.queue);
       if (added) q->second = jsonEscape(work.queueName(op.queue));
       out << "{\"type\":\"device\",\"process\":\"" << process << "\",\"pid\":" << pid << ",\"index\":" << index++
@@ -226,6 +323,8 @@ void writeCapture(const Capture& c, const DeviceWork& work, const OpBatches& bat
       }
     }
   });
+  totals.write(process, pid, out);
+  writeMemoryEvents(c, work, process, pid, out);
   writeDeviceMetrics(counters.counters(), process, pid, out);
   for (auto& p : counters.problems(c.path())) problems.push_back(std::move(p));
   // Each stack, root first (from main where main is among its frames).
@@ -299,6 +398,7 @@ void writeInstructions(const Capture& c, const DeviceWork& work, const Instructi
 
 void writeJsonLines(const std::vector<LoadedCapture>& loaded, std::ostream& stream, const FrameResolver& resolve) {
   Lines out(stream);
+  writeSchema(out);
   StackFrames stacks(resolve);
   std::vector<std::string> problems;
   for (const auto& lc : loaded)
@@ -310,6 +410,7 @@ void writeJsonLines(const std::vector<LoadedCapture>& loaded, std::ostream& stre
 void writeJsonLines(std::span<const Capture* const> captures, std::ostream& stream, std::vector<std::string>& notes,
                     const FrameResolver& resolve, const InstructionResolver& instructions) {
   Lines out(stream);
+  writeSchema(out);
   StackFrames stacks(resolve);
   for (const Capture* c : captures) {
     DeviceWork work;  // one capture's at a time

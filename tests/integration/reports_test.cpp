@@ -240,6 +240,88 @@ TEST(Reports, CopyDirectionIsInJsonLinesAndSqlite) {
   EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM device_ops WHERE kind <> 'copy' AND direction IS NOT NULL"), 0);
 }
 
+// The JSON Lines export of a Level Zero and an HSA capture, parsed back: as
+// many processes, calls, device operations and stacks as the SQLite export
+// of the same files holds; the level and copy-direction totals add up to the
+// operations; the memory rows are the allocations and frees `gtap memory`
+// counts, each inside the call that made it.
+TEST(Reports, JsonLinesCountsEqualTheSqliteExports) {
+  std::string dir = freshDirectory("reports-jsonl-sqlite");
+  std::string ze = dir + "/ze.gtap", hsa = dir + "/hsa.gtap";
+  ASSERT_EQ(gtap({"run", "--sim", "-q", "-m", "api,kernels,memory,stacks", "-o", ze, "--", workload("ze_pipeline")})
+                .exitCode, 0);
+  ASSERT_EQ(gtap({"run", "--sim", "-q", "-m", "api,kernels,memory,stacks", "-o", hsa, "--",
+                  workload("hsa_pipeline")}).exitCode, 0);
+  auto jsonl = gtap({"export", "--format=jsonl", "-o", "-", ze, hsa});
+  ASSERT_EQ(jsonl.exitCode, 0) << jsonl.err;
+  std::map<std::string, int64_t> rows;
+  std::map<std::string, int64_t> levelOps, directionCopies, opsByLevel, copiesByDirection;
+  int64_t memoryWithCall = 0, allocations = 0, frees = 0;
+  std::set<std::pair<int64_t, int64_t>> stacks;
+  std::istringstream lines(jsonl.out);
+  bool first = true;
+  for (std::string line; std::getline(lines, line);) {
+    auto j = nlohmann::json::parse(line);
+    ASSERT_TRUE(j.contains("type")) << line;
+    if (first) {
+      EXPECT_EQ(j["type"], "schema") << line;
+    }
+    first = false;
+    std::string type = j["type"];
+    ++rows[type];
+    if (type == "stack") stacks.insert({j["pid"].get<int64_t>(), j["id"].get<int64_t>()});
+    if (type == "device") {
+      ++opsByLevel[j["level"]];
+      if (j["kind"] == "copy") ++copiesByDirection[j["direction"].get<std::string>() + "/" + j["level"].get<std::string>()];
+    }
+    if (type == "level") levelOps[j["level"]] += j["operations"].get<int64_t>();
+    if (type == "copy_direction")
+      directionCopies[j["direction"].get<std::string>() + "/" + j["level"].get<std::string>()] += j["copies"].get<int64_t>();
+    if (type == "memory") {
+      ++(j["event"] == "free" ? frees : allocations);
+      if (j.contains("function")) {
+        ++memoryWithCall;
+        std::string f = j["function"];
+        EXPECT_TRUE(f.rfind("ze", 0) == 0 || f.rfind("hsa", 0) == 0) << line;
+      }
+    }
+  }
+  EXPECT_EQ(rows["schema"], 1);
+  EXPECT_EQ(rows["process"], 2);
+  EXPECT_EQ(levelOps, opsByLevel);
+  EXPECT_EQ(directionCopies, copiesByDirection);
+  EXPECT_GT(allocations, 0);
+  EXPECT_GT(frees, 0);
+  EXPECT_EQ(memoryWithCall, allocations + frees) << "every allocation and free was made inside a recorded call";
+
+  std::string db = dir + "/all.db";
+  ASSERT_EQ(gtap({"export", "--format=sqlite", "-o", db, ze, hsa}).exitCode, 0);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  std::unique_ptr<sqlite3, decltype(&sqlite3_close)> conn(raw, &sqlite3_close);
+  EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM processes"), rows["process"]);
+  EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM api_calls"), rows["api"]);
+  EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM device_ops"), rows["device"]);
+  EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM (SELECT DISTINCT process_id, stack FROM stack_frames)"),
+            static_cast<int64_t>(stacks.size()));
+  EXPECT_GT(rows["api"], 0);
+  EXPECT_GT(rows["device"], 0);
+
+  // The allocations and frees `gtap memory` counts.
+  auto memory = gtap({"memory", "--format=jsonl", ze, hsa});
+  ASSERT_EQ(memory.exitCode, 0) << memory.err;
+  int64_t reportedAllocations = 0, reportedFrees = 0;
+  std::istringstream memoryLines(memory.out);
+  for (std::string line; std::getline(memoryLines, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["type"] != "allocation") continue;
+    reportedAllocations += j["allocations"].get<int64_t>();
+    reportedFrees += j["frees"].get<int64_t>();
+  }
+  EXPECT_EQ(reportedAllocations, allocations);
+  EXPECT_EQ(reportedFrees, frees);
+}
+
 // An IREE HAL copy_buffer between buffers whose memory gtap saw allocated
 // takes its direction from their memory types, with kernels alone as with
 // memory; copies between memory gtap did not see made stay device-to-device.

@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -43,7 +44,19 @@ TEST(RecordExport, JsonLinesHoldEveryCallAndOperationOfTheCapture) {
   std::ostringstream out;
   gtap::readers::writeJsonLines(f.loaded, out);
   auto all = lines(out.str());
-  ASSERT_EQ(all.size(), 5u) << out.str();
+  ASSERT_EQ(all.size(), 11u) << out.str();
+  // The schema line, then the process the rows after it are of.
+  EXPECT_EQ(all[0]["type"], "schema");
+  EXPECT_EQ(all[0]["version"], gtap::readers::kJsonLinesSchemaVersion);
+  EXPECT_NE(std::find(all[0]["types"].begin(), all[0]["types"].end(), "memory"), all[0]["types"].end());
+  EXPECT_EQ(all[1]["type"], "process");
+  EXPECT_EQ(all[1]["pid"], 4242);
+  EXPECT_EQ(all[1]["executable"], "/bin/hostile");
+  EXPECT_EQ(all[1]["file"], "crafted.gtap");
+  const json types = all[0]["types"];
+  all.erase(all.begin(), all.begin() + 2);
+  // Every type a row has is one the schema line names.
+  for (const json& l : all) EXPECT_NE(std::find(types.begin(), types.end(), l["type"]), types.end()) << l;
 
   // The calls, in the capture's order, with its function names and times.
   std::vector<gtap::readers::ApiCall> calls;
@@ -71,7 +84,29 @@ TEST(RecordExport, JsonLinesHoldEveryCallAndOperationOfTheCapture) {
   EXPECT_FALSE(kernel.contains("direction"));
   // Launched from stack 1: two frames in a module without symbols, root first.
   EXPECT_EQ(kernel["stack"], 1);
-  const json& stack = all[4];
+  // What each level and copy direction add up to: the kernel timed, the
+  // copy not.
+  EXPECT_EQ(all[4]["type"], "level");
+  EXPECT_EQ(all[4]["level"], "device");
+  EXPECT_EQ(all[4]["operations"], 2);
+  EXPECT_EQ(all[4]["timed"], 1);
+  EXPECT_EQ(all[4]["device_ns"], 100);
+  EXPECT_EQ(all[5]["type"], "copy_direction");
+  EXPECT_EQ(all[5]["direction"], "device-to-host");
+  EXPECT_EQ(all[5]["copies"], 1);
+  EXPECT_EQ(all[5]["bytes"], 1024);
+  // The allocation and the free, in time order, each with the call it was
+  // recorded inside and the allocation with its stack.
+  EXPECT_EQ(all[6]["type"], "memory");
+  EXPECT_EQ(all[6]["event"], "allocate");
+  EXPECT_EQ(all[6]["kind"], "shared");
+  EXPECT_EQ(all[6]["size"], 1024);
+  EXPECT_EQ(all[6]["function"], "zeMemAllocShared");
+  EXPECT_EQ(all[6]["stack"], 1);
+  EXPECT_EQ(all[7]["event"], "free");
+  EXPECT_EQ(all[7]["address"], all[6]["address"]);
+  EXPECT_EQ(all[7]["time_ns"], 1060);
+  const json& stack = all[8];
   EXPECT_EQ(stack["type"], "stack");
   EXPECT_EQ(stack["id"], 1);
   ASSERT_EQ(stack["frames"].size(), 2u) << stack;

@@ -21,9 +21,15 @@ namespace gtap::readers {
 // argument with every operation in file order, a batch at a time.
 using OpBatches = std::function<void(const std::function<void(std::span<const DeviceOp>)>&)>;
 
-// One JSON object a line: every API call, then every device operation (a
-// launch with the id of its stack), then every CPU stack of each capture in
-// turn, its frames named by `resolve` (module+0xoffset without one).
+// The version of the JSON Lines export's rows, in its first line
+// (`"type":"schema"`); raised when a row type's fields change meaning.
+inline constexpr int kJsonLinesSchemaVersion = 1;
+
+// One JSON object a line: a schema line, then for each capture in turn its
+// process line, every API call, every device operation (a launch with the id
+// of its stack), the totals per level and copy direction, every allocation
+// and free, and every CPU stack, its frames named by `resolve`
+// (module+0xoffset without one).
 void writeJsonLines(const std::vector<LoadedCapture>& captures, std::ostream& out, const FrameResolver& resolve = {});
 // The same, reading each capture's device operations a batch at a time
 // (visitDeviceWork); what reading found wrong is added to `notes`. Mode
