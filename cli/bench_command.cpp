@@ -22,6 +22,7 @@
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/table.h"
 #include "install_paths.h"
+#include "output.h"
 
 namespace gtap::cli {
 
@@ -270,6 +271,7 @@ int bench(const BenchOptions& o) {
     try {
       copyInto(profile, *kept);
       kept->commit();
+      sayWritten("bench", kept->target());
     } catch (const std::exception& e) {
       std::cerr << "gtap bench: --profile: " << e.what() << "\n";
       return kExitError;

@@ -5,12 +5,19 @@
 
 #include "commands.h"
 #include "exit_status.h"
+#include "gtap/readers/progress.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"gtap: capture what a program asks of its GPU runtime, then report and replay it"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "gtap " GTAP_VERSION);
   app.footer(gtap::cli::kExitStatusHelp);
+  // Options of gtap itself are taken after the verb too.
+  app.fallthrough();
+  std::string progress = "auto";
+  app.add_option("--progress", progress,
+                 "auto: a progress bar on stderr for long reads when it is a terminal; always; never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   std::map<CLI::App*, gtap::cli::Action> actions;
   auto add = [&](gtap::cli::Action (*make)(CLI::App&)) {
     size_t before = app.get_subcommands({}).size();
@@ -33,6 +40,8 @@ int main(int argc, char** argv) {
   add(&gtap::cli::addDumpCommand);
   add(&gtap::cli::addReplayCommand);
   add(&gtap::cli::addBenchCommand);
+  // What follows `run`'s options is the program's: nothing falls through.
+  app.get_subcommand("run")->fallthrough(false);
   try {
     if (argc > 1 && std::string(argv[1]) == "run") argc = gtap::cli::splitRunArguments(argc, argv);
     app.parse(argc, argv);
@@ -42,6 +51,9 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == static_cast<int>(CLI::ExitCodes::Success) ? gtap::cli::kExitSuccess : gtap::cli::kExitUsage;
   }
+  gtap::readers::ProgressMode mode = gtap::readers::ProgressMode::automatic;
+  gtap::readers::parseProgressMode(progress, mode);
+  gtap::readers::ReadProgress shown(mode);
   try {
     for (auto& [sub, action] : actions)
       if (sub->parsed()) return action();

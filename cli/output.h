@@ -4,14 +4,33 @@
 #pragma once
 
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
 
 #include "exit_status.h"
 #include "gtap/readers/output_file.h"
+#include "gtap/readers/progress.h"
+#include "gtap/readers/table.h"
 
 namespace gtap::cli {
+
+// Says on stderr what a command wrote: "gtap export: wrote run.pftrace
+// (12.0 MiB)"; a directory's size is its files'.
+inline void sayWritten(const char* verb, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  uint64_t bytes = 0;
+  if (fs::is_directory(fs::symlink_status(path, ec))) {
+    for (const auto& e : fs::recursive_directory_iterator(path, ec))
+      if (e.is_regular_file(ec)) bytes += e.file_size(ec);
+  } else {
+    bytes = fs::file_size(path, ec);
+  }
+  readers::ReadProgress::clearLine();
+  std::cerr << "gtap " << verb << ": wrote " << path << " (" << readers::formatBytes(bytes) << ")\n";
+}
 
 // Creates the temporary file for `target` ("-": none) before the captures are
 // read, so that a target that cannot be written is said at once. Returns 0,
@@ -52,6 +71,7 @@ int writeOutput(const char* verb, readers::OutputFile& out, Write&& write) {
   try {
     write(out);
     out.commit();
+    sayWritten(verb, out.target());
   } catch (const readers::OutputError& e) {
     // A target that became one gtap will not write while the command ran.
     return reportOutputError(verb, e, "give --force to replace it");

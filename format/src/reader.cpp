@@ -1,5 +1,7 @@
 #include "gtap/format/reader.h"
 
+#include <atomic>
+
 #include "gtap/format/regular_file.h"
 
 #include <fcntl.h>
@@ -69,6 +71,12 @@ DecodedChunk::DecodedChunk(kj::Array<capnp::word> words, const ChunkInfo& info)
                                                             optionsFor(words_.size()));
 }
 
+namespace {
+std::atomic<ReadObserver*> readObserver{nullptr};
+}  // namespace
+
+void setReadObserver(ReadObserver* observer) { readObserver.store(observer, std::memory_order_release); }
+
 CaptureReader::CaptureReader(const std::string& path) : name_(path) {
   struct stat st {};
   std::string error;
@@ -92,6 +100,10 @@ CaptureReader::CaptureReader(const std::string& path) : name_(path) {
     if (mapping_) ::munmap(mapping_, size_);
     throw;
   }
+  if (ReadObserver* o = readObserver.load(std::memory_order_acquire)) {
+    observed_ = true;
+    o->opened(name_, size_);
+  }
 }
 
 CaptureReader::CaptureReader(std::span<const uint8_t> data, std::string name)
@@ -100,6 +112,8 @@ CaptureReader::CaptureReader(std::span<const uint8_t> data, std::string name)
 }
 
 CaptureReader::~CaptureReader() {
+  if (observed_)
+    if (ReadObserver* o = readObserver.load(std::memory_order_acquire)) o->closed(name_);
   if (mapping_) ::munmap(mapping_, size_);
 }
 
@@ -185,6 +199,9 @@ std::span<const uint8_t> CaptureReader::storedBytes(const ChunkInfo& c) const {
 }
 
 DecodedChunk CaptureReader::decode(const ChunkInfo& c) const {
+  if (observed_)
+    if (ReadObserver* o = readObserver.load(std::memory_order_acquire))
+      o->reached(name_, c.offset + kChunkHeaderSize + c.storedSize);
   auto stored = storedBytes(c);
   std::string where = at(name_, c.offset) + chunkKindName(c.kind) + " chunk: ";
   // Chunks in the index passed headerProblem(); these hold for any ChunkInfo.

@@ -322,6 +322,40 @@ TEST(Reports, JsonLinesCountsEqualTheSqliteExports) {
   EXPECT_EQ(reportedFrees, frees);
 }
 
+// Every command that writes a file says so on stderr with its size; reading
+// progress is drawn only when asked or on a terminal (never into a pipe, as
+// here), and with --progress=always ends at 100%.
+TEST(Reports, WrittenFilesAreSaidAndProgressOnlyWhereWanted) {
+  std::string dir = freshDirectory("reports-wrote");
+  std::string file = dir + "/cap.gtap";
+  ASSERT_EQ(gtap({"run", "--sim", "-q", "-m", "api,kernels,stacks", "-o", file, "--", workload("ze_vector_add"), "20",
+                  "256"}).exitCode, 0);
+  for (const auto& [args, target] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"export", "--format=perfetto", "-o", dir + "/run.pftrace", file}, dir + "/run.pftrace"},
+           {{"export", "--format=sqlite", "-o", dir + "/run.db", file}, dir + "/run.db"},
+           {{"flame", "--format=svg", "-o", dir + "/run.svg", file}, dir + "/run.svg"}}) {
+    auto r = gtap(args);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_TRUE(contains(r.err, ": wrote " + target + " (")) << r.err;
+    EXPECT_TRUE(contains(r.err, "iB)") || contains(r.err, " B)")) << r.err;
+    EXPECT_FALSE(contains(r.err, "[#")) << "no progress into a pipe: " << r.err;
+    EXPECT_FALSE(contains(r.err, "[-")) << "no progress into a pipe: " << r.err;
+  }
+  // Standard output is not a file written.
+  auto toStdout = gtap({"export", "--format=jsonl", "-o", "-", file});
+  ASSERT_EQ(toStdout.exitCode, 0) << toStdout.err;
+  EXPECT_FALSE(contains(toStdout.err, "wrote")) << toStdout.err;
+  auto shown = gtap({"summary", "--progress=always", file});
+  ASSERT_EQ(shown.exitCode, 0) << shown.err;
+  EXPECT_TRUE(contains(shown.err, "] 100% ")) << shown.err;
+  EXPECT_TRUE(contains(shown.err, " read")) << shown.err;
+  auto quiet = gtap({"--progress=never", "summary", file});
+  ASSERT_EQ(quiet.exitCode, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_EQ(gtap({"summary", "--progress=sometimes", file}).exitCode, 2);
+}
+
 // An IREE HAL copy_buffer between buffers whose memory gtap saw allocated
 // takes its direction from their memory types, with kernels alone as with
 // memory; copies between memory gtap did not see made stay device-to-device.

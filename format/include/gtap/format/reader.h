@@ -49,6 +49,20 @@ class DecodedChunk {
   ChunkInfo info_;
 };
 
+// Told how far reading has come through each capture file, for progress
+// shown to a person: set once, before files are opened. Called from any
+// thread that decodes.
+class ReadObserver {
+ public:
+  virtual ~ReadObserver() = default;
+  virtual void opened(const std::string& path, uint64_t fileSize) = 0;
+  // A chunk ending at `endOffset` was decoded.
+  virtual void reached(const std::string& path, uint64_t endOffset) = 0;
+  virtual void closed(const std::string& path) = 0;
+};
+// nullptr: none (the default).
+void setReadObserver(ReadObserver* observer);
+
 class CaptureReader {
  public:
   // Throws FormatError when the file cannot be opened or is not a capture at all.
@@ -82,6 +96,7 @@ class CaptureReader {
   uint16_t minor_ = 0;
   std::vector<ChunkInfo> chunks_;
   Recovery recovery_;
+  bool observed_ = false;  // opened() was said to the read observer
 };
 
 }  // namespace gtap::format
