@@ -29,5 +29,6 @@ Action addCountersCommand(CLI::App& app);
 Action addDumpCommand(CLI::App& app);
 Action addReplayCommand(CLI::App& app);
 Action addBenchCommand(CLI::App& app);
+Action addHelpCommand(CLI::App& app);
 
 }  // namespace gtap::cli

@@ -162,7 +162,7 @@ void printDispatches(const readers::CounterReport& r, readers::OutputFormat form
 }
 
 void printMetrics(const readers::CounterReport& r, readers::OutputFormat format) {
-  readers::Table table("device_metric", {"process", "device", "source", "metric", "units", "samples", "min", "mean", "max", "rate"});
+  readers::Table table("device_metric_summary", {"process", "device", "source", "metric", "units", "samples", "min", "mean", "max", "rate"});
   for (const auto& m : r.metrics) {
     if (m.metric.empty()) continue;
     std::string units = m.units.empty() ? "-" : m.units;

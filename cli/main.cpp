@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "exit_status.h"
+#include "help_topics.h"
 #include "gtap/readers/progress.h"
 
 int main(int argc, char** argv) {
@@ -40,6 +41,12 @@ int main(int argc, char** argv) {
   add(&gtap::cli::addDumpCommand);
   add(&gtap::cli::addReplayCommand);
   add(&gtap::cli::addBenchCommand);
+  add(&gtap::cli::addHelpCommand);
+  // The playbook of every verb above, for people and agents.
+  if (argc == 2 && std::string(argv[1]) == "--agents_md") {
+    std::cout << gtap::cli::agentsMarkdown(app);
+    return gtap::cli::kExitSuccess;
+  }
   // What follows `run`'s options is the program's: nothing falls through.
   app.get_subcommand("run")->fallthrough(false);
   try {

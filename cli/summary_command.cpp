@@ -81,7 +81,7 @@ int summary(const SummaryOptions& o) {
   if (format == readers::OutputFormat::jsonl) {
     for (const auto& read : reads) {
       const auto& p = read.overview;
-      std::cout << "{\"type\":\"process\",\"file\":\"" << readers::jsonEscape(read.capture->path()) << "\",\"process\":\""
+      std::cout << "{\"type\":\"process_summary\",\"file\":\"" << readers::jsonEscape(read.capture->path()) << "\",\"process\":\""
                 << readers::jsonEscape(p.label) << "\",\"duration_ns\":" << (p.endNs - p.startNs)
                 << ",\"api_calls\":" << p.apiCalls << ",\"api_ns\":" << p.apiNs << ",\"threads\":" << p.threads
                 << ",\"allocations\":" << p.allocations << ",\"allocated_bytes\":" << p.allocatedBytes

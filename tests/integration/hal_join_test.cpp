@@ -160,7 +160,7 @@ TEST_F(HalJoin, ReportsShowBothLevelsAndTheJoin) {
   ASSERT_EQ(summary.exitCode, 0) << summary.err;
   // The process row comes first; top kernels and transfers follow.
   auto s = nlohmann::json::parse(summary.out.substr(0, summary.out.find('\n')));
-  EXPECT_EQ(s["type"], "process");
+  EXPECT_EQ(s["type"], "process_summary");
   EXPECT_EQ(s["hal_dispatches"], 5);
   EXPECT_EQ(s["hal_submissions"], 4);
   EXPECT_EQ(s["hal_executions"], 10);
@@ -227,7 +227,7 @@ TEST_F(HalJoin, KernelsWithoutApiStillRecordsAndJoinsTheHalOperations) {
   ASSERT_EQ(summary.exitCode, 0) << summary.err;
   // The process row comes first; top kernels and transfers follow.
   auto s = nlohmann::json::parse(summary.out.substr(0, summary.out.find('\n')));
-  EXPECT_EQ(s["type"], "process");
+  EXPECT_EQ(s["type"], "process_summary");
   EXPECT_EQ(s["api_calls"], 0);
   EXPECT_EQ(s["hal_dispatches"], 5);
   EXPECT_EQ(s["hal_submissions"], 3);
