@@ -66,7 +66,10 @@ Config readConfig() {
     c.raw.emplace_back(std::string(*e, static_cast<size_t>(eq - *e)), std::string(eq + 1));
   }
   if (const char* v = std::getenv("GTAP_ENABLE")) c.enabled = std::strcmp(v, "0") != 0;
-  if (const char* v = std::getenv("GTAP_OUTPUT"); v && *v) c.output = v;
+  if (const char* v = std::getenv("GTAP_OUTPUT"); v && *v) {
+    c.output = v;
+    c.outputGiven = true;
+  }
   if (const char* v = std::getenv("GTAP_MODE"); v && *v) {
     std::string error;
     if (format::parseModeList(v, c.mode, error)) {

@@ -15,6 +15,8 @@ namespace gtap::core {
 struct Config {
   bool enabled = true;                       // GTAP_ENABLE=0 turns recording off
   std::string output = "gtap-%p.gtap";       // GTAP_OUTPUT
+  bool outputGiven = false;                  // GTAP_OUTPUT was set (else the default, moved to $TMPDIR or
+                                             // /tmp when the working directory is not writable)
   uint32_t mode = format::kModeApi;          // GTAP_MODE
   std::string modeText = "api";
   uint32_t flushIntervalMs = 200;            // GTAP_FLUSH_MS

@@ -161,6 +161,15 @@ Session* startSession() {
     g_disabledPid = g_pid;
     return nullptr;
   }
+  // The default name in a working directory this process cannot write (a
+  // read-only container filesystem, a directory of another user): the file
+  // goes to $TMPDIR, else /tmp, and gtap says where.
+  if (!cfg.outputGiven && path.find('/') == std::string::npos && ::access(".", W_OK) != 0) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = tmp && tmp[0] == '/' && ::access(tmp, W_OK | X_OK) == 0 ? tmp : "/tmp";
+    path = dir + "/" + path;
+    logLine("the working directory is not writable; writing %s", path.c_str());
+  }
   s->file = createOutput(path, error);
   if (!s->file) {
     logLine("cannot create capture file %s; continuing without capture", error.c_str());

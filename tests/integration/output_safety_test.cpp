@@ -358,3 +358,60 @@ TEST_F(OutputSafety, SubstituteRefusesWhatCannotBeAModule) {
 
 }  // namespace
 }  // namespace gtap::test
+
+namespace gtap::test {
+namespace {
+
+// A working directory the program cannot write (a read-only filesystem, as
+// in a container): the default file goes to $TMPDIR, else /tmp, and gtap
+// says where; a GTAP_OUTPUT given is used as given. The directory is made
+// read-only by a bind mount in a private mount namespace (unshare).
+TEST(OutputDirectory, AnUnwritableWorkingDirectorySendsTheDefaultFileToTmpdir) {
+  std::string dir = freshDirectory("output-readonly-cwd");
+  std::string ro = dir + "/ro", tmp = dir + "/tmp";
+  fs::create_directories(ro);
+  fs::create_directories(tmp);
+  auto probe = runProcess({"unshare", "-rm", "sh", "-c", "mount --bind " + ro + " " + ro + " && mount -o remount,bind,ro " + ro});
+  if (probe.exitCode != 0) GTEST_SKIP() << "no private mount namespace here (unshare -rm): " << probe.err;
+  auto inReadOnly = [&](const std::string& command) {
+    return runProcess({"unshare", "-rm", "sh", "-c",
+                       "mount --bind " + ro + " " + ro + " && mount -o remount,bind,ro " + ro + " && cd " + ro +
+                           " && " + command});
+  };
+  std::string run = gtapBinary() + " run --sim -m api -- " + workload("ze_vector_add") + " 1 64";
+  auto withTmpdir = inReadOnly("TMPDIR=" + tmp + " " + run);
+  ASSERT_EQ(withTmpdir.exitCode, 0) << withTmpdir.err;
+  EXPECT_NE(withTmpdir.err.find("the working directory is not writable; writing " + tmp + "/gtap-"), std::string::npos)
+      << withTmpdir.err;
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(tmp)) {
+    ++files;
+    auto info = runProcess({gtapBinary(), "info", e.path().string()});
+    EXPECT_EQ(info.exitCode, 0) << info.err;
+  }
+  EXPECT_EQ(files, 1u);
+  EXPECT_TRUE(fs::is_empty(ro));
+  // Without TMPDIR: /tmp, named on stderr, removed here.
+  auto withoutTmpdir = inReadOnly("unset TMPDIR; " + run);
+  ASSERT_EQ(withoutTmpdir.exitCode, 0) << withoutTmpdir.err;
+  std::string said = "the working directory is not writable; writing ";
+  size_t at = withoutTmpdir.err.find(said);
+  ASSERT_NE(at, std::string::npos) << withoutTmpdir.err;
+  std::string path = withoutTmpdir.err.substr(at + said.size());
+  path = path.substr(0, path.find('\n'));
+  EXPECT_EQ(path.rfind("/tmp/gtap-", 0), 0u) << path;
+  EXPECT_TRUE(fs::is_regular_file(path)) << path;
+  fs::remove(path);
+  // A pattern given is the user's: in the read-only directory it fails (the
+  // program runs on untouched) and nothing goes elsewhere.
+  auto given = inReadOnly("TMPDIR=" + tmp + " " + gtapBinary() + " run --sim -m api -o mine.gtap -- " +
+                          workload("ze_vector_add") + " 1 64");
+  EXPECT_EQ(given.exitCode, 0) << given.err;
+  EXPECT_NE(given.err.find("cannot create capture file"), std::string::npos) << given.err;
+  size_t after = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(tmp)) ++after;
+  EXPECT_EQ(after, 1u);
+}
+
+}  // namespace
+}  // namespace gtap::test
