@@ -30,5 +30,6 @@ Action addDumpCommand(CLI::App& app);
 Action addReplayCommand(CLI::App& app);
 Action addBenchCommand(CLI::App& app);
 Action addHelpCommand(CLI::App& app);
+Action addBundleCommand(CLI::App& app);
 
 }  // namespace gtap::cli

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# gtap bundle in a container image that has none of gtap's libraries: a
+# Debian 12 root made with `debootstrap --variant=minbase`, holding only what
+# the workloads need (the Level Zero loader, libze1), stands in for the image.
+# The bundle (--with-sim) is bind-mounted read-only at /opt/gtap there, as
+# `docker run -v $PWD/gtap-bundle:/opt/gtap:ro` would; gtap captures a Level
+# Zero and an HSA workload on the simulated runtimes inside, and `gtap
+# summary` inside reads the captures. The root is kept and reused.
+#
+# Usage: scripts/test-bundle.sh [BUILD]        (run as root; BUILD default build)
+#   GTAP_BUNDLE_ROOT    the root (default build-bundle/root, git-ignored)
+#   GTAP_BUNDLE_MIRROR  the Debian mirror (default http://deb.debian.org/debian)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=$(pwd)
+build=$(realpath "${1:-build}")
+root=${GTAP_BUNDLE_ROOT:-$src/build-bundle/root}
+mirror=${GTAP_BUNDLE_MIRROR:-http://deb.debian.org/debian}
+
+if [ "$(id -u)" != 0 ]; then
+  echo "test-bundle: needs root (debootstrap, chroot, mount)" >&2
+  exit 2
+fi
+start=$(date +%s)
+say() { echo "test-bundle: [$(( $(date +%s) - start ))s] $*"; }
+fail() { echo "test-bundle: FAILED: $*" >&2; exit 1; }
+
+if ! command -v debootstrap >/dev/null; then
+  say "installing debootstrap"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
+fi
+if [ ! -e "$root/.gtap-debootstrap-done" ]; then
+  if [ -e "$root" ] && [ -n "$(ls -A "$root" 2>/dev/null)" ]; then
+    echo "test-bundle: $root exists but is not a finished root; remove it first" >&2
+    exit 2
+  fi
+  say "debootstrap --variant=minbase bookworm (with libze1) into $root"
+  mkdir -p "$root"
+  for attempt in 1 2; do
+    if debootstrap --variant=minbase --include=libze1 bookworm "$root" "$mirror" >"$root.debootstrap.log" 2>&1; then
+      break
+    fi
+    [ "$attempt" = 2 ] && { tail -20 "$root.debootstrap.log" >&2; fail "debootstrap (log: $root.debootstrap.log)"; }
+    say "debootstrap failed; trying once more"
+    rm -rf --one-file-system "$root"
+    mkdir -p "$root"
+  done
+  touch "$root/.gtap-debootstrap-done"
+fi
+
+# The image holds none of the libraries gtap brings (the C library and what
+# Debian's base system has, such as zlib, zstd and xxHash for apt, are the image's).
+for lib in libcapnp libkj libdw.so libelf.so libunwind libprotobuf libsqlite3; do
+  if compgen -G "$root/usr/lib/x86_64-linux-gnu/$lib*" >/dev/null || compgen -G "$root/lib/x86_64-linux-gnu/$lib*" >/dev/null; then
+    fail "the root has $lib; it must not"
+  fi
+done
+
+bundle=$(mktemp -d "${TMPDIR:-/tmp}/gtap-bundle-test.XXXXXX")
+mounted=()
+cleanup() {
+  local i
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+    umount "${mounted[i]}" 2>/dev/null || umount -l "${mounted[i]}" || true
+  done
+  rm -rf "$bundle" "$root/work"
+}
+trap cleanup EXIT
+say "gtap bundle --with-sim"
+"$build/bin/gtap" bundle "$bundle/gtap" --with-sim 2>"$bundle.log" || { cat "$bundle.log" >&2; fail "gtap bundle"; }
+cat "$bundle.log"
+rm -f "$bundle.log"
+listing() { (cd "$bundle/gtap" && find . -printf '%p %s %T@\n' | sort); }
+before=$(listing)
+mount_in() {  # mount_in TARGET mount-arguments...
+  local target=$1
+  shift
+  mkdir -p "$target"
+  mount "$@" "$target"
+  mounted+=("$target")
+}
+mount_in "$root/proc" -t proc proc
+mount_in "$root/dev" --bind /dev
+mount_in "$root/opt/gtap" --bind "$bundle/gtap"
+mount -o remount,bind,ro "$root/opt/gtap"
+# The workloads, as a program in the image would be.
+mkdir -p "$root/work"
+cp "$build/tests/workloads/ze_vector_add" "$build/tests/workloads/hsa_vector_add" "$root/work/"
+in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+
+say "gtap --version inside"
+in_root /opt/gtap/bin/gtap --version || fail "gtap does not start in the image"
+for w in ze_vector_add hsa_vector_add; do
+  kernels_dir=/opt/gtap/lib/gtap/sim/kernels
+  [ "$w" = hsa_vector_add ] && kernels_dir=/opt/gtap/lib/gtap/sim/hsa/kernels
+  say "gtap run --sim $w inside"
+  in_root sh -c "cd /work && GTAP_SIM_KERNELS_DIR=$kernels_dir \
+    /opt/gtap/bin/gtap run --sim -m api,kernels,memory -o /work/$w.gtap -- ./$w 2 256" \
+    || fail "gtap run --sim $w in the image"
+  out=$(in_root /opt/gtap/bin/gtap summary /work/$w.gtap) || fail "gtap summary of $w in the image"
+  echo "$out" | sed 's/^/  /'
+  grep -q "vector_add" <<<"$out" || fail "the summary of $w names no vector_add"
+  kernels=$(in_root /opt/gtap/bin/gtap kernels --format=csv /work/$w.gtap)
+  grep -q "^vector_add,2," <<<"$kernels" || fail "$w: 2 vector_add launches expected: $kernels"
+done
+# Nothing in the bundle changed (it was mounted read-only; this says so).
+[ "$(listing)" = "$before" ] || fail "the bundle changed"
+say "passed"
