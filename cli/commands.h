@@ -31,5 +31,6 @@ Action addReplayCommand(CLI::App& app);
 Action addBenchCommand(CLI::App& app);
 Action addHelpCommand(CLI::App& app);
 Action addBundleCommand(CLI::App& app);
+Action addMergeCommand(CLI::App& app);
 
 }  // namespace gtap::cli

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   add(&gtap::cli::addDumpCommand);
   add(&gtap::cli::addReplayCommand);
   add(&gtap::cli::addBenchCommand);
+  add(&gtap::cli::addMergeCommand);
   add(&gtap::cli::addBundleCommand);
   add(&gtap::cli::addHelpCommand);
   // The playbook of every verb above, for people and agents.

@@ -8,11 +8,14 @@
 #include <vector>
 
 #include "gtap/readers/capture.h"
+#include "gtap/readers/capture_archive.h"
 #include "gtap/readers/kernel_stats.h"
 
 namespace gtap::cli {
 
 struct OpenedCaptures {
+  // Merged files the captures are read from: destroyed after them.
+  std::vector<std::shared_ptr<const readers::CaptureArchive>> archives;
   std::vector<std::unique_ptr<readers::Capture>> captures;
   int failures = 0;
   std::vector<const readers::Capture*> pointers() const {
@@ -26,7 +29,10 @@ inline OpenedCaptures openCaptures(const std::vector<std::string>& paths, const 
   OpenedCaptures opened;
   for (const auto& path : paths) {
     try {
-      opened.captures.push_back(std::make_unique<readers::Capture>(path));
+      // A merged file (gtap merge) is the captures it holds.
+      readers::CaptureFile file = readers::openCaptureFile(path);
+      if (file.archive) opened.archives.push_back(file.archive);
+      for (auto& c : file.captures) opened.captures.push_back(std::move(c));
     } catch (const std::exception& e) {
       std::cerr << "gtap " << verb << ": " << e.what() << "\n";
       ++opened.failures;

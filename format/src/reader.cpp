@@ -119,6 +119,9 @@ CaptureReader::~CaptureReader() {
 
 void CaptureReader::scan() {
   recovery_.fileSize = size_;
+  if (size_ >= 8 && std::memcmp(data_, "GTAPMRG", 8) == 0)
+    throw FormatError(name_ + ": a merged file of several captures (gtap merge): the reports read it whole; replay, "
+                      "dump and bench take one capture file");
   if (size_ < kPreambleSize || std::memcmp(data_, kPreambleMagic, 8) != 0)
     throw FormatError(name_ + ": not a gtap capture (no gtap magic at offset 0)");
   major_ = load<uint16_t>(data_ + 8);

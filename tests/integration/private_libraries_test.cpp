@@ -4,6 +4,9 @@
 // keeps compressing with the zstd linked, hidden, into libgtap.so.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "process.h"
 
 namespace gtap::test {
@@ -31,6 +34,46 @@ TEST(PrivateLibraries, AProgramWithItsOwnZstdKeepsItsOwn) {
   auto kernels = runProcess({gtapBinary(), "kernels", "--format=csv", file});
   ASSERT_EQ(kernels.exitCode, 0) << kernels.err;
   EXPECT_NE(kernels.out.find("\nvector_add,3,"), std::string::npos) << kernels.out;
+}
+
+}  // namespace
+}  // namespace gtap::test
+
+namespace gtap::test {
+namespace {
+
+// gtap bundle: the install's layout with every library but the C library's
+// in lib/gtap/deps; the bundled gtap starts with no library path at all, from
+// another place; an existing folder with anything in it is refused and kept.
+TEST(Bundle, HoldsGtapAndItsLibrariesAndRefusesAFolderInUse) {
+  namespace fs = std::filesystem;
+  std::string dir = freshDirectory("bundle");
+  auto made = runProcess({gtapBinary(), "bundle", dir + "/b"});
+  ASSERT_EQ(made.exitCode, 0) << made.err;
+  EXPECT_NE(made.err.find("gtap bundle: wrote " + dir + "/b ("), std::string::npos) << made.err;
+  EXPECT_NE(made.err.find("or newer"), std::string::npos) << made.err;
+  EXPECT_TRUE(fs::is_regular_file(dir + "/b/bin/gtap"));
+  EXPECT_TRUE(fs::is_regular_file(dir + "/b/lib/gtap/libgtap.so"));
+  EXPECT_FALSE(fs::exists(dir + "/b/lib/gtap/sim")) << "only with --with-sim";
+  for (const char* lib : {"libcapnp-0.9.2.so", "libkj-0.9.2.so", "libunwind.so.8", "libelf.so.1", "libstdc++.so.6"})
+    EXPECT_TRUE(fs::is_regular_file(dir + "/b/lib/gtap/deps/" + lib)) << lib;
+  for (const char* lib : {"libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2", "libze_loader.so.1"})
+    EXPECT_FALSE(fs::exists(dir + "/b/lib/gtap/deps/" + lib)) << lib << " is the system's";
+  // Moved elsewhere, it still finds its own libraries.
+  fs::rename(dir + "/b", dir + "/moved");
+  auto version = runProcess({"env", "-i", dir + "/moved/bin/gtap", "--version"});
+  EXPECT_EQ(version.exitCode, 0) << version.err;
+  EXPECT_EQ(version.out.rfind("gtap ", 0), 0u) << version.out;
+  // A folder in use is never replaced.
+  fs::create_directories(dir + "/used");
+  { std::ofstream(dir + "/used/mine.txt") << "mine"; }
+  auto refused = runProcess({gtapBinary(), "bundle", dir + "/used"});
+  EXPECT_EQ(refused.exitCode, 2) << refused.err;
+  EXPECT_NE(refused.err.find("is not an empty directory"), std::string::npos) << refused.err;
+  EXPECT_TRUE(fs::is_regular_file(dir + "/used/mine.txt"));
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 2u) << "no half bundle is left beside them";
 }
 
 }  // namespace
