@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "exit_status.h"
 #include "help_topics.h"
+#include "gtap/readers/parallel.h"
 #include "gtap/readers/progress.h"
 
 int main(int argc, char** argv) {
@@ -19,6 +20,11 @@ int main(int argc, char** argv) {
   app.add_option("--progress", progress,
                  "auto: a progress bar on stderr for long reads when it is a terminal; always; never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  unsigned jobs = 0;
+  app.add_option("-j,--jobs", jobs,
+                 "Files read at once by reports (default: the machine's processors); the output is the same "
+                 "whatever it is")
+      ->check(CLI::Range(1u, 1024u));
   std::map<CLI::App*, gtap::cli::Action> actions;
   auto add = [&](gtap::cli::Action (*make)(CLI::App&)) {
     size_t before = app.get_subcommands({}).size();
@@ -63,6 +69,7 @@ int main(int argc, char** argv) {
   gtap::readers::ProgressMode mode = gtap::readers::ProgressMode::automatic;
   gtap::readers::parseProgressMode(progress, mode);
   gtap::readers::ReadProgress shown(mode);
+  gtap::readers::setReadJobs(jobs);
   try {
     for (auto& [sub, action] : actions)
       if (sub->parsed()) return action();

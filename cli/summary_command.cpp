@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 #include <iostream>
+#include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "gtap/format/device_filter.h"
@@ -10,6 +12,7 @@
 #include "gtap/readers/instruction_samples.h"
 #include "gtap/readers/memory_stats.h"
 #include "gtap/readers/overview.h"
+#include "gtap/readers/parallel.h"
 #include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
@@ -46,14 +49,19 @@ int summary(const SummaryOptions& o) {
     std::unique_ptr<readers::DeviceWork> work;
     readers::ProcessOverview overview;
   };
-  std::vector<Read> reads;
   // Transfers and kernels in the same pass (each capture's rows kept apart
-  // until it is known whether it is read again, joined).
-  readers::TransferTable transferTable(false);
-  readers::KernelRowsBuilder kernelTable(readers::KernelGrouping::name, false);
-  for (size_t ci = 0; ci < opened.captures.size(); ++ci) {
+  // until it is known whether it is read again, joined). Each capture on its
+  // own (gtap -j: several at once), merged in the order given.
+  struct Part {
+    std::optional<readers::TransferTable> transfers;
+    std::optional<readers::KernelRowsBuilder> kernels;
+  };
+  std::vector<Read> reads(opened.captures.size());
+  std::vector<Part> parts(opened.captures.size());
+  readers::forEachInParallel(opened.captures.size(), [&](size_t ci) {
     const auto& c = opened.captures[ci];
-    Read r{c.get(), std::make_unique<readers::DeviceWork>(), {}};
+    Read& r = reads[ci];
+    r = Read{c.get(), std::make_unique<readers::DeviceWork>(), {}};
     readers::TransferTable mine(false);
     mine.beginCapture(*c);
     readers::KernelRowsBuilder myKernels(readers::KernelGrouping::name, false);
@@ -72,11 +80,17 @@ int summary(const SummaryOptions& o) {
           myKernels = readers::KernelRowsBuilder(readers::KernelGrouping::name, false);
           myKernels.beginCapture(ci, *c, *r.work);
         });
-    transferTable.beginCapture(*c);
-    transferTable.merge(mine);
-    kernelTable.merge(std::move(myKernels));
-    for (const auto& n : r.work->notes) std::cerr << "gtap summary: " << n << "\n";
-    reads.push_back(std::move(r));
+    parts[ci].transfers.emplace(std::move(mine));
+    parts[ci].kernels.emplace(std::move(myKernels));
+  });
+  readers::TransferTable transferTable(false);
+  readers::KernelRowsBuilder kernelTable(readers::KernelGrouping::name, false);
+  for (size_t ci = 0; ci < reads.size(); ++ci) {
+    transferTable.beginCapture(*reads[ci].capture);
+    transferTable.merge(*parts[ci].transfers);
+    kernelTable.merge(std::move(*parts[ci].kernels));
+    parts[ci] = Part();
+    for (const auto& n : reads[ci].work->notes) std::cerr << "gtap summary: " << n << "\n";
   }
   if (format == readers::OutputFormat::jsonl) {
     for (const auto& read : reads) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "gtap/readers/parallel.h"
 #include "gtap/readers/stats.h"
 
 namespace gtap::readers {
@@ -14,10 +15,27 @@ ApiSummary summarizeApi(const std::vector<const Capture*>& captures) {
     DurationHistogram durations;
     uint64_t unfinished = 0;
     uint64_t failed = 0;
+    void merge(const Acc& other) {
+      // A later file that names the function's API has the last word.
+      if (!other.api.empty()) {
+        api = other.api;
+        apiKind = other.apiKind;
+      }
+      durations.merge(other.durations);
+      unfinished += other.unfinished;
+      failed += other.failed;
+    }
   };
-  std::map<std::string, Acc> byName;
-  ApiSummary summary;
-  for (const Capture* capture : captures) {
+  // Each file on its own (gtap -j: several at once), then merged in the
+  // order given: the same whatever the number of threads.
+  struct Part {
+    std::map<std::string, Acc> byName;
+    uint64_t events = 0;
+  };
+  std::vector<Part> parts(captures.size());
+  forEachInParallel(captures.size(), [&](size_t index) {
+    const Capture* capture = captures[index];
+    Part& part = parts[index];
     // Function ids are per file (small, dense); names join files.
     // A damaged file may hold any id: those past the id ranges go to a map.
     constexpr uint32_t kDenseIds = 1u << 16;
@@ -32,7 +50,7 @@ ApiSummary summarizeApi(const std::vector<const Capture*>& captures) {
         slot = &sparse[id];
       }
       if (*slot != nullptr) return **slot;
-      Acc& acc = byName[capture->functionName(id)];
+      Acc& acc = part.byName[capture->functionName(id)];
       auto f = capture->functions().find(id);
       if (f != capture->functions().end()) {
         acc.api = apiName(f->second.api);
@@ -41,7 +59,7 @@ ApiSummary summarizeApi(const std::vector<const Capture*>& captures) {
       *slot = &acc;
       return acc;
     };
-    summary.events += capture->forEachCallBatch([&](std::span<const ApiCall> calls) {
+    part.events += capture->forEachCallBatch([&](std::span<const ApiCall> calls) {
       for (const ApiCall& call : calls) {
         Acc& acc = accFor(call.function);
         if (!call.finished) {
@@ -52,6 +70,13 @@ ApiSummary summarizeApi(const std::vector<const Capture*>& captures) {
         if (isErrorResult(acc.apiKind, call.result)) ++acc.failed;
       }
     });
+  });
+  std::map<std::string, Acc> byName;
+  ApiSummary summary;
+  for (Part& part : parts) {
+    summary.events += part.events;
+    for (auto& [name, acc] : part.byName) byName[name].merge(acc);
+    part = Part();  // what it held is merged
   }
   for (auto& [name, acc] : byName) {
     FunctionStats s;

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
+
+#include "gtap/readers/parallel.h"
 
 namespace gtap::readers {
 
@@ -222,16 +225,18 @@ std::vector<KernelRow> kernelRows(std::span<const LoadedCapture> captures, Kerne
 
 std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captures, KernelGrouping by, bool perProcess,
                                           std::vector<std::string>& notes, std::span<const DeviceWork* const> loaded) {
-  KernelTable table(by, perProcess);
   // Each capture's work outlives the table's rows: their names point into it.
-  std::vector<std::unique_ptr<DeviceWork>> works;
-  for (size_t ci = 0; ci < captures.size(); ++ci) {
+  std::vector<std::unique_ptr<DeviceWork>> works(captures.size());
+  // Each capture's table on its own (gtap -j: several at once), merged in the
+  // order given: the same rows whatever the number of threads.
+  std::vector<std::optional<KernelTable>> parts(captures.size());
+  forEachInParallel(captures.size(), [&](size_t ci) {
     KernelTable mine(by, perProcess);
     if (ci < loaded.size() && loaded[ci]) {
       mine.beginCapture(ci, *captures[ci], *loaded[ci]);
       for (const DeviceOp& op : loaded[ci]->ops) mine.add(op);
-      table.merge(std::move(mine));
-      continue;
+      parts[ci].emplace(std::move(mine));
+      return;
     }
     auto work = std::make_unique<DeviceWork>();
     mine.beginCapture(ci, *captures[ci], *work);
@@ -247,9 +252,14 @@ std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captur
           mine = KernelTable(by, perProcess);
           mine.beginCapture(ci, *captures[ci], *work);
         });
-    notes.insert(notes.end(), work->notes.begin(), work->notes.end());
-    table.merge(std::move(mine));
-    works.push_back(std::move(work));
+    parts[ci].emplace(std::move(mine));
+    works[ci] = std::move(work);
+  });
+  KernelTable table(by, perProcess);
+  for (size_t ci = 0; ci < captures.size(); ++ci) {
+    if (works[ci]) notes.insert(notes.end(), works[ci]->notes.begin(), works[ci]->notes.end());
+    table.merge(std::move(*parts[ci]));
+    parts[ci].reset();
   }
   return table.rows();
 }

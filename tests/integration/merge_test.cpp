@@ -77,3 +77,47 @@ TEST(Merge, NothingIsWrittenUnlessEveryInputIsACapture) {
 
 }  // namespace
 }  // namespace gtap::test
+
+namespace gtap::test {
+namespace {
+
+// Reports read their files several at once (gtap -j N) and merge what each
+// gave in the order given: the output is the same whatever N is.
+TEST(Batches, ReportsGiveTheSameOutputWhateverTheJobs) {
+  std::string dir = freshDirectory("batches");
+  std::vector<std::string> files;
+  auto capture = [&](const std::string& name, std::vector<std::string> program) {
+    std::string f = dir + "/" + name + ".gtap";
+    std::vector<std::string> argv = {"run", "--sim", "-q", "-m", "api,kernels,memory", "-o", f, "--"};
+    argv.insert(argv.end(), program.begin(), program.end());
+    ASSERT_EQ(gtap(argv).exitCode, 0) << name;
+    files.push_back(f);
+  };
+  capture("ze-pipeline", {workload("ze_pipeline")});
+  capture("hsa-pipeline", {workload("hsa_pipeline")});
+  for (int i = 1; i <= 4; ++i) capture("ze-add-" + std::to_string(i), {workload("ze_vector_add"), std::to_string(i), "512"});
+  for (std::vector<std::string> report : {std::vector<std::string>{"summary"},
+                                          {"summary", "--format=jsonl"},
+                                          {"kernels", "--per-process"},
+                                          {"kernels"},
+                                          {"api", "--format=csv"},
+                                          {"memory", "--per-process"}}) {
+    SCOPED_TRACE(report[0]);
+    std::string first;
+    for (const char* jobs : {"1", "2", "5"}) {
+      std::vector<std::string> argv = {"-j", jobs};
+      argv.insert(argv.end(), report.begin(), report.end());
+      argv.insert(argv.end(), files.begin(), files.end());
+      auto r = gtap(argv);
+      ASSERT_EQ(r.exitCode, 0) << r.err;
+      ASSERT_FALSE(r.out.empty());
+      if (first.empty()) first = r.out;
+      EXPECT_EQ(r.out, first) << "-j " << jobs;
+    }
+  }
+  EXPECT_EQ(gtap({"-j", "0", "summary", files[0]}).exitCode, 2);
+  EXPECT_EQ(gtap({"summary", "-j", "2", files[0]}).exitCode, 0) << "after the verb too";
+}
+
+}  // namespace
+}  // namespace gtap::test

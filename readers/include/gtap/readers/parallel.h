@@ -1,0 +1,24 @@
+// Reading many capture files at once (gtap -j N): the reports hand each file
+// to one of N threads, keep what each file gave apart, and merge the parts in
+// the order the files were given, so the output is the same whatever N is.
+// At most N files are in flight, each read a batch at a time, so memory grows
+// with N, not with the number of files.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace gtap::readers {
+
+// How many files reports read at once; 0 (the default) means as many as the
+// machine has processors.
+void setReadJobs(unsigned jobs);
+unsigned readJobs();
+
+// Calls work(i) for every i below `count`, on up to readJobs() threads (never
+// more than `count`), each index once; returns when all are done. An
+// exception thrown by a call is rethrown here (the first, by index) once
+// every thread has stopped.
+void forEachInParallel(size_t count, const std::function<void(size_t)>& work);
+
+}  // namespace gtap::readers
