@@ -58,6 +58,8 @@ int summary(const SummaryOptions& o) {
   };
   std::vector<Read> reads(opened.captures.size());
   std::vector<Part> parts(opened.captures.size());
+  readers::TransferTable transferTable(false);
+  readers::KernelRowsBuilder kernelTable(readers::KernelGrouping::name, false);
   readers::forEachInParallel(opened.captures.size(), [&](size_t ci) {
     const auto& c = opened.captures[ci];
     Read& r = reads[ci];
@@ -82,16 +84,13 @@ int summary(const SummaryOptions& o) {
         });
     parts[ci].transfers.emplace(std::move(mine));
     parts[ci].kernels.emplace(std::move(myKernels));
-  });
-  readers::TransferTable transferTable(false);
-  readers::KernelRowsBuilder kernelTable(readers::KernelGrouping::name, false);
-  for (size_t ci = 0; ci < reads.size(); ++ci) {
+  }, [&](size_t ci) {
     transferTable.beginCapture(*reads[ci].capture);
     transferTable.merge(*parts[ci].transfers);
     kernelTable.merge(std::move(*parts[ci].kernels));
     parts[ci] = Part();
     for (const auto& n : reads[ci].work->notes) std::cerr << "gtap summary: " << n << "\n";
-  }
+  });
   if (format == readers::OutputFormat::jsonl) {
     for (const auto& read : reads) {
       const auto& p = read.overview;

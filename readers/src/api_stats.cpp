@@ -33,6 +33,8 @@ ApiSummary summarizeApi(const std::vector<const Capture*>& captures) {
     uint64_t events = 0;
   };
   std::vector<Part> parts(captures.size());
+  std::map<std::string, Acc> byName;
+  ApiSummary summary;
   forEachInParallel(captures.size(), [&](size_t index) {
     const Capture* capture = captures[index];
     Part& part = parts[index];
@@ -70,14 +72,12 @@ ApiSummary summarizeApi(const std::vector<const Capture*>& captures) {
         if (isErrorResult(acc.apiKind, call.result)) ++acc.failed;
       }
     });
-  });
-  std::map<std::string, Acc> byName;
-  ApiSummary summary;
-  for (Part& part : parts) {
+  }, [&](size_t index) {
+    Part& part = parts[index];
     summary.events += part.events;
     for (auto& [name, acc] : part.byName) byName[name].merge(acc);
     part = Part();  // what it held is merged
-  }
+  });
   for (auto& [name, acc] : byName) {
     FunctionStats s;
     s.name = name;

@@ -230,6 +230,7 @@ std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captur
   // Each capture's table on its own (gtap -j: several at once), merged in the
   // order given: the same rows whatever the number of threads.
   std::vector<std::optional<KernelTable>> parts(captures.size());
+  KernelTable table(by, perProcess);
   forEachInParallel(captures.size(), [&](size_t ci) {
     KernelTable mine(by, perProcess);
     if (ci < loaded.size() && loaded[ci]) {
@@ -254,13 +255,11 @@ std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captur
         });
     parts[ci].emplace(std::move(mine));
     works[ci] = std::move(work);
-  });
-  KernelTable table(by, perProcess);
-  for (size_t ci = 0; ci < captures.size(); ++ci) {
+  }, [&](size_t ci) {
     if (works[ci]) notes.insert(notes.end(), works[ci]->notes.begin(), works[ci]->notes.end());
     table.merge(std::move(*parts[ci]));
     parts[ci].reset();
-  }
+  });
   return table.rows();
 }
 

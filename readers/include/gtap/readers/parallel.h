@@ -21,4 +21,13 @@ unsigned readJobs();
 // every thread has stopped.
 void forEachInParallel(size_t count, const std::function<void(size_t)>& work);
 
+// The same, and then inOrder(i) for every i in order, one at a time, as soon
+// as work(i) and every inOrder before it are done: the caller merges each
+// file's part there and drops it. No work(i) starts more than twice the
+// threads ahead of the next inOrder, so at most that many parts are held,
+// however many files there are. inOrder is not called for an index whose
+// work threw.
+void forEachInParallel(size_t count, const std::function<void(size_t)>& work,
+                       const std::function<void(size_t)>& inOrder);
+
 }  // namespace gtap::readers
