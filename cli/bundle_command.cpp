@@ -6,10 +6,6 @@
 // paths relative to themselves ($ORIGIN/.../lib/gtap/deps, DT_RPATH so that
 // it covers their libraries' own dependencies too), so the folder runs from
 // any path, read-only. --with-sim adds the simulated runtimes.
-#include <elf.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <link.h>
 #include <unistd.h>
 
@@ -26,6 +22,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "elf_needs.h"
 #include "exit_status.h"
 #include "install_paths.h"
 #include "output.h"
@@ -51,85 +48,6 @@ bool leftOut(const std::string& soname) {
       "libBrokenLocale.so.1", "libnsl.so.1",    "libc_malloc_debug.so.0", "libthread_db.so.1"};
   static const std::set<std::string> runtimes = {"libze_loader.so.1", "libhsa-runtime64.so.1"};
   return libc.count(soname) || runtimes.count(soname) || soname.rfind("libnss_", 0) == 0;
-}
-
-// What an ELF object asks of the loader.
-struct ElfNeeds {
-  std::vector<std::string> needed;
-  std::vector<std::string> searchPath;  // DT_RUNPATH or DT_RPATH, $ORIGIN expanded
-  std::set<std::string> glibcVersions;  // GLIBC_2.x it requires
-};
-
-struct ElfCloser {
-  void operator()(Elf* e) const { elf_end(e); }
-};
-
-// Reads `file`'s dynamic section and version needs; false (with `error`) when
-// it is not a 64-bit x86-64 ELF object libelf can read.
-bool readNeeds(const fs::path& file, ElfNeeds& out, std::string& error) {
-  elf_version(EV_CURRENT);
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error = file.string() + ": " + std::strerror(errno);
-    return false;
-  }
-  std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd, ELF_C_READ, nullptr));
-  auto fail = [&](const std::string& why) {
-    error = file.string() + ": " + why;
-    elf.reset();
-    ::close(fd);
-    return false;
-  };
-  GElf_Ehdr ehdr;
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF || !gelf_getehdr(elf.get(), &ehdr)) return fail("not an ELF object");
-  if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != EM_X86_64) return fail("not a 64-bit x86-64 object");
-  std::string origin = file.parent_path().string();
-  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.get(), scn));) {
-    GElf_Shdr shdr;
-    if (!gelf_getshdr(scn, &shdr)) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data) continue;
-    if (shdr.sh_type == SHT_DYNAMIC) {
-      size_t count = shdr.sh_entsize ? shdr.sh_size / shdr.sh_entsize : 0;
-      for (size_t i = 0; i < count; ++i) {
-        GElf_Dyn dyn;
-        if (!gelf_getdyn(data, static_cast<int>(i), &dyn)) break;
-        if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RUNPATH && dyn.d_tag != DT_RPATH) continue;
-        const char* s = elf_strptr(elf.get(), shdr.sh_link, dyn.d_un.d_val);
-        if (!s) continue;
-        if (dyn.d_tag == DT_NEEDED) {
-          out.needed.emplace_back(s);
-          continue;
-        }
-        std::stringstream dirs(s);
-        for (std::string d; std::getline(dirs, d, ':');) {
-          for (size_t at; (at = d.find("$ORIGIN")) != std::string::npos;) d.replace(at, 7, origin);
-          for (size_t at; (at = d.find("${ORIGIN}")) != std::string::npos;) d.replace(at, 9, origin);
-          if (!d.empty()) out.searchPath.push_back(d);
-        }
-      }
-    } else if (shdr.sh_type == SHT_GNU_verneed) {
-      size_t offset = 0;
-      for (size_t n = 0; n < shdr.sh_info; ++n) {
-        GElf_Verneed need;
-        if (!gelf_getverneed(data, static_cast<int>(offset), &need)) break;
-        size_t auxOffset = offset + need.vn_aux;
-        for (size_t a = 0; a < need.vn_cnt; ++a) {
-          GElf_Vernaux aux;
-          if (!gelf_getvernaux(data, static_cast<int>(auxOffset), &aux)) break;
-          const char* name = elf_strptr(elf.get(), shdr.sh_link, aux.vna_name);
-          if (name && std::strncmp(name, "GLIBC_2.", 8) == 0) out.glibcVersions.insert(name);
-          if (!aux.vna_next) break;
-          auxOffset += aux.vna_next;
-        }
-        if (!need.vn_next) break;
-        offset += need.vn_next;
-      }
-    }
-  }
-  elf.reset();
-  ::close(fd);
-  return true;
 }
 
 // "GLIBC_2.34" as (2, 34), for the newest version.
@@ -168,9 +86,11 @@ class Bundler {
   // Copies every library `object` needs, and theirs, into deps/ once.
   bool add(const fs::path& object, std::string& error) {
     ElfNeeds needs;
-    if (!readNeeds(object, needs, error)) return false;
-    for (const auto& v : needs.glibcVersions)
-      if (newestGlibc_.empty() || glibcVersion(v) > glibcVersion(newestGlibc_)) newestGlibc_ = v;
+    if (!readElfNeeds(object, needs, error)) return false;
+    for (const auto& [file, versions] : needs.versions)
+      for (const auto& v : versions)
+        if (v.rfind("GLIBC_2.", 0) == 0 && (newestGlibc_.empty() || glibcVersion(v) > glibcVersion(newestGlibc_)))
+          newestGlibc_ = v;
     for (const auto& soname : needs.needed) {
       if (leftOut(soname) || copied_.count(soname)) continue;
       fs::path found = resolve(soname, needs.searchPath);
@@ -212,7 +132,7 @@ class Bundler {
       if (d == deps_.string() || !fs::is_regular_file(candidate, ec)) continue;
       ElfNeeds ignored;
       std::string error;
-      if (readNeeds(candidate, ignored, error)) return candidate;
+      if (readElfNeeds(candidate, ignored, error)) return candidate;
     }
     return {};
   }

@@ -17,6 +17,7 @@
 #include "gtap/format/scope_signal.h"
 #include "install_paths.h"
 #include "offered_counters.h"
+#include "preload_check.h"
 
 namespace gtap::cli {
 
@@ -215,17 +216,24 @@ int run(const RunOptions& o) {
   if (!o.deviceFilter.empty()) setenv("GTAP_DEVICE_FILTER", joinNumbers(o.deviceFilter).c_str(), 1);
   if (!o.queueFilter.empty()) setenv("GTAP_QUEUE_FILTER", joinNumbers(o.queueFilter).c_str(), 1);
   if (o.metricsIntervalMs) setenv("GTAP_METRICS_INTERVAL_MS", std::to_string(o.metricsIntervalMs).c_str(), 1);
-  appendPathList("LD_PRELOAD", library.string(), ':');
-  // HSA: the runtime loads the libraries named in HSA_TOOLS_LIB (space
-  // separated) as tools; ROCr 6.1 and later only with the v1 switch. ROCr 5.3
-  // and later also find libgtap.so by its HSA_AMD_TOOL_PRIORITY symbol, which
-  // is what a path with a space in it relies on.
-  if (library.string().find(' ') == std::string::npos) {
-    const char* tools = std::getenv("HSA_TOOLS_LIB");
-    if (!tools || std::string(" ").append(tools).append(" ").find(" " + library.string() + " ") == std::string::npos)
-      appendPathList("HSA_TOOLS_LIB", library.string(), ' ');
+  // Libraries of the program's older than libgtap.so (or a bundle's) needs
+  // would make the loader stop the program before it starts: it runs as
+  // without gtap, and gtap says why nothing is captured.
+  if (std::string problem = preloadProblem(library, o.command); !problem.empty()) {
+    std::cerr << "gtap run: " << problem << "; it runs without gtap, and nothing is captured\n";
+  } else {
+    appendPathList("LD_PRELOAD", library.string(), ':');
+    // HSA: the runtime loads the libraries named in HSA_TOOLS_LIB (space
+    // separated) as tools; ROCr 6.1 and later only with the v1 switch. ROCr 5.3
+    // and later also find libgtap.so by its HSA_AMD_TOOL_PRIORITY symbol, which
+    // is what a path with a space in it relies on.
+    if (library.string().find(' ') == std::string::npos) {
+      const char* tools = std::getenv("HSA_TOOLS_LIB");
+      if (!tools || std::string(" ").append(tools).append(" ").find(" " + library.string() + " ") == std::string::npos)
+        appendPathList("HSA_TOOLS_LIB", library.string(), ' ');
+    }
+    setenv("HSA_TOOLS_ROCPROFILER_V1_TOOLS", "1", 0);
   }
-  setenv("HSA_TOOLS_ROCPROFILER_V1_TOOLS", "1", 0);
 
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));

@@ -78,3 +78,33 @@ TEST(Bundle, HoldsGtapAndItsLibrariesAndRefusesAFolderInUse) {
 
 }  // namespace
 }  // namespace gtap::test
+
+namespace gtap::test {
+namespace {
+
+// A program that loads a C++ runtime older than libgtap.so needs (as in an
+// older image, or an environment that carries its own): preloaded, the
+// loader would stop it before it starts. gtap run says so and runs it as
+// without gtap: same output, same exit status, no capture.
+TEST(PrivateLibraries, AProgramWithAnOlderCxxRuntimeRunsAsWithoutGtap) {
+  namespace fs = std::filesystem;
+  std::string dir = freshDirectory("old-cxx");
+  auto plain = runProcess({workload("old_cxx_program")});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  auto traced = runProcess({gtapBinary(), "run", "-o", dir + "/cap.gtap", "--", workload("old_cxx_program")});
+  EXPECT_EQ(traced.exitCode, 0) << traced.err;
+  EXPECT_EQ(traced.out, plain.out);
+  EXPECT_NE(traced.err.find("old-cxx/libstdc++.so.6, which lacks "), std::string::npos) << traced.err;
+  EXPECT_NE(traced.err.find("GLIBCXX_3.4."), std::string::npos) << traced.err;
+  EXPECT_NE(traced.err.find("it runs without gtap, and nothing is captured"), std::string::npos) << traced.err;
+  EXPECT_FALSE(fs::exists(dir + "/cap.gtap"));
+  // A program whose libraries are new enough is not held back by the check.
+  auto fine = runProcess({gtapBinary(), "run", "--sim", "-q", "-o", dir + "/fine.gtap", "--", workload("ze_vector_add"),
+                          "1", "64"});
+  EXPECT_EQ(fine.exitCode, 0) << fine.err;
+  EXPECT_EQ(fine.err.find("runs without gtap"), std::string::npos) << fine.err;
+  EXPECT_TRUE(fs::exists(dir + "/fine.gtap"));
+}
+
+}  // namespace
+}  // namespace gtap::test
