@@ -25,29 +25,9 @@ start=$(date +%s)
 say() { echo "test-bundle: [$(( $(date +%s) - start ))s] $*"; }
 fail() { echo "test-bundle: FAILED: $*" >&2; exit 1; }
 
-if ! command -v debootstrap >/dev/null; then
-  say "installing debootstrap"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
-fi
-if [ ! -e "$root/.gtap-debootstrap-done" ]; then
-  if [ -e "$root" ] && [ -n "$(ls -A "$root" 2>/dev/null)" ]; then
-    echo "test-bundle: $root exists but is not a finished root; remove it first" >&2
-    exit 2
-  fi
-  say "debootstrap --variant=minbase bookworm (with libze1) into $root"
-  mkdir -p "$root"
-  for attempt in 1 2; do
-    if debootstrap --variant=minbase --include=libze1 bookworm "$root" "$mirror" >"$root.debootstrap.log" 2>&1; then
-      break
-    fi
-    [ "$attempt" = 2 ] && { tail -20 "$root.debootstrap.log" >&2; fail "debootstrap (log: $root.debootstrap.log)"; }
-    say "debootstrap failed; trying once more"
-    rm -rf --one-file-system "$root"
-    mkdir -p "$root"
-  done
-  touch "$root/.gtap-debootstrap-done"
-fi
+# shellcheck source=debootstrap-root.sh
+. "$src/scripts/debootstrap-root.sh"
+debootstrap_root test-bundle "$root" "$mirror" --variant=minbase --include=libze1 bookworm
 
 # The image holds none of the libraries gtap brings (the C library and what
 # Debian's base system has, such as zlib, zstd and xxHash for apt, are the image's).

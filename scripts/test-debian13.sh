@@ -42,34 +42,9 @@ step() {
 }
 say() { echo "test-debian13: [$(( $(date +%s) - start ))s] $*"; }
 
-if ! command -v debootstrap >/dev/null; then
-  say "installing debootstrap"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
-fi
-
-# A root is complete once debootstrap finished (it writes this marker last).
-if [ ! -e "$root/.gtap-debootstrap-done" ]; then
-  if [ -e "$root" ] && [ -n "$(ls -A "$root" 2>/dev/null)" ]; then
-    echo "test-debian13: $root exists but is not a finished Debian 13 root; remove it first" >&2
-    exit 2
-  fi
-  say "debootstrap trixie into $root"
-  mkdir -p "$root"
-  # A mirror that drops a connection once should not fail the run: one more
-  # try, from an empty directory again (it was empty or absent before).
-  if ! step debootstrap --variant=minbase trixie "$root" "$mirror" >"$root.debootstrap.log" 2>&1; then
-    say "debootstrap failed; trying once more"
-    rm -rf --one-file-system "$root"
-    mkdir -p "$root"
-    step debootstrap --variant=minbase trixie "$root" "$mirror" >"$root.debootstrap.log" 2>&1 || {
-      tail -20 "$root.debootstrap.log" >&2
-      echo "test-debian13: debootstrap failed (log: $root.debootstrap.log)" >&2
-      exit 1
-    }
-  fi
-  touch "$root/.gtap-debootstrap-done"
-fi
+# shellcheck source=debootstrap-root.sh
+. "$src/scripts/debootstrap-root.sh"
+debootstrap_root test-debian13 "$root" "$mirror" --variant=minbase trixie
 
 mounted=()
 cleanup() {

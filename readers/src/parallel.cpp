@@ -22,32 +22,6 @@ unsigned readJobs() {
   return jobs;
 }
 
-void forEachInParallel(size_t count, const std::function<void(size_t)>& work) {
-  size_t threads = std::min<size_t>(readJobs(), count);
-  if (threads <= 1) {
-    for (size_t i = 0; i < count; ++i) work(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  std::vector<std::exception_ptr> errors(count);
-  auto run = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < count;) {
-      try {
-        work(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(run);
-  run();
-  for (auto& t : pool) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
-
 void forEachInParallel(size_t count, const std::function<void(size_t)>& work,
                        const std::function<void(size_t)>& inOrder) {
   size_t threads = std::min<size_t>(readJobs(), count);
@@ -106,6 +80,10 @@ void forEachInParallel(size_t count, const std::function<void(size_t)>& work,
   for (auto& t : pool) t.join();
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
+}
+
+void forEachInParallel(size_t count, const std::function<void(size_t)>& work) {
+  forEachInParallel(count, work, [](size_t) {});
 }
 
 }  // namespace gtap::readers
