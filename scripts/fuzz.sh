@@ -53,6 +53,8 @@ LD_LIBRARY_PATH=$PWD/build/lib/gtap/sim/hsa capture hal-on-hsa api,kernels -- "$
 for f in "$seeds"/*.gtap; do
   build-fuzz/bin/uncompress_capture "$f" "${f%.gtap}.raw.gtap"
 done
+# A merged file (gtap merge) of two uncompressed captures.
+build/bin/gtap merge -o "$seeds/merged.gtap" "$seeds/ze-kernels.raw.gtap" "$seeds/hsa.raw.gtap" 2>/dev/null
 
 mkdir -p build-fuzz/findings
 weight() {

@@ -80,46 +80,58 @@ CaptureArchive::CaptureArchive(const std::string& path) : path_(path) {
   }
   data_ = static_cast<const uint8_t*>(mapping_);
   try {
-    if (std::memcmp(data_, kArchiveMagic, 8) != 0) throw FormatError(at(path, 0) + "no merged-file magic");
-    uint16_t major;
-    std::memcpy(&major, data_ + 8, 2);
-    if (major != 1)
-      throw FormatError(at(path, 8) + "version " + std::to_string(major) + " is not readable by this gtap (reads 1)");
-    const uint8_t* footer = data_ + size_ - kArchiveFooterSize;
-    if (std::memcmp(footer + 16, kArchiveEndMagic, 8) != 0)
-      throw FormatError(at(path, size_ - 8) + "no end magic: the file was cut short or is damaged");
-    uint64_t indexOffset = load64(footer), count = load64(footer + 8);
-    uint64_t indexEnd = size_ - kArchiveFooterSize;
-    if (indexOffset < kArchiveHeaderSize || indexOffset > indexEnd)
-      throw FormatError(at(path, size_ - kArchiveFooterSize) + "index offset " + std::to_string(indexOffset) +
-                        " is outside the file");
-    // Each entry takes at least 24 bytes: a count beyond what fits is damage.
-    if (count > (indexEnd - indexOffset) / 24)
-      throw FormatError(at(path, size_ - 16) + std::to_string(count) + " members do not fit in an index of " +
-                        std::to_string(indexEnd - indexOffset) + " bytes");
-    uint64_t pos = indexOffset, previousEnd = kArchiveHeaderSize;
-    for (uint64_t i = 0; i < count; ++i) {
-      if (indexEnd - pos < 20) throw FormatError(at(path, pos) + "index entry " + std::to_string(i) + " is cut short");
-      Member m;
-      m.offset = load64(data_ + pos);
-      m.size = load64(data_ + pos + 8);
-      uint32_t nameLength = load32(data_ + pos + 16);
-      if (nameLength > kMaxNameLength || nameLength > indexEnd - pos - 20)
-        throw FormatError(at(path, pos + 16) + "index entry " + std::to_string(i) + " has a name of " +
-                          std::to_string(nameLength) + " bytes, past the index");
-      m.name.assign(reinterpret_cast<const char*>(data_ + pos + 20), nameLength);
-      if (m.offset < previousEnd || m.offset % 8 != 0 || m.size > indexOffset || m.offset > indexOffset - m.size)
-        throw FormatError(at(path, pos) + "member " + std::to_string(i) + " (" + m.name + ") at offset " +
-                          std::to_string(m.offset) + ", " + std::to_string(m.size) +
-                          " bytes, is not within the members' part of the file after the one before");
-      previousEnd = m.offset + m.size;
-      pos += padded(20 + uint64_t{nameLength});
-      if (pos > indexEnd) throw FormatError(at(path, pos) + "index entry " + std::to_string(i) + " runs past the index");
-      members_.push_back(std::move(m));
-    }
+    readIndex();
   } catch (...) {
     ::munmap(mapping_, size_);
     throw;
+  }
+}
+
+CaptureArchive::CaptureArchive(std::span<const uint8_t> data, std::string name)
+    : path_(std::move(name)), data_(data.data()), size_(data.size()) {
+  if (size_ < kArchiveHeaderSize + kArchiveFooterSize)
+    throw FormatError(path_ + ": merged file of " + std::to_string(size_) +
+                      " bytes is too short for its header and footer (cut short?)");
+  readIndex();
+}
+
+void CaptureArchive::readIndex() {
+  if (std::memcmp(data_, kArchiveMagic, 8) != 0) throw FormatError(at(path_, 0) + "no merged-file magic");
+  uint16_t major;
+  std::memcpy(&major, data_ + 8, 2);
+  if (major != 1)
+    throw FormatError(at(path_, 8) + "version " + std::to_string(major) + " is not readable by this gtap (reads 1)");
+  const uint8_t* footer = data_ + size_ - kArchiveFooterSize;
+  if (std::memcmp(footer + 16, kArchiveEndMagic, 8) != 0)
+    throw FormatError(at(path_, size_ - 8) + "no end magic: the file was cut short or is damaged");
+  uint64_t indexOffset = load64(footer), count = load64(footer + 8);
+  uint64_t indexEnd = size_ - kArchiveFooterSize;
+  if (indexOffset < kArchiveHeaderSize || indexOffset > indexEnd)
+    throw FormatError(at(path_, size_ - kArchiveFooterSize) + "index offset " + std::to_string(indexOffset) +
+                      " is outside the file");
+  // Each entry takes at least 24 bytes: a count beyond what fits is damage.
+  if (count > (indexEnd - indexOffset) / 24)
+    throw FormatError(at(path_, size_ - 16) + std::to_string(count) + " members do not fit in an index of " +
+                      std::to_string(indexEnd - indexOffset) + " bytes");
+  uint64_t pos = indexOffset, previousEnd = kArchiveHeaderSize;
+  for (uint64_t i = 0; i < count; ++i) {
+    if (indexEnd - pos < 20) throw FormatError(at(path_, pos) + "index entry " + std::to_string(i) + " is cut short");
+    Member m;
+    m.offset = load64(data_ + pos);
+    m.size = load64(data_ + pos + 8);
+    uint32_t nameLength = load32(data_ + pos + 16);
+    if (nameLength > kMaxNameLength || nameLength > indexEnd - pos - 20)
+      throw FormatError(at(path_, pos + 16) + "index entry " + std::to_string(i) + " has a name of " +
+                        std::to_string(nameLength) + " bytes, past the index");
+    m.name.assign(reinterpret_cast<const char*>(data_ + pos + 20), nameLength);
+    if (m.offset < previousEnd || m.offset % 8 != 0 || m.size > indexOffset || m.offset > indexOffset - m.size)
+      throw FormatError(at(path_, pos) + "member " + std::to_string(i) + " (" + m.name + ") at offset " +
+                        std::to_string(m.offset) + ", " + std::to_string(m.size) +
+                        " bytes, is not within the members' part of the file after the one before");
+    previousEnd = m.offset + m.size;
+    pos += padded(20 + uint64_t{nameLength});
+    if (pos > indexEnd) throw FormatError(at(path_, pos) + "index entry " + std::to_string(i) + " runs past the index");
+    members_.push_back(std::move(m));
   }
 }
 

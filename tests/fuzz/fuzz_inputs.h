@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <ostream>
@@ -18,10 +19,12 @@
 #include "gtap/format/reader.h"
 #include "gtap/readers/api_stats.h"
 #include "gtap/readers/capture.h"
+#include "gtap/readers/capture_archive.h"
 #include "gtap/readers/counter_stats.h"
 #include "gtap/readers/counters.h"
 #include "gtap/readers/executables.h"
 #include "gtap/readers/flame.h"
+#include "gtap/readers/memory_events.h"
 #include "gtap/readers/memory_stats.h"
 #include "gtap/readers/overview.h"
 #include "gtap/readers/replay_dump.h"
@@ -44,8 +47,16 @@ class Discard : public std::streambuf {
 // the capture read, its calls, device work, overview, kernels, transfers,
 // allocations, timeline and code objects, the readers that stream the device
 // operations (and go on whole at IREE HAL work), then every chunk decoded.
-inline void captureReader(std::span<const uint8_t> bytes) {
+inline void captureReader(std::span<const uint8_t> bytes, bool inArchive = false) {
   try {
+    // A merged file (gtap merge): its index, then each member as a capture.
+    if (!inArchive && bytes.size() >= 8 && std::memcmp(bytes.data(), readers::kArchiveMagic, 8) == 0) {
+      readers::CaptureArchive archive(bytes, "fuzz-input");
+      size_t read = 0;
+      for (const auto& m : archive.members())
+        if (read++ < 8) captureReader(archive.bytes(m), true);
+      return;
+    }
     readers::Capture capture(bytes, "fuzz-input");
     readers::summarizeApi({&capture});
     // Device work, with hostile device clocks and object references.
@@ -53,6 +64,9 @@ inline void captureReader(std::span<const uint8_t> bytes) {
     readers::overviewOf(loaded[0], 3);
     readers::kernelRows(loaded, readers::KernelGrouping::shape, true);
     readers::allocationRows(loaded, false);
+    // gtap memory --events and --at, and the JSON Lines export's memory rows.
+    auto events = readers::memoryEvents(capture, loaded[0].work);
+    readers::liveAt(events, events.empty() ? 0 : events[events.size() / 2].op.hostNs);
     readers::transferRows(loaded, false);
     readers::buildTimeline(loaded);
     std::vector<std::string> notes;

@@ -39,6 +39,8 @@ class CaptureArchive {
   // Maps the file and checks its header, index and footer; throws
   // format::FormatError naming the file and the offset of what is wrong.
   explicit CaptureArchive(const std::string& path);
+  // Reads a merged file held in memory (`data` must outlive this object).
+  CaptureArchive(std::span<const uint8_t> data, std::string name);
   ~CaptureArchive();
   CaptureArchive(const CaptureArchive&) = delete;
   CaptureArchive& operator=(const CaptureArchive&) = delete;
@@ -50,6 +52,8 @@ class CaptureArchive {
   std::string memberPath(const Member& m) const { return path_ + "(" + m.name + ")"; }
 
  private:
+  void readIndex();
+
   std::string path_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
