@@ -10,6 +10,7 @@
 #include "gtap/readers/capture.h"
 #include "gtap/readers/capture_archive.h"
 #include "gtap/readers/kernel_stats.h"
+#include "gtap/readers/parallel.h"
 
 namespace gtap::cli {
 
@@ -27,16 +28,25 @@ struct OpenedCaptures {
 
 inline OpenedCaptures openCaptures(const std::vector<std::string>& paths, const char* verb) {
   OpenedCaptures opened;
-  for (const auto& path : paths) {
+  // Several files at once (gtap -j), kept and said in the order given.
+  std::vector<readers::CaptureFile> files(paths.size());
+  std::vector<std::string> errors(paths.size());
+  readers::forEachInParallel(paths.size(), [&](size_t i) {
     try {
       // A merged file (gtap merge) is the captures it holds.
-      readers::CaptureFile file = readers::openCaptureFile(path);
-      if (file.archive) opened.archives.push_back(file.archive);
-      for (auto& c : file.captures) opened.captures.push_back(std::move(c));
+      files[i] = readers::openCaptureFile(paths[i]);
     } catch (const std::exception& e) {
-      std::cerr << "gtap " << verb << ": " << e.what() << "\n";
-      ++opened.failures;
+      errors[i] = e.what();
     }
+  });
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (!errors[i].empty()) {
+      std::cerr << "gtap " << verb << ": " << errors[i] << "\n";
+      ++opened.failures;
+      continue;
+    }
+    if (files[i].archive) opened.archives.push_back(files[i].archive);
+    for (auto& c : files[i].captures) opened.captures.push_back(std::move(c));
   }
   return opened;
 }
@@ -44,11 +54,14 @@ inline OpenedCaptures openCaptures(const std::vector<std::string>& paths, const 
 // Each capture with its device side loaded; what loading found wrong goes to
 // stderr.
 inline std::vector<readers::LoadedCapture> loadDeviceWork(const OpenedCaptures& opened, const char* verb) {
-  std::vector<readers::LoadedCapture> loaded;
-  for (const auto& c : opened.captures) {
-    loaded.push_back({c.get(), readers::loadDeviceWork(*c)});
-    for (const auto& n : loaded.back().work.notes) std::cerr << "gtap " << verb << ": " << n << "\n";
-  }
+  // Several captures at once (gtap -j), kept and said in the order given.
+  std::vector<readers::LoadedCapture> loaded(opened.captures.size());
+  readers::forEachInParallel(opened.captures.size(), [&](size_t i) {
+    const auto& c = opened.captures[i];
+    loaded[i] = {c.get(), readers::loadDeviceWork(*c)};
+  });
+  for (const auto& l : loaded)
+    for (const auto& n : l.work.notes) std::cerr << "gtap " << verb << ": " << n << "\n";
   return loaded;
 }
 
