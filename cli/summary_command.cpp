@@ -89,6 +89,7 @@ int summary(const SummaryOptions& o) {
     transferTable.merge(*parts[ci].transfers);
     kernelTable.merge(std::move(*parts[ci].kernels));
     parts[ci] = Part();
+    reads[ci].capture->reader().releasePages();
     for (const auto& n : reads[ci].work->notes) std::cerr << "gtap summary: " << n << "\n";
   });
   if (format == readers::OutputFormat::jsonl) {

@@ -104,11 +104,20 @@ CaptureReader::CaptureReader(const std::string& path) : name_(path) {
     observed_ = true;
     o->opened(name_, size_);
   }
+  // The walk checked every chunk's checksum, so touched every page: they are
+  // given back, so that files opened together do not all stay resident.
+  releasePages();
 }
 
 CaptureReader::CaptureReader(std::span<const uint8_t> data, std::string name)
     : name_(std::move(name)), data_(data.data()), size_(data.size()) {
   scan();
+}
+
+void CaptureReader::releasePages() const {
+  // A private read-only mapping of a file: dropped pages come back from the
+  // file unchanged.
+  if (mapping_) ::madvise(mapping_, size_, MADV_DONTNEED);
 }
 
 CaptureReader::~CaptureReader() {

@@ -77,6 +77,7 @@ ApiSummary summarizeApi(const std::vector<const Capture*>& captures) {
     summary.events += part.events;
     for (auto& [name, acc] : part.byName) byName[name].merge(acc);
     part = Part();  // what it held is merged
+    captures[index]->reader().releasePages();
   });
   for (auto& [name, acc] : byName) {
     FunctionStats s;

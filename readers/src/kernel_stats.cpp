@@ -259,6 +259,7 @@ std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captur
     if (works[ci]) notes.insert(notes.end(), works[ci]->notes.begin(), works[ci]->notes.end());
     table.merge(std::move(*parts[ci]));
     parts[ci].reset();
+    captures[ci]->reader().releasePages();
   });
   return table.rows();
 }

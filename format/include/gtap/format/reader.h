@@ -83,6 +83,10 @@ class CaptureReader {
   // the chunk's offset when its contents are malformed.
   DecodedChunk decode(const ChunkInfo& chunk) const;
   std::span<const uint8_t> storedBytes(const ChunkInfo& chunk) const;
+  // Gives the pages of the file read so far back to the system (they are
+  // read again from the file if touched again): for readers that go through
+  // many files, so that memory does not grow with the files read.
+  void releasePages() const;
 
  private:
   void scan();
