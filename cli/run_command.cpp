@@ -60,6 +60,8 @@ struct RunOptions {
   std::string fileValidation;
   std::vector<std::string> scopes;
   std::string scopeSignal;
+  bool startPaused = false;
+  std::string toggleSignal;
   std::string counters;
   bool countersOptional = false;
   int counterPass = -1;
@@ -172,6 +174,21 @@ int run(const RunOptions& o) {
       return 2;
     }
   }
+  if (!o.toggleSignal.empty()) {
+    std::string error;
+    int sig = format::parseScopeSignal(o.toggleSignal, error);
+    if (!sig) {
+      std::cerr << "gtap run: --toggle-signal: " << error << "\n";
+      return kExitUsage;
+    }
+    std::string other;
+    if (!o.scopeSignal.empty() && format::parseScopeSignal(o.scopeSignal, other) == sig) {
+      std::cerr << "gtap run: --toggle-signal and --scope-signal name the same signal\n";
+      return kExitUsage;
+    }
+    setenv("GTAP_TOGGLE_SIGNAL", o.toggleSignal.c_str(), 1);
+  }
+  if (o.startPaused) setenv("GTAP_START_PAUSED", "1", 1);
   bool replayOptions = !o.filePolicy.empty() || !o.fileValidation.empty() || !o.scopes.empty() ||
                        !o.scopeSignal.empty();
   if (replayOptions) {
@@ -340,6 +357,11 @@ Action addRunCommand(CLI::App& app) {
   cmd->add_option("--scope-signal", o->scopeSignal,
                   "Replay: each delivery of this signal (e.g. SIGUSR2) opens or closes a scope named signal "
                   "(GTAP_SCOPE_SIGNAL)");
+  cmd->add_flag("--start-paused", o->startPaused,
+                "Record no API calls, device work or allocations until the program calls gtap_start() or the "
+                "toggle signal comes (GTAP_START_PAUSED)");
+  cmd->add_option("--toggle-signal", o->toggleSignal,
+                  "Each delivery of this signal (e.g. SIGUSR2) pauses or resumes recording (GTAP_TOGGLE_SIGNAL)");
   cmd->add_flag("--sim", o->sim,
                 "Use gtap's simulated devices (a Level Zero driver and an HSA runtime) instead of real ones");
   cmd->add_flag("-q,--quiet", o->quiet, "No closing line on stderr (GTAP_QUIET)");

@@ -7,12 +7,30 @@
  *
  * Scopes are markers in the replay stream (gtap run --mode=replay): `gtap bench
  * FILE --scope prefill` times that phase alone while the whole stream still
- * replays. */
+ * replays.
+ *
+ *   gtap_stop(); ... warm-up ...  gtap_start();  ... measured work ...  gtap_stop();
+ *
+ * Phases pause and resume the profile records (API calls, device work,
+ * allocations), as `gtap run --start-paused` and `--toggle-signal` do; the
+ * replay stream is not paused. */
 #ifndef GTAP_GTAP_H
 #define GTAP_GTAP_H
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+/* Resumes recording (after gtap_stop or GTAP_START_PAUSED=1). */
+static inline void gtap_start(void) {
+  void (*fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gtap_start");
+  if (fn) fn();
+}
+/* Pauses recording: device work submitted from now on is not recorded; work
+ * submitted before is, whenever it completes. */
+static inline void gtap_stop(void) {
+  void (*fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gtap_stop");
+  if (fn) fn();
+}
+
 #endif
 #include <dlfcn.h>
 
@@ -28,6 +46,18 @@ static inline void gtap_scope_end(const char* name) { gtap_call_named_("gtap_sco
 /* Writes what gtap has buffered now. */
 static inline void gtap_flush(void) {
   void (*fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gtap_flush");
+  if (fn) fn();
+}
+
+/* Resumes recording (after gtap_stop or GTAP_START_PAUSED=1). */
+static inline void gtap_start(void) {
+  void (*fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gtap_start");
+  if (fn) fn();
+}
+/* Pauses recording: device work submitted from now on is not recorded; work
+ * submitted before is, whenever it completes. */
+static inline void gtap_stop(void) {
+  void (*fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gtap_stop");
   if (fn) fn();
 }
 

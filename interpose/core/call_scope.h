@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "internal_error.h"
+#include "phases.h"
 #include "session.h"
 
 #pragma GCC visibility push(hidden)
@@ -23,7 +24,7 @@ class CallScope {
       : saved_(t_guard), guard_(guardBit), function_(function) {
     if (__builtin_expect(!(saved_ & (guardBit | kGuardGtap)), 1)) {
       thread_ = enterUnguarded();
-      if (thread_ && g_recordApi) {
+      if (thread_ && g_recordApi && !phases::paused()) {
         record_ = thread_->openCall(function, nowTicks(), beginIndex_);
       }
     }

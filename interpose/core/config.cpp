@@ -136,6 +136,16 @@ Config readConfig() {
     c.scopeSignal = format::parseScopeSignal(v, error);
     if (!c.scopeSignal) c.problems.push_back("GTAP_SCOPE_SIGNAL: " + error + "; ignored");
   }
+  if (const char* v = std::getenv("GTAP_START_PAUSED")) c.startPaused = *v && std::strcmp(v, "0") != 0;
+  if (const char* v = std::getenv("GTAP_TOGGLE_SIGNAL"); v && *v) {
+    std::string error;
+    c.toggleSignal = format::parseScopeSignal(v, error);
+    if (c.toggleSignal && c.toggleSignal == c.scopeSignal) {
+      c.toggleSignal = 0;
+      error = "the same signal as GTAP_SCOPE_SIGNAL";
+    }
+    if (!c.toggleSignal) c.problems.push_back("GTAP_TOGGLE_SIGNAL: " + error + "; ignored");
+  }
   if (const char* v = std::getenv("GTAP_COUNTERS"); v && *v) {
     c.counters = v;
     // Counters are read around recorded dispatches: they imply kernels.

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "device_work.h"
+#include "phases.h"
 
 namespace gtap::core::profile {
 
@@ -173,7 +174,18 @@ format::DeviceOpEncoder& opEncoder() {
   return e;
 }
 
+// Device work submitted (or, never submitted apart, appended) while the
+// profile records were paused is not written (phases.h).
+template <class R>
+bool submittedPaused(const R& r) {
+  return phases::droppedAt(r.submitTicks ? r.submitTicks : r.appendTicks);
+}
+// Allocations made while paused are not written; frees always are, so what
+// was allocated while recording is not left live.
+bool memoryPaused(const MemoryRecord& r) { return !r.isFree && phases::droppedAt(r.ticks); }
+
 void writeEncodedOps(ChunkSink& sink, const format::DeviceOpEncoder& e) {
+  if (!e.count()) return;
   auto bytes = e.bytes();
   capnp::MallocMessageBuilder m(static_cast<unsigned>(std::min<size_t>(bytes.size() / 8 + 16, size_t{1} << 28)));
   auto root = m.initRoot<schema::DeviceOps>();
@@ -185,17 +197,23 @@ void writeEncodedOps(ChunkSink& sink, const format::DeviceOpEncoder& e) {
 void writeOps(ChunkSink& sink, const Outbox& out, const std::vector<uint32_t>& stacks) {
   if (out.ops.empty()) return;
   auto& e = opEncoder();
-  for (size_t i = 0; i < out.ops.size(); ++i) addOp(e, out.ops[i], partsOf(out.ops[i]), stacks[i], sink);
+  for (size_t i = 0; i < out.ops.size(); ++i)
+    if (!submittedPaused(out.ops[i])) addOp(e, out.ops[i], partsOf(out.ops[i]), stacks[i], sink);
   writeEncodedOps(sink, e);
 }
 
 void writeMemory(ChunkSink& sink, const Outbox& out, const std::vector<uint32_t>& stacks) {
   if (out.memory.empty()) return;
+  unsigned kept = 0;
+  for (const MemoryRecord& r : out.memory) kept += !memoryPaused(r);
+  if (!kept) return;
   capnp::MallocMessageBuilder m;
-  auto list = m.initRoot<schema::MemoryOps>().initOps(static_cast<unsigned>(out.memory.size()));
+  auto list = m.initRoot<schema::MemoryOps>().initOps(kept);
+  unsigned at = 0;
   for (unsigned i = 0; i < out.memory.size(); ++i) {
     const MemoryRecord& r = out.memory[i];
-    auto o = list[i];
+    if (memoryPaused(r)) continue;
+    auto o = list[at++];
     o.setIsFree(r.isFree);
     o.setKind(r.kind);
     o.setDevice(r.device);
@@ -291,14 +309,15 @@ void writeDeviceWork(ChunkSink& sink, const std::vector<const devicework::Header
   bool anyStack = false;
   for (size_t i = 0; i < records.size(); ++i) {
     auto& h = const_cast<devicework::Header&>(*records[i]);
-    if (!h.stackCount) continue;
+    if (!h.stackCount || submittedPaused(h)) continue;
     frames.assign(h.stack(), h.stack() + h.stackCount);
     stacks[i] = sink.internStack(frames);
     anyStack = true;
   }
   if (anyStack) sink.writeNewStacks();
   auto& e = opEncoder();
-  for (size_t i = 0; i < records.size(); ++i) addOp(e, *records[i], partsOf(*records[i]), stacks[i], sink);
+  for (size_t i = 0; i < records.size(); ++i)
+    if (!submittedPaused(*records[i])) addOp(e, *records[i], partsOf(*records[i]), stacks[i], sink);
   writeEncodedOps(sink, e);
 }
 

@@ -205,10 +205,10 @@ int realSigaction(int sig, const struct sigaction* act, struct sigaction* old) {
 
 void armSignals() {
   if (g_armed.load()) return;
-  int scopeSignal = config().scopeSignal;
+  int scopeSignal = config().scopeSignal, toggleSignal = config().toggleSignal;
   DispositionLock lock;
   for (int sig = 1; sig < kSignalSlots; ++sig) {
-    if (!defaultEndsProcess(sig) || sig == scopeSignal) continue;
+    if (!defaultEndsProcess(sig) || sig == scopeSignal || sig == toggleSignal) continue;
     struct sigaction current {};
     if (__sigaction(sig, nullptr, &current) != 0) continue;
     g_program[sig] = current;

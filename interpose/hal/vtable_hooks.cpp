@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "phases.h"
 #include "dlsym_hook.h"
 #include "functions.h"
 #include "internal_error.h"
@@ -401,7 +402,7 @@ extern "C" __attribute__((visibility("hidden"))) void* gtap_hal_enter(Slot* slot
   e.call.nested = nested;
   // No call record to link to without one.
   e.call.beginIndex = ~uint64_t{0};
-  e.record = core::g_recordApi ? thread->openCall(slot->function, e.call.ticks, e.call.beginIndex) : nullptr;
+  e.record = core::g_recordApi && !core::phases::paused() ? thread->openCall(slot->function, e.call.ticks, e.call.beginIndex) : nullptr;
   *returnSlot = reinterpret_cast<void*>(&gtap_hal_exit_stub);
   if (slot->decoder != Decoder::none) {
     // gtap's own work: whatever it calls is not the program's.
