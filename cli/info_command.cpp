@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "gtap/format/device_filter.h"
 #include "gtap/readers/overview.h"
+#include "gtap/readers/phases.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
 
@@ -106,6 +107,8 @@ int info(const InfoOptions& o) {
               << "  mode         " << p.mode << "\n";
     if (std::string filter = gtap::format::deviceWorkFilter(p.config); !filter.empty())
       std::cout << "  filtered     device work of " << filter << " only\n";
+    if (std::string phases = readers::describePhases(*c, 0); !phases.empty())
+      std::cout << "  phases       " << phases << "\n";
     std::cout
               << "  threads      " << c->threads().size() << "\n"
               << "  events       " << events;

@@ -13,6 +13,7 @@
 #include "gtap/readers/memory_stats.h"
 #include "gtap/readers/overview.h"
 #include "gtap/readers/parallel.h"
+#include "gtap/readers/phases.h"
 #include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
@@ -127,6 +128,8 @@ int summary(const SummaryOptions& o) {
     std::cout << p.label << "  " << p.executable << "  (" << read.capture->path() << ")\n";
     std::cout << "  ran          " << readers::formatNanoseconds(duration) << " from first to last record, "
               << p.threads << " thread" << (p.threads == 1 ? "" : "s") << "\n";
+    if (std::string phases = readers::describePhases(*read.capture, p.endNs); !phases.empty())
+      std::cout << "  phases       " << phases << "\n";
     std::cout << "  recorded     mode " << readers::recordedMode(*read.capture)
               << "\n";
     // A filtered capture is not the whole of the program's device work.

@@ -24,6 +24,7 @@ enum ChunkKind {
   instructionSamples @12;  # root InstructionSamples: where inside kernels the device spent time
   counters @13;    # root Counters: the counter sets device ops carry values of (format 1.7)
   deviceMetrics @14;  # root DeviceMetrics: device metrics sampled over time (format 1.7)
+  phases @15;      # root Phases: when recording was paused and resumed (format 1.8)
 }
 
 struct KeyValue {
@@ -429,6 +430,16 @@ struct DeviceMetricDef {
   name @0 :Text;               # "engine compute active", "frequency actual", "energy", ...
   units @1 :Text;              # "ns", "MHz", "uJ", "C", "bytes"
   cumulative @2 :Bool;
+}
+
+# gtap_stop / gtap_start, GTAP_START_PAUSED, GTAP_TOGGLE_SIGNAL (format 1.8).
+struct PhaseChange {
+  hostNs @0 :Int64;   # when; 0: from the start (GTAP_START_PAUSED)
+  paused @1 :Bool;    # true: recording paused here; false: resumed
+}
+
+struct Phases {
+  changes @0 :List(PhaseChange);  # every change so far, in order (a later chunk repeats the earlier ones)
 }
 
 struct DeviceMetrics {

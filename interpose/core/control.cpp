@@ -39,6 +39,28 @@ bool droppedAt(uint64_t ticks) {
 }  // namespace gtap::core::phases
 
 namespace {
+// Writes the changes so far as a phases chunk whenever there are more than
+// this file has (a forked child's file gets them all again).
+void producePhases(gtap::core::ChunkSink& sink, bool) {
+  using namespace gtap::core::phases;
+  static const gtap::core::ChunkSink* lastSink = nullptr;
+  static uint32_t written = 0;
+  if (&sink != lastSink) {
+    lastSink = &sink;
+    written = 0;
+  }
+  uint32_t n = g_changes.load(std::memory_order_acquire);
+  if (n == written) return;
+  capnp::MallocMessageBuilder m;
+  auto list = m.initRoot<gtap::schema::Phases>().initChanges(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint64_t ticks = g_changeTicks[i].load(std::memory_order_relaxed);
+    list[i].setHostNs(ticks <= 1 ? 0 : sink.toHostNs(ticks));
+    list[i].setPaused(!(i & 1));
+  }
+  if (sink.write(gtap::schema::ChunkKind::PHASES, m)) written = n;
+}
+
 void onToggleSignal(int) {
   using namespace gtap::core::phases;
   setPaused(!paused());
@@ -49,6 +71,7 @@ void onToggleSignal(int) {
 // action would end it).
 struct PhaseSetup {
   PhaseSetup() {
+    gtap::core::registerChunkProducer(&producePhases);
     const gtap::core::Config& c = gtap::core::config();
     if (!c.enabled) return;
     if (c.startPaused) {

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -31,7 +33,10 @@ namespace {
 
 constexpr size_t kEventsPerChunk = 65536;
 // Registered from constructors, read-only once a session runs.
-ChunkProducer g_producers[8];
+// Room for every front end's producer and core's own; registerChunkProducer
+// stops the process's build-time mistake of one too many loudly.
+constexpr size_t kMaxProducers = 16;
+ChunkProducer g_producers[kMaxProducers];
 size_t g_producerCount = 0;
 
 std::string readFile(const char* path) {
@@ -378,7 +383,11 @@ void Session::stopAfterException() {
 
 
 void registerChunkProducer(ChunkProducer producer) {
-  if (g_producerCount < 8) g_producers[g_producerCount++] = producer;
+  if (g_producerCount >= kMaxProducers) {
+    std::fputs("gtap: internal: too many chunk producers; raise kMaxProducers\n", stderr);
+    std::abort();
+  }
+  g_producers[g_producerCount++] = producer;
 }
 
 }  // namespace gtap::core

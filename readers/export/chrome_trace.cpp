@@ -75,7 +75,7 @@ class ChromeTraceWriter {
     uint32_t nextQueueTid = kDeviceQueueTidBase;
     tids_.reserve(timeline.tracks.size());
     for (const TimelineTrack& track : timeline.tracks) {
-      tids_.push_back(track.kind == TimelineTrack::Kind::deviceQueue ? nextQueueTid++ : track.tid);
+      tids_.push_back(track.kind != TimelineTrack::Kind::hostThread ? nextQueueTid++ : track.tid);
     }
     numberStackFrames();
   }

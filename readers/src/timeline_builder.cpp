@@ -1,6 +1,7 @@
 #include "gtap/readers/timeline_builder.h"
 
 #include "gtap/readers/counters.h"
+#include "gtap/readers/phases.h"
 
 #include <algorithm>
 #include <cmath>
@@ -364,6 +365,34 @@ class CaptureTimeline {
   std::span<const TimelineArg> lastArgs_;
 };
 
+// A track "gtap recording" with a slice "paused" for each time recording was
+// paused (phases.h); one still paused at the end ends with the capture.
+void addPausedTrack(Timeline& t, const Capture& c, uint32_t pid, const std::string& processName,
+                    uint64_t& nextTrack, size_t slicesFrom, std::vector<std::string>* notes) {
+  RecordingPhases phases = loadPhases(c);
+  if (notes) notes->insert(notes->end(), phases.problems.begin(), phases.problems.end());
+  if (phases.paused.empty()) return;
+  int64_t lastNs = c.trailer().present ? c.trailer().endHostNs : 0;
+  for (size_t s = slicesFrom; s < t.slices.size(); ++s) lastNs = std::max(lastNs, t.slices[s].endNs);
+  TimelineTrack track;
+  track.id = nextTrack++;
+  track.kind = TimelineTrack::Kind::phases;
+  track.pid = pid;
+  track.processName = processName;
+  track.name = "gtap recording";
+  track.sortIndex = -1;
+  t.tracks.push_back(track);
+  for (const PausedSpan& p : phases.paused) {
+    TimelineSlice slice;
+    slice.track = track.id;
+    slice.startNs = std::max<int64_t>(0, p.beginNs);
+    slice.endNs = std::max(slice.startNs, std::min(p.endNs, std::max(lastNs, slice.startNs)));
+    slice.name = "paused";
+    slice.category = "gtap";
+    t.slices.push_back(slice);
+  }
+}
+
 // Builds the timeline of each capture in turn; `ops(i, builder)` feeds
 // capture i's operations to the builder.
 template <class Ops>
@@ -387,9 +416,11 @@ Timeline build(size_t count, const std::function<const Capture&(size_t)>& captur
       while (pidsUsed.count(pid)) pid += 1u << 22;  // above Linux's pid_max
     }
     pidsUsed.insert(pid);
-    CaptureTimeline b(t, c, pid, std::move(processName), nextTrack, nextFlow, stacks);
+    size_t slicesFrom = t.slices.size();
+    CaptureTimeline b(t, c, pid, processName, nextTrack, nextFlow, stacks);
     ops(i, b);
     b.finish();
+    addPausedTrack(t, c, pid, processName, nextTrack, slicesFrom, notes);
     auto problems = stacks.takeProblems();
     if (notes) notes->insert(notes->end(), problems.begin(), problems.end());
     if (notes)

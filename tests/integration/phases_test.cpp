@@ -8,12 +8,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "gtap/readers/capture.h"
 #include "gtap/readers/device_work.h"
+#include "perfetto_trace.pb.h"
 #include "process.h"
 
 namespace gtap::test {
@@ -81,6 +85,54 @@ TEST(Phases, StartAndStopFromTheProgramRecordOnlyThatRound) {
   // Allocated while paused (before round 1): not recorded; frees always are.
   EXPECT_EQ(r.allocations, 0u);
   EXPECT_EQ(r.frees, 4u);
+}
+
+// Paused times are a "paused" slice each on a "gtap recording" track of the
+// process, around the recorded round; summary says how long.
+TEST(Phases, PausedTimesAreInThePerfettoExportAndSummary) {
+  std::string dir = freshDirectory("phases-perfetto");
+  auto traced = runProcess({gtapBinary(), "run", "--sim", "-q", "--mode=api,kernels", "--start-paused", "-o",
+                            dir + "/cap.gtap", "--", workload("ze_phases"), "--api"});
+  ASSERT_EQ(traced.exitCode, 0) << traced.err;
+  std::string path = dir + "/cap.pftrace";
+  auto r = runProcess({gtapBinary(), "export", "--format=perfetto", "-o", path, dir + "/cap.gtap"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(std::istreambuf_iterator<char>(in), {});
+  perfetto::protos::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(bytes));
+  uint64_t recordingTrack = 0;
+  for (const auto& p : trace.packet())
+    if (p.has_track_descriptor() && p.track_descriptor().name() == "gtap recording")
+      recordingTrack = p.track_descriptor().uuid();
+  ASSERT_NE(recordingTrack, 0u);
+  std::vector<std::pair<uint64_t, uint64_t>> paused;  // begin, end
+  std::vector<uint64_t> kernels;
+  for (const auto& p : trace.packet()) {
+    if (!p.has_track_event()) continue;
+    const auto& e = p.track_event();
+    if (e.track_uuid() == recordingTrack) {
+      if (e.type() == perfetto::protos::TrackEvent::TYPE_SLICE_BEGIN) {
+        EXPECT_EQ(e.name(), "paused");
+        paused.push_back({p.timestamp(), 0});
+      } else if (e.type() == perfetto::protos::TrackEvent::TYPE_SLICE_END && !paused.empty()) {
+        paused.back().second = p.timestamp();
+      }
+    } else if (e.type() == perfetto::protos::TrackEvent::TYPE_SLICE_BEGIN && e.name() == "scale") {
+      kernels.push_back(p.timestamp());
+    }
+  }
+  ASSERT_EQ(paused.size(), 2u);  // from the start to round 1, and after it to the end
+  ASSERT_EQ(kernels.size(), 3u);
+  for (uint64_t k : kernels) {
+    EXPECT_GT(k, paused[0].second);
+    EXPECT_LT(k, paused[1].first);
+  }
+  EXPECT_LE(paused[1].first, paused[1].second);
+
+  auto summary = runProcess({gtapBinary(), "summary", dir + "/cap.gtap"});
+  ASSERT_EQ(summary.exitCode, 0) << summary.err;
+  EXPECT_NE(summary.out.find("(2 pauses)"), std::string::npos) << summary.out;
 }
 
 TEST(Phases, WithoutGtapTheCallsDoNothing) {

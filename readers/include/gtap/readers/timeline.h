@@ -19,7 +19,8 @@
 namespace gtap::readers {
 
 struct TimelineTrack {
-  enum class Kind { hostThread, deviceQueue };
+  // phases: gtap's own "gtap recording" track (paused times)
+  enum class Kind { hostThread, deviceQueue, phases };
   uint64_t id = 0;          // unique in the timeline
   Kind kind = Kind::hostThread;
   uint32_t pid = 0;         // the process the track belongs to
