@@ -60,6 +60,8 @@ function(check_lines output out_var)
     elseif(line MATCHES "^(copy|fill) ${n}$" OR line MATCHES "^checksum ${name} [0-9a-f]+$")
     elseif(line MATCHES "^(sync|events) [a-z-]+$")
       # which entry points the headers offered (ze_host_sync, ze_counter_events)
+    elseif(line MATCHES "^round ${n}$" OR line STREQUAL "handler own")
+      # ze_phases: the round whose lines follow; its own signal handler ran
     elseif(line MATCHES "^timestamp ${name} ${n}$")
       string(REGEX REPLACE "^timestamp ${name} " "" ns "${line}")
       if(ns EQUAL 0)

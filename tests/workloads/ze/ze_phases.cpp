@@ -8,7 +8,7 @@
 // --wait FIFO: before rounds 1 and 2 prints "waiting ROUND PID" and reads a
 //   line from FIFO, so that a test can signal the process between rounds.
 // Either way the program's own SIGUSR1 handler is raised at the end and
-// "own handler ran" printed when it ran.
+// "handler own" printed when it ran.
 //
 // Prints "round R" before each round's lines, then launch and copy lines, a
 // checksum and the frees.
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   ZE_CHECK(zeCommandListDestroy(list));
   mem.free({host, result, x, y});
   raise(SIGUSR1);
-  if (g_ownHandlerRan) std::printf("own handler ran\n");
+  if (g_ownHandlerRan) std::printf("handler own\n");
   std::fflush(stdout);
   return 0;
 }

@@ -8,6 +8,7 @@
 //   free host|device|shared BYTES     one per zeMemFree, naming what it frees
 //   checksum NAME HEX                 FNV-1a of results, equal with and without gtap
 //   timestamp KERNEL NS               (ze_own_timestamps) a device duration
+//   round N | handler own             (ze_phases) the round whose lines follow; its own signal handler ran
 // Exit status: 0 success, 1 a Level Zero call failed, 2 wrong results, 64 bad arguments.
 #pragma once
 
