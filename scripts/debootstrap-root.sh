@@ -40,3 +40,13 @@ debootstrap_root() {
   fi
   touch "$root/.gtap-debootstrap-done"
 }
+
+# Mounts into the root, remembered in the caller's array `mounted` (which its
+# exit trap undoes, last first).
+mount_in() {  # mount_in TARGET mount-arguments...
+  local target=$1
+  shift
+  mkdir -p "$target"
+  mount "$@" "$target"
+  mounted+=("$target")
+}

@@ -53,13 +53,6 @@ cat "$bundle.log"
 rm -f "$bundle.log"
 listing() { (cd "$bundle/gtap" && find . -printf '%p %s %T@\n' | sort); }
 before=$(listing)
-mount_in() {  # mount_in TARGET mount-arguments...
-  local target=$1
-  shift
-  mkdir -p "$target"
-  mount "$@" "$target"
-  mounted+=("$target")
-}
 mount_in "$root/proc" -t proc proc
 mount_in "$root/dev" --bind /dev
 mount_in "$root/opt/gtap" --bind "$bundle/gtap"

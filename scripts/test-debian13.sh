@@ -56,13 +56,6 @@ cleanup() {
 trap cleanup EXIT
 # A signal stops the step under way too, then the mounts are undone.
 trap '[ -n "$child" ] && kill -TERM -- "-$child" 2>/dev/null; wait; exit 130' INT TERM
-mount_in() {  # mount_in TARGET mount-arguments...
-  local target=$1
-  shift
-  mkdir -p "$target"
-  mount "$@" "$target"
-  mounted+=("$target")
-}
 mount_in "$root/proc" -t proc proc
 mount_in "$root/dev" --bind /dev
 mount_in "$root/dev/pts" -t devpts devpts
