@@ -20,6 +20,8 @@ Action addApiCommand(CLI::App& app);
 Action addKernelsCommand(CLI::App& app);
 Action addDiffCommand(CLI::App& app);
 Action addMemoryCommand(CLI::App& app);
+Action addQueueCommand(CLI::App& app);
+Action addCommandCommand(CLI::App& app);
 Action addSummaryCommand(CLI::App& app);
 Action addExportCommand(CLI::App& app);
 Action addExplainCommand(CLI::App& app);

@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
   add(&gtap::cli::addKernelsCommand);
   add(&gtap::cli::addDiffCommand);
   add(&gtap::cli::addMemoryCommand);
+  add(&gtap::cli::addQueueCommand);
+  add(&gtap::cli::addCommandCommand);
   add(&gtap::cli::addSummaryCommand);
   add(&gtap::cli::addExportCommand);
   add(&gtap::cli::addExplainCommand);

@@ -1,11 +1,18 @@
 // gtap memory: allocations by kind and transfers by direction.
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include "commands.h"
+#include "exit_status.h"
+#include "gtap/readers/memory_events.h"
 #include "gtap/readers/memory_stats.h"
 #include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
+#include "gtap/readers/stack_text.h"
 #include "open_captures.h"
+#include "report_filter_options.h"
 
 namespace gtap::cli {
 
@@ -15,7 +22,72 @@ struct MemoryOptions {
   std::vector<std::string> files;
   std::string format = "text";
   bool perProcess = false;
+  bool events = false;
+  std::optional<double> at;  // seconds into the run: the live set then
+  ReportFilterOptions filter;
 };
+
+// --events and --at: every allocation and free in order, or those live at a
+// moment, with the call and the stack that made each.
+int memoryEvents(const MemoryOptions& o, readers::OutputFormat format) {
+  if (o.at && (!std::isfinite(*o.at) || *o.at < 0)) {
+    std::cerr << "gtap memory: --at must be an offset into the run in seconds, 0 or more\n";
+    return kExitUsage;
+  }
+  if (o.perProcess) {
+    std::cerr << "gtap memory: --events and --at list each event with its process; they take no --per-process\n";
+    return kExitUsage;
+  }
+  auto opened = openCaptures(o.files, "memory", o.filter);
+  if (opened.usage) return kExitUsage;
+  if (opened.captures.empty()) return kExitError;
+  reportNotes(opened, "memory");
+  bool text = format == readers::OutputFormat::text;
+  std::vector<std::string> columns = {"process", "time", "event", "kind", "size", "address", "device", "thread",
+                                      "function", "stack"};
+  if (opened.captures.size() == 1) columns.erase(columns.begin());
+  readers::Table table(o.at ? "live_allocation" : "memory_event", columns);
+  readers::Symbolizer symbolizer;
+  size_t total = 0;
+  for (const auto& c : opened.captures) {
+    readers::DeviceWork work;
+    // The memory operations and stacks only: no device operation is read.
+    readers::streamDeviceWork(*c, work, false, [](std::span<const readers::DeviceOp>) { return false; });
+    for (const auto& n : work.notes) std::cerr << "gtap memory: " << n << "\n";
+    int64_t start = c->process().startHostNs;
+    auto events = readers::memoryEvents(*c, work);
+    if (o.at) events = readers::liveAt(events, start + static_cast<int64_t>(std::llround(*o.at * 1e9)));
+    total += events.size();
+    for (const auto& e : events) {
+      std::vector<readers::Cell> row;
+      if (opened.captures.size() > 1) row.push_back(readers::Cell::str(c->label()));
+      row.push_back(readers::Cell::nanoseconds(e.op.hostNs - start));
+      row.push_back(readers::Cell::str(e.op.isFree ? "free" : "allocate"));
+      row.push_back(readers::Cell::str(readers::memoryKindName(e.op.kind)));
+      row.push_back(readers::Cell::bytes(static_cast<int64_t>(e.op.size)));
+      char address[24];
+      std::snprintf(address, sizeof address, "0x%" PRIx64, e.op.address);
+      row.push_back(readers::Cell::str(address));
+      row.push_back(e.op.device == ~0u ? readers::Cell::str("-") : readers::Cell::count(e.op.device));
+      row.push_back(e.op.thread == ~0u ? readers::Cell::str("-") : readers::Cell::count(e.op.thread));
+      row.push_back(readers::Cell::str(e.function.empty() ? "-" : e.function));
+      // People get the innermost frames, scripts every frame.
+      std::string stack;
+      if (e.op.stack) {
+        auto frames = readers::describeStack(work, e.op.stack, symbolizer);
+        size_t shown = text ? std::min<size_t>(frames.size(), 3) : frames.size();
+        for (size_t f = 0; f < shown; ++f) stack += (f ? " < " : "") + frames[f];
+        if (shown < frames.size()) stack += " < ...";
+      }
+      row.push_back(readers::Cell::str(stack.empty() ? "-" : stack));
+      table.add(std::move(row));
+    }
+  }
+  table.print(std::cout, format);
+  if (text && total == 0)
+    std::cout << (o.at ? "nothing allocated was live then" : readers::nothingFoundHint(opened.pointers(), format::kModeMemory, "allocations")) << "\n";
+  return opened.failures ? kExitError : kExitSuccess;
+}
 
 int memory(const MemoryOptions& o) {
   readers::OutputFormat format;
@@ -23,7 +95,9 @@ int memory(const MemoryOptions& o) {
     std::cerr << "gtap memory: --format must be text, csv or jsonl\n";
     return 2;
   }
-  auto opened = openCaptures(o.files, "memory");
+  if (o.events || o.at) return memoryEvents(o, format);
+  auto opened = openCaptures(o.files, "memory", o.filter);
+  if (opened.usage) return kExitUsage;
   if (opened.captures.empty()) return 1;
   reportNotes(opened, "memory");
   // Copies and fills a batch of device operations at a time (the
@@ -105,6 +179,11 @@ Action addMemoryCommand(CLI::App& app) {
   cmd->add_option("files", o->files, "Capture files (several merge)")->required();
   cmd->add_option("--format", o->format, "text, csv or jsonl");
   cmd->add_flag("--per-process", o->perProcess, "One row per process (rank)");
+  cmd->add_flag("--events", o->events,
+                "Every allocation and free in order: time into the run, kind, size, address, the call and stack that "
+                "made it");
+  cmd->add_option("--at", o->at, "The allocations live at this offset into the run (seconds): made and not yet freed");
+  addReportFilterOptions(*cmd, o->filter);
   return [o] { return memory(*o); };
 }
 

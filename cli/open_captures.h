@@ -11,6 +11,7 @@
 #include "gtap/readers/capture_archive.h"
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/parallel.h"
+#include "gtap/readers/report_filter.h"
 
 namespace gtap::cli {
 
@@ -19,6 +20,7 @@ struct OpenedCaptures {
   std::vector<std::shared_ptr<const readers::CaptureArchive>> archives;
   std::vector<std::unique_ptr<readers::Capture>> captures;
   int failures = 0;
+  bool usage = false;  // the filter options were wrong (report_filter_options.h)
   std::vector<const readers::Capture*> pointers() const {
     std::vector<const readers::Capture*> out;
     for (const auto& c : captures) out.push_back(c.get());
@@ -59,6 +61,7 @@ inline std::vector<readers::LoadedCapture> loadDeviceWork(const OpenedCaptures& 
   readers::forEachInParallel(opened.captures.size(), [&](size_t i) {
     const auto& c = opened.captures[i];
     loaded[i] = {c.get(), readers::loadDeviceWork(*c)};
+    readers::narrowDeviceWork(*c, loaded[i].work);
   });
   for (const auto& l : loaded)
     for (const auto& n : l.work.notes) std::cerr << "gtap " << verb << ": " << n << "\n";

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "gtap/format/api_events.h"
+#include "gtap/readers/report_filter.h"
 
 namespace gtap::readers {
 
@@ -179,7 +180,32 @@ uint64_t Capture::forEachCall(const std::function<void(const ApiCall&)>& visit) 
   });
 }
 
+void Capture::setFilter(std::shared_ptr<const ReportFilter> filter) {
+  filter_ = std::move(filter);
+  keptLaunches_.reset();
+}
+
 uint64_t Capture::forEachCallBatch(const std::function<void(std::span<const ApiCall>)>& visit) const {
+  if (!filter_ || !filter_->narrowsRecords()) return forEachRecordedCallBatch(visit);
+  if (!filter_->kernel.empty() && !keptLaunches_) {
+    keptLaunches_ = callsOfKeptOps(*this);
+    std::sort(keptLaunches_->begin(), keptLaunches_->end());
+  }
+  std::vector<ApiCall> kept;
+  return forEachRecordedCallBatch([&](std::span<const ApiCall> calls) {
+    kept.clear();
+    for (const ApiCall& call : calls) {
+      if (!filter_->keepsCallTime(*this, call)) continue;
+      if (keptLaunches_ && !std::binary_search(keptLaunches_->begin(), keptLaunches_->end(),
+                                               std::make_pair(call.thread, call.beginIndex)))
+        continue;
+      kept.push_back(call);
+    }
+    if (!kept.empty()) visit(kept);
+  });
+}
+
+uint64_t Capture::forEachRecordedCallBatch(const std::function<void(std::span<const ApiCall>)>& visit) const {
   struct Open {
     uint32_t function;
     int64_t beginNs;

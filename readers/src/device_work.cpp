@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include "gtap/format/hash.h"
+#include "gtap/readers/report_filter.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -503,6 +504,8 @@ void readOthers(const Capture& capture, DeviceWork& w) {
     });
   }
   sortSamples(w);
+  if (const ReportFilter* filter = capture.filter(); filter && filter->narrowsRecords())
+    std::erase_if(w.memory, [&](const MemoryOp& m) { return !filter->keepsMemory(capture, m); });
 }
 
 // Notes added since `before` that repeat one made before it are dropped: what
@@ -636,8 +639,12 @@ bool streamDeviceWork(const Capture& capture, DeviceWork& w, bool lists,
   return streamDeviceOps(capture, w, lists, visit);
 }
 
-bool streamDeviceOps(const Capture& capture, DeviceWork& w, bool lists,
-                     const std::function<bool(std::span<const DeviceOp>)>& visit) {
+namespace {
+
+// Every operation, whatever the capture's filter: what the IREE HAL join
+// counts in file order.
+bool streamRecordedOps(const Capture& capture, DeviceWork& w, bool lists,
+                       const std::function<bool(std::span<const DeviceOp>)>& visit) {
   const auto& reader = capture.reader();
   size_t before = w.notes.size();
   std::vector<DeviceOp> batch;
@@ -661,6 +668,21 @@ bool streamDeviceOps(const Capture& capture, DeviceWork& w, bool lists,
   return whole;
 }
 
+}  // namespace
+
+bool streamDeviceOps(const Capture& capture, DeviceWork& w, bool lists,
+                     const std::function<bool(std::span<const DeviceOp>)>& visit) {
+  const ReportFilter* filter = capture.filter();
+  if (!filter || !filter->narrowsRecords()) return streamRecordedOps(capture, w, lists, visit);
+  std::vector<DeviceOp> kept;
+  return streamRecordedOps(capture, w, lists, [&](std::span<const DeviceOp> ops) {
+    kept.clear();
+    for (const DeviceOp& op : ops)
+      if (filter->keepsOp(capture, op)) kept.push_back(op);
+    return kept.empty() || visit(kept);
+  });
+}
+
 void streamDeviceWorkJoined(const Capture& capture, DeviceWork& w,
                             const std::function<void(std::span<const DeviceOp>)>& visit,
                             const std::function<void()>& restart) {
@@ -682,7 +704,7 @@ void joinHalStreamed(const Capture& capture, DeviceWork& w) {
   w.halJoined = false;
   JoinInput in;
   size_t index = 0;
-  streamDeviceOps(capture, w, false, [&](std::span<const DeviceOp> ops) {
+  streamRecordedOps(capture, w, false, [&](std::span<const DeviceOp> ops) {
     for (const DeviceOp& op : ops) in.add(op, index++);
     return true;
   });

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -151,6 +152,13 @@ TEST(Help, EveryJsonLinesRowTypeAndFieldIsDocumented) {
                   "--", workload("hsa_pipeline")}).exitCode, 0);
   ASSERT_EQ(gtap({"run", "--sim", "-q", "-m", "replay", "-o", replay, "--", workload("ze_vector_add"), "2", "256"})
                 .exitCode, 0);
+  // The live set as the first allocation was made holds it.
+  auto events = gtap({"memory", "--format=jsonl", "--events", ze});
+  ASSERT_EQ(events.exitCode, 0) << events.err;
+  ASSERT_FALSE(linesOf(events.out).empty());
+  char firstAllocation[32];
+  std::snprintf(firstAllocation, sizeof firstAllocation, "%.9f",
+                nlohmann::json::parse(linesOf(events.out)[0])["time"].get<int64_t>() / 1e9);
   std::vector<std::vector<std::string>> runs = {
       {"api", ze, hsa},
       {"kernels", ze, hsa},
@@ -158,6 +166,11 @@ TEST(Help, EveryJsonLinesRowTypeAndFieldIsDocumented) {
       {"kernels", "--by=shape", ze},
       {"kernels", "--counters", ze},
       {"memory", "--per-process", ze, hsa},
+      {"memory", "--events", ze, hsa},
+      {"memory", "--at", firstAllocation, ze},
+      {"queue", ze, hsa},
+      {"command", ze},
+      {"command", "--id", "8", ze},
       {"summary", ze, hsa},
       {"explain", ze, hsa},
       {"info", ze, hsa},

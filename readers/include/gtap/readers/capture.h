@@ -17,6 +17,8 @@
 
 namespace gtap::readers {
 
+struct ReportFilter;
+
 struct ProcessInfo {
   uint32_t pid = 0;
   uint32_t ppid = 0;
@@ -115,6 +117,13 @@ class Capture {
   // The same calls, in the same order, a chunk's worth at a time: for readers
   // that go through every call, one indirect call per batch instead of per call.
   uint64_t forEachCallBatch(const std::function<void(std::span<const ApiCall>)>& visit) const;
+  // The same whatever the filter: every call recorded.
+  uint64_t forEachRecordedCallBatch(const std::function<void(std::span<const ApiCall>)>& visit) const;
+
+  // What reports keep of this capture (report_filter.h): the calls above and
+  // the device operations streamed (streamDeviceOps) are only those it keeps.
+  void setFilter(std::shared_ptr<const ReportFilter> filter);
+  const ReportFilter* filter() const { return filter_.get(); }
 
  private:
   void readMetadata();
@@ -129,6 +138,9 @@ class Capture {
   mutable std::optional<format::BlobIndex> blobIndex_;
   // Blobs whose bytes were hashed and matched once: not hashed again.
   mutable std::unordered_set<format::Hash128, format::Hash128Hasher> verifiedBlobs_;
+  std::shared_ptr<const ReportFilter> filter_;
+  // With a kernel filter: the calls that appended a kept operation, found once.
+  mutable std::optional<std::vector<std::pair<uint32_t, uint64_t>>> keptLaunches_;
 };
 
 // Whether a call's result is an error of its API: Level Zero's errors are
