@@ -1,7 +1,16 @@
 // gtap export: a timeline as Chrome Trace Event JSON, a Perfetto trace, JSON
 // Lines of every API call and device operation, or the same calls and
-// operations as an SQLite database (docs/export.md has its schema).
+// operations as an SQLite database or a folder of CSV files (docs/export.md
+// has their schema).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
@@ -12,6 +21,7 @@
 #include "gtap/readers/timeline_builder.h"
 #include "open_captures.h"
 #include "output.h"
+#include "report_filter_options.h"
 #include "symbols.h"
 
 namespace gtap::cli {
@@ -24,6 +34,8 @@ struct ExportOptions {
   std::string output;
   bool force = false;
   std::vector<std::string> debugDirs;
+  std::vector<std::string> tables;  // csv: only these
+  ReportFilterOptions filter;
 };
 
 // A timeline export into `out`. Throws what the exporters throw; a failed
@@ -44,11 +56,124 @@ bool writeRecordsToStdout(const std::vector<const readers::Capture*>& captures, 
                      [&](std::ostream& out) { readers::writeJsonLines(captures, out, notes, resolve, instructions); });
 }
 
-int exportTimeline(const ExportOptions& o) {
-  if (o.format != "chrome" && o.format != "perfetto" && o.format != "jsonl" && o.format != "sqlite") {
-    std::cerr << "gtap export: --format must be chrome, perfetto, jsonl or sqlite\n";
+// The CSV export into the folder `dir` (made when missing, never through a
+// link): a file per table, each put in place only when all are complete; an
+// existing file is replaced only with --force. Standard output ("-") takes
+// the one table --table names.
+class CsvFolder {
+ public:
+  CsvFolder(const ExportOptions& o) : o_(o) {}
+  ~CsvFolder() {
+    files_.clear();  // their temporary files removed first
+    if (made_) ::rmdir(o_.output.c_str());  // only when still empty
+  }
+
+  // 0, or the exit status when the folder cannot be written.
+  int prepare() {
+    if (o_.output == "-") return 0;
+    struct stat st;
+    if (::lstat(o_.output.c_str(), &st) == 0) {
+      if (S_ISLNK(st.st_mode)) return refuse("is a symbolic link; gtap does not write through links");
+      if (!S_ISDIR(st.st_mode)) return refuse("is not a folder (the CSV export writes a folder of files)");
+      return 0;
+    }
+    if (errno != ENOENT || ::mkdir(o_.output.c_str(), 0777) != 0) {
+      std::cerr << "gtap export: cannot make the folder " << o_.output << ": " << std::strerror(errno) << "\n";
+      return kExitError;
+    }
+    made_ = true;
+    return 0;
+  }
+
+  // The stream of a table's file (nullptr: not asked for). Throws OutputError.
+  std::ostream* open(std::string_view table) {
+    if (!o_.tables.empty() && std::find(o_.tables.begin(), o_.tables.end(), table) == o_.tables.end())
+      return nullptr;
+    if (o_.output == "-") return &std::cout;
+    auto& file = files_[std::string(table)];
+    file.emplace((std::filesystem::path(o_.output) / (std::string(table) + ".csv")).string(), o_.force);
+    return &file->stream();
+  }
+
+  // Puts every file in place and says so. Throws OutputError.
+  void commit() {
+    if (o_.output == "-") return;
+    uint64_t bytes = 0;
+    for (auto& [name, file] : files_) {
+      file->commit();
+      std::error_code ec;
+      bytes += std::filesystem::file_size(file->target(), ec);
+    }
+    made_ = false;
+    readers::ReadProgress::clearLine();
+    std::cerr << "gtap export: wrote " << o_.output << "/ (" << files_.size() << " tables, "
+              << readers::formatBytes(bytes) << ")\n";
+  }
+
+ private:
+  int refuse(const char* why) {
+    std::cerr << "gtap export: " << o_.output << " " << why << "\n";
     return kExitUsage;
   }
+
+  const ExportOptions& o_;
+  bool made_ = false;
+  std::map<std::string, std::optional<readers::OutputFile>> files_;
+};
+
+int exportCsv(const ExportOptions& o) {
+  for (const auto& t : o.tables) {
+    auto names = readers::recordTableNames();
+    if (std::find(names.begin(), names.end(), t) != names.end()) continue;
+    std::cerr << "gtap export: no table " << t << "; the tables are";
+    for (const auto& n : names) std::cerr << " " << n;
+    std::cerr << "\n";
+    return kExitUsage;
+  }
+  if (o.output == "-" && o.tables.size() != 1) {
+    std::cerr << "gtap export: CSV on standard output (-o -) is one table: name it with --table\n";
+    return kExitUsage;
+  }
+  CsvFolder folder(o);
+  if (int status = folder.prepare()) return status;
+  auto opened = openCaptures(o.files, "export", o.filter);
+  if (opened.usage) return kExitUsage;
+  if (opened.captures.empty()) return kExitError;
+  reportNotes(opened, "export");
+  auto captures = opened.pointers();
+  std::vector<std::string> notes;
+  readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
+  int status = kExitSuccess;
+  try {
+    readers::writeCsv(
+        captures, [&](std::string_view table) { return folder.open(table); }, notes, resolverFor(symbolizer),
+        instructionResolverFor(symbolizer));
+    if (o.output == "-") {
+      std::cout.flush();
+      if (!std::cout) throw std::runtime_error("writing standard output failed");
+    }
+    folder.commit();
+  } catch (const readers::OutputError& e) {
+    status = reportOutputError("export", e, "give --force to replace it");
+  } catch (const std::exception& e) {
+    std::cerr << "gtap export: writing " << o.output << " failed: " << e.what() << "\n";
+    status = kExitError;
+  }
+  for (const auto& n : notes) std::cerr << "gtap export: " << n << "\n";
+  return status == kExitSuccess && opened.failures ? kExitError : status;
+}
+
+int exportTimeline(const ExportOptions& o) {
+  if (o.format != "chrome" && o.format != "perfetto" && o.format != "jsonl" && o.format != "sqlite" &&
+      o.format != "csv") {
+    std::cerr << "gtap export: --format must be chrome, perfetto, jsonl, sqlite or csv\n";
+    return kExitUsage;
+  }
+  if (!o.tables.empty() && o.format != "csv") {
+    std::cerr << "gtap export: --table is for --format=csv\n";
+    return kExitUsage;
+  }
+  if (o.format == "csv") return exportCsv(o);
   // "-": standard output, for a pipe (a database needs a file).
   bool toStdout = o.output == "-";
   if (toStdout && o.format == "sqlite") {
@@ -58,7 +183,8 @@ int exportTimeline(const ExportOptions& o) {
   // Removed again on every failure below.
   std::optional<readers::OutputFile> out;
   if (int status = openOutput("export", o.output, o.force, out)) return status;
-  auto opened = openCaptures(o.files, "export");
+  auto opened = openCaptures(o.files, "export", o.filter);
+  if (opened.usage) return kExitUsage;
   if (opened.captures.empty()) return kExitError;
   reportNotes(opened, "export");
   int status;
@@ -98,12 +224,17 @@ int exportTimeline(const ExportOptions& o) {
 
 Action addExportCommand(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
-  auto* cmd = app.add_subcommand("export", "Write a timeline: Chrome JSON (Perfetto UI, speedscope), Perfetto protobuf, JSON Lines, or an SQLite database");
+  auto* cmd = app.add_subcommand("export", "Write a timeline: Chrome JSON (Perfetto UI, speedscope), Perfetto protobuf, JSON Lines, an SQLite database or CSV files");
   cmd->add_option("files", o->files, "Capture files (several merge)")->required();
-  cmd->add_option("--format", o->format, "chrome, perfetto, jsonl or sqlite")->required();
-  cmd->add_option("-o,--output", o->output, "Output file; - for standard output (not sqlite)")->required();
+  cmd->add_option("--format", o->format, "chrome, perfetto, jsonl, sqlite or csv")->required();
+  cmd->add_option("-o,--output", o->output,
+                  "Output file (csv: a folder, a file per table); - for standard output (not sqlite; csv with --table)")
+      ->required();
+  cmd->add_option("--table", o->tables, "csv: only this table (repeatable; one with -o -)")
+      ->allow_extra_args(false);
   cmd->add_flag("--force", o->force, "Replace an existing regular output file (never a link, directory or device)");
   cmd->add_option("--debug-dir", o->debugDirs, "Directories of separate debug files (by build-id), to name stack frames");
+  addReportFilterOptions(*cmd, o->filter);
   return [o] { return exportTimeline(*o); };
 }
 

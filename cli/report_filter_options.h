@@ -31,8 +31,9 @@ inline void addReportFilterOptions(CLI::App& cmd, ReportFilterOptions& o) {
                  "Only kernel executions whose names match this glob (fnmatch), and the API calls that launched them");
   cmd.add_option("--from", o.from, "Only what starts at or after this offset into the run (seconds)");
   cmd.add_option("--to", o.to, "Only what starts at or before this offset into the run (seconds)");
-  cmd.add_option("--pid", o.pids, "Only the captures of this process (repeatable)");
-  cmd.add_option("--rank", o.ranks, "Only the captures of this rank (repeatable)");
+  // One value an occurrence: the capture files may follow.
+  cmd.add_option("--pid", o.pids, "Only the captures of this process (repeatable)")->allow_extra_args(false);
+  cmd.add_option("--rank", o.ranks, "Only the captures of this rank (repeatable)")->allow_extra_args(false);
 }
 
 // The filter the options ask for, or an error message (a usage error).

@@ -143,6 +143,12 @@ ProcessResult RunningProcess::wait() {
 }
 
 std::string gtapBinary() { return GTAP_TEST_GTAP_BINARY; }
+ProcessResult runGtap(const std::vector<std::string>& args, const EnvChanges& env) {
+  std::vector<std::string> argv = {gtapBinary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return runProcess(argv, env);
+}
+
 std::string workload(const std::string& name) { return std::string(GTAP_TEST_WORKLOAD_DIR) + "/" + name; }
 
 std::string freshDirectory(const std::string& name) {

@@ -44,6 +44,8 @@ class RunningProcess {
 
 // Paths known at build time.
 std::string gtapBinary();
+// bin/gtap with `args`, run to its end.
+ProcessResult runGtap(const std::vector<std::string>& args, const EnvChanges& env = {});
 std::string workload(const std::string& name);
 // A fresh empty directory for one test.
 std::string freshDirectory(const std::string& name);

@@ -304,6 +304,8 @@ TEST(Reports, JsonLinesCountsEqualTheSqliteExports) {
   EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM device_ops"), rows["device"]);
   EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM (SELECT DISTINCT process_id, stack FROM stack_frames)"),
             static_cast<int64_t>(stacks.size()));
+  EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM allocations"), rows["memory"]);
+  EXPECT_EQ(queryInt(raw, "SELECT COUNT(*) FROM allocations WHERE event = 'free'"), frees);
   EXPECT_GT(rows["api"], 0);
   EXPECT_GT(rows["device"], 0);
 

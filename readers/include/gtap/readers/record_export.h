@@ -8,6 +8,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gtap/readers/instruction_samples.h"
@@ -50,6 +51,18 @@ void writeSqlite(const std::vector<LoadedCapture>& captures, OutputFile& out, co
 // writeJsonLines does (sampled instructions in `instruction_samples`).
 void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std::vector<std::string>& notes,
                  const FrameResolver& resolve = {}, const InstructionResolver& instructions = {});
+
+// The CSV export: a file per table of the SQLite export, with the same
+// columns (its header line) and rows. `open(table)` gives the stream of a
+// table's file the first time the table has a row, and at the end for the
+// tables every capture has (processes, threads, strings, api_calls,
+// device_ops, allocations) that had none; nullptr leaves a table out.
+using CsvOpener = std::function<std::ostream*(std::string_view table)>;
+void writeCsv(std::span<const Capture* const> captures, const CsvOpener& open, std::vector<std::string>& notes,
+              const FrameResolver& resolve = {}, const InstructionResolver& instructions = {});
+void writeCsv(const std::vector<LoadedCapture>& captures, const CsvOpener& open, const FrameResolver& resolve = {});
+// The tables of the SQLite and CSV exports, in order.
+std::vector<std::string> recordTableNames();
 
 // "device", "hal" or "host": the level an operation was recorded at.
 const char* operationLevel(const DeviceOp& op);
