@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "exit_status.h"
+#include "gtap/readers/otf2_export.h"
 #include "gtap/readers/output_file.h"
 #include "gtap/readers/record_export.h"
 #include "gtap/readers/timeline_builder.h"
@@ -163,10 +164,109 @@ int exportCsv(const ExportOptions& o) {
   return status == kExitSuccess && opened.failures ? kExitError : status;
 }
 
+// The OTF2 archive, written into a new hidden folder beside the target and
+// renamed into place once complete. The target may be missing or an empty
+// folder; an OTF2 archive there (traces.otf2) is replaced only with --force,
+// anything else never.
+int exportOtf2(const ExportOptions& o) {
+  namespace fs = std::filesystem;
+  if (o.output == "-") {
+    std::cerr << "gtap export: an OTF2 archive is a folder (-o DIR), not standard output\n";
+    return kExitUsage;
+  }
+  fs::path target = fs::path(o.output).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();
+  struct stat st;
+  bool replace = false;
+  if (::lstat(target.c_str(), &st) == 0) {
+    std::error_code ec;
+    if (S_ISLNK(st.st_mode)) {
+      std::cerr << "gtap export: " << o.output << " is a symbolic link; gtap does not write through links\n";
+      return kExitUsage;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      std::cerr << "gtap export: " << o.output << " is not a folder (an OTF2 archive is a folder of files)\n";
+      return kExitUsage;
+    }
+    if (!fs::is_empty(target, ec)) {
+      if (!fs::exists(target / "traces.otf2", ec)) {
+        std::cerr << "gtap export: " << o.output
+                  << " is a folder that holds something other than an OTF2 archive; give an empty or new folder\n";
+        return kExitUsage;
+      }
+      if (!o.force) {
+        std::cerr << "gtap export: " << o.output << " holds an OTF2 archive; give --force to replace it\n";
+        return kExitUsage;
+      }
+      replace = true;
+    }
+  }
+  std::string parent = target.has_parent_path() ? target.parent_path().string() : ".";
+  std::string pattern = parent + "/." + target.filename().string() + ".gtap-XXXXXX";
+  std::vector<char> temp(pattern.begin(), pattern.end());
+  temp.push_back('\0');
+  if (!::mkdtemp(temp.data())) {
+    std::cerr << "gtap export: cannot make a folder beside " << o.output << ": " << std::strerror(errno) << "\n";
+    return kExitError;
+  }
+  std::string tempDir = temp.data();
+  struct Cleanup {
+    std::string path;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!path.empty()) std::filesystem::remove_all(path, ec);
+    }
+  } cleanup{tempDir};
+  auto opened = openCaptures(o.files, "export", o.filter);
+  if (opened.usage) return kExitUsage;
+  if (opened.captures.empty()) return kExitError;
+  reportNotes(opened, "export");
+  auto captures = opened.pointers();
+  std::vector<std::string> notes;
+  readers::Otf2Written written;
+  try {
+    written = readers::writeOtf2(captures, tempDir, notes);
+  } catch (const std::exception& e) {
+    for (const auto& n : notes) std::cerr << "gtap export: " << n << "\n";
+    std::cerr << "gtap export: writing " << o.output << " failed: " << e.what() << "\n";
+    return kExitError;
+  }
+  for (const auto& n : notes) std::cerr << "gtap export: " << n << "\n";
+  // Into place: the old archive (with --force) moved aside first, removed
+  // once the new one is there.
+  std::error_code ec;
+  if (replace || fs::exists(target, ec)) {
+    std::string aside = tempDir + ".old";
+    if (::rename(target.c_str(), aside.c_str()) != 0) {
+      std::cerr << "gtap export: cannot replace " << o.output << ": " << std::strerror(errno) << "\n";
+      return kExitError;
+    }
+    if (::rename(tempDir.c_str(), target.c_str()) != 0) {
+      int err = errno;
+      ::rename(aside.c_str(), target.c_str());
+      std::cerr << "gtap export: cannot put " << o.output << " in place: " << std::strerror(err) << "\n";
+      return kExitError;
+    }
+    fs::remove_all(aside, ec);
+  } else if (::rename(tempDir.c_str(), target.c_str()) != 0) {
+    std::cerr << "gtap export: cannot put " << o.output << " in place: " << std::strerror(errno) << "\n";
+    return kExitError;
+  }
+  cleanup.path.clear();
+  uint64_t bytes = 0;
+  for (const auto& e : fs::recursive_directory_iterator(target, ec))
+    if (e.is_regular_file(ec)) bytes += e.file_size(ec);
+  readers::ReadProgress::clearLine();
+  std::cerr << "gtap export: wrote " << (target / "traces.otf2").string() << " (" << written.locationGroups
+            << (written.locationGroups == 1 ? " process, " : " processes, ") << written.locations << " locations, "
+            << written.events << " events, " << readers::formatBytes(bytes) << ")\n";
+  return opened.failures ? kExitError : kExitSuccess;
+}
+
 int exportTimeline(const ExportOptions& o) {
   if (o.format != "chrome" && o.format != "perfetto" && o.format != "jsonl" && o.format != "sqlite" &&
-      o.format != "csv") {
-    std::cerr << "gtap export: --format must be chrome, perfetto, jsonl, sqlite or csv\n";
+      o.format != "csv" && o.format != "otf2") {
+    std::cerr << "gtap export: --format must be chrome, perfetto, jsonl, sqlite, csv or otf2\n";
     return kExitUsage;
   }
   if (!o.tables.empty() && o.format != "csv") {
@@ -174,6 +274,7 @@ int exportTimeline(const ExportOptions& o) {
     return kExitUsage;
   }
   if (o.format == "csv") return exportCsv(o);
+  if (o.format == "otf2") return exportOtf2(o);
   // "-": standard output, for a pipe (a database needs a file).
   bool toStdout = o.output == "-";
   if (toStdout && o.format == "sqlite") {
@@ -224,11 +325,11 @@ int exportTimeline(const ExportOptions& o) {
 
 Action addExportCommand(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
-  auto* cmd = app.add_subcommand("export", "Write a timeline: Chrome JSON (Perfetto UI, speedscope), Perfetto protobuf, JSON Lines, an SQLite database or CSV files");
+  auto* cmd = app.add_subcommand("export", "Write a timeline: Chrome JSON (Perfetto UI, speedscope), Perfetto protobuf, JSON Lines, an SQLite database, CSV files or an OTF2 archive (Vampir, Scalasca)");
   cmd->add_option("files", o->files, "Capture files (several merge)")->required();
-  cmd->add_option("--format", o->format, "chrome, perfetto, jsonl, sqlite or csv")->required();
+  cmd->add_option("--format", o->format, "chrome, perfetto, jsonl, sqlite, csv or otf2")->required();
   cmd->add_option("-o,--output", o->output,
-                  "Output file (csv: a folder, a file per table); - for standard output (not sqlite; csv with --table)")
+                  "Output file (csv, otf2: a folder); - for standard output (not sqlite or otf2; csv with --table)")
       ->required();
   cmd->add_option("--table", o->tables, "csv: only this table (repeatable; one with -o -)")
       ->allow_extra_args(false);

@@ -12,6 +12,7 @@ packages=(
   libze1 libze-dev libhsa-runtime-dev
   libprotobuf-dev protobuf-compiler nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libotf2-trace-dev otf2-tools
   libxml2-utils chromium
 )
 
