@@ -4,10 +4,15 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
+#include <mutex>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "gtap/readers/explain.h"
+#include "gtap/readers/parallel.h"
 #include "open_captures.h"
 #include "symbols.h"
 
@@ -30,10 +35,39 @@ int explain(const ExplainOptions& o) {
   }
   auto opened = openCaptures(o.files, "explain");
   if (opened.captures.empty()) return 1;
-  readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
-  // One capture at a time, its device operations read a batch at a time.
-  for (const auto& c : opened.captures) readers::writeExplanation(*c, o.top, symbolizer, std::cout, format);
-  return opened.failures ? 1 : 0;
+  // Several captures at once (gtap -j), each read a batch at a time into an
+  // account of its own, written in the order given once those before it
+  // are. A symbolizer is not shared between threads: each account borrows
+  // one of the pool's (each module is read once per symbolizer).
+  auto dirs = debugDirectories(o.debugDirs);
+  std::mutex poolLock;
+  std::vector<std::unique_ptr<readers::Symbolizer>> pool;
+  std::vector<std::string> accounts(opened.captures.size());
+  readers::forEachInParallel(
+      opened.captures.size(),
+      [&](size_t i) {
+        std::unique_ptr<readers::Symbolizer> symbolizer;
+        {
+          std::lock_guard lock(poolLock);
+          if (!pool.empty()) {
+            symbolizer = std::move(pool.back());
+            pool.pop_back();
+          }
+        }
+        if (!symbolizer) symbolizer = std::make_unique<readers::Symbolizer>(dirs);
+        std::ostringstream out;
+        readers::writeExplanation(*opened.captures[i], o.top, *symbolizer, out, format);
+        accounts[i] = std::move(out).str();
+        std::lock_guard lock(poolLock);
+        pool.push_back(std::move(symbolizer));
+      },
+      [&](size_t i) {
+        std::cout << accounts[i];
+        std::string().swap(accounts[i]);
+        opened.captures[i]->reader().releasePages();
+      });
+  std::cout.flush();
+  return opened.failures || !std::cout ? 1 : 0;
 }
 
 }  // namespace

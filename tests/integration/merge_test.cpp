@@ -101,7 +101,9 @@ TEST(Batches, ReportsGiveTheSameOutputWhateverTheJobs) {
                                           {"kernels", "--per-process"},
                                           {"kernels"},
                                           {"api", "--format=csv"},
-                                          {"memory", "--per-process"}}) {
+                                          {"memory", "--per-process"},
+                                          {"explain"},
+                                          {"explain", "--format=jsonl", "--top", "5"}}) {
     SCOPED_TRACE(report[0]);
     std::string first;
     for (const char* jobs : {"1", "2", "5"}) {
