@@ -118,6 +118,22 @@ void CaptureReader::releasePages() const {
   // A private read-only mapping of a file: dropped pages come back from the
   // file unchanged.
   if (mapping_) ::madvise(mapping_, size_, MADV_DONTNEED);
+  residentFrom_.store(0, std::memory_order_relaxed);
+}
+
+void CaptureReader::releaseBehind(uint64_t offset) const {
+  if (!mapping_) return;
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  uint64_t from = residentFrom_.load(std::memory_order_relaxed);
+  if (offset < from) {
+    // A new pass from an earlier chunk: its window starts here.
+    residentFrom_.store(offset / page * page, std::memory_order_relaxed);
+    return;
+  }
+  if (offset - from < kResidentWindow) return;
+  uint64_t to = offset / page * page;
+  ::madvise(static_cast<uint8_t*>(mapping_) + from, to - from, MADV_DONTNEED);
+  residentFrom_.store(to, std::memory_order_relaxed);
 }
 
 CaptureReader::~CaptureReader() {
@@ -189,6 +205,7 @@ void CaptureReader::scan() {
 #endif
     chunks_.push_back(c);
     off += kChunkHeaderSize + c.storedSize;
+    releaseBehind(off);
   }
   recovery_.validBytes = off;
   if (recovery_.stopReason.empty()) {
@@ -211,6 +228,7 @@ std::span<const uint8_t> CaptureReader::storedBytes(const ChunkInfo& c) const {
 }
 
 DecodedChunk CaptureReader::decode(const ChunkInfo& c) const {
+  releaseBehind(c.offset);
   if (observed_)
     if (ReadObserver* o = readObserver.load(std::memory_order_acquire))
       o->reached(name_, c.offset + kChunkHeaderSize + c.storedSize);

@@ -6,6 +6,7 @@
 #include <capnp/serialize.h>
 #include <kj/array.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -90,6 +91,11 @@ class CaptureReader {
 
  private:
   void scan();
+  // A mapped file read front to back (the open's checksum walk, and each pass
+  // of a reader over the chunks) holds at most this much of it resident: the
+  // pages behind the chunk being read are given back as it advances.
+  static constexpr uint64_t kResidentWindow = 64ull << 20;
+  void releaseBehind(uint64_t offset) const;
   DecodedChunk open(kj::Array<capnp::word> words, const ChunkInfo& chunk, const std::string& where) const;
 
   std::string name_;
@@ -101,6 +107,10 @@ class CaptureReader {
   std::vector<ChunkInfo> chunks_;
   Recovery recovery_;
   bool observed_ = false;  // opened() was said to the read observer
+  // Where the pages not yet given back begin (releaseBehind); threads
+  // reading one file at once may race on it harmlessly (a page given back
+  // early is read from the file again).
+  mutable std::atomic<uint64_t> residentFrom_{0};
 };
 
 }  // namespace gtap::format
