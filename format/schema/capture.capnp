@@ -25,6 +25,7 @@ enum ChunkKind {
   counters @13;    # root Counters: the counter sets device ops carry values of (format 1.7)
   deviceMetrics @14;  # root DeviceMetrics: device metrics sampled over time (format 1.7)
   phases @15;      # root Phases: when recording was paused and resumed (format 1.8)
+  ranges @16;      # root Ranges: named ranges the program pushed and popped (format 1.9)
 }
 
 struct KeyValue {
@@ -440,6 +441,23 @@ struct PhaseChange {
 
 struct Phases {
   changes @0 :List(PhaseChange);  # every change so far, in order (a later chunk repeats the earlier ones)
+}
+
+# gtap_range_push / gtap_range_pop (format 1.9): one row per range, written
+# once it is closed (or at the last flush, still open).
+struct Range {
+  thread @0 :UInt32;    # ThreadDef.id of the thread that pushed and popped it
+  name @1 :UInt32;      # index into Ranges.names of this chunk
+  beginNs @2 :Int64;    # host ns of the push
+  endNs @3 :Int64;      # host ns of the pop; the capture's end when openAtEnd
+  depth @4 :UInt32;     # ranges of the thread open around it when pushed (0: outermost)
+  openAtEnd @5 :Bool;   # never popped: closed when the file was
+}
+
+struct Ranges {
+  names @0 :List(Text);   # the names this chunk's ranges use
+  ranges @1 :List(Range); # in the order they closed
+  unmatchedPops @2 :UInt64;  # pops with no range open on their thread, so far (the last chunk's is the total)
 }
 
 struct DeviceMetrics {

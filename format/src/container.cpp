@@ -20,7 +20,7 @@ std::string chunkKindName(uint16_t kind) {
   // As ChunkKind in capture.capnp names them.
   static constexpr const char* kNames[] = {"invalid", "fileInfo", "definitions", "apiEvents", "blob",     "trailer",
                                            "devices", "objects",  "deviceOps",   "memoryOps", "stacks", "replay",
-                                           "instructionSamples", "counters", "deviceMetrics", "phases"};
+                                           "instructionSamples", "counters", "deviceMetrics", "phases", "ranges"};
   if (kind < sizeof kNames / sizeof kNames[0]) return kNames[kind];
   return "kind " + std::to_string(kind);
 }

@@ -13,24 +13,19 @@
  *
  * Phases pause and resume the profile records (API calls, device work,
  * allocations), as `gtap run --start-paused` and `--toggle-signal` do; the
- * replay stream is not paused. */
+ * replay stream is not paused.
+ *
+ *   gtap_range_push("step");  gtap_range_push("attention");  ...  gtap_range_pop();  gtap_range_pop();
+ *
+ * Ranges name parts of the program's own time, per thread and nested, as
+ * NVTX's and ITT's do: timelines show them as slices on the thread's track
+ * and `gtap kernels --by=range` groups kernels by the innermost range open
+ * when they were launched. */
 #ifndef GTAP_GTAP_H
 #define GTAP_GTAP_H
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
-/* Resumes recording (after gtap_stop or GTAP_START_PAUSED=1). */
-static inline void gtap_start(void) {
-  void (*fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gtap_start");
-  if (fn) fn();
-}
-/* Pauses recording: device work submitted from now on is not recorded; work
- * submitted before is, whenever it completes. */
-static inline void gtap_stop(void) {
-  void (*fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gtap_stop");
-  if (fn) fn();
-}
-
 #endif
 #include <dlfcn.h>
 
@@ -58,6 +53,15 @@ static inline void gtap_start(void) {
  * submitted before is, whenever it completes. */
 static inline void gtap_stop(void) {
   void (*fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gtap_stop");
+  if (fn) fn();
+}
+
+/* Opens a range named NAME on the calling thread, inside any it has open
+ * (the name is copied). */
+static inline void gtap_range_push(const char* name) { gtap_call_named_("gtap_range_push", name); }
+/* Closes the calling thread's innermost open range (none open: ignored). */
+static inline void gtap_range_pop(void) {
+  void (*fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gtap_range_pop");
   if (fn) fn();
 }
 

@@ -5,8 +5,8 @@
 // comes from a pool once per kBlockBytes of records.
 //
 // Each channel is a separate set of buffers with its own reader: device work
-// (HSA packets, IREE HAL operations, Level Zero launches with stacks) and
-// replay records.
+// (HSA packets, IREE HAL operations, Level Zero launches with stacks),
+// replay records and the program's named ranges (gtap_range_push / pop).
 #pragma once
 
 #include <cstdint>
@@ -14,8 +14,8 @@
 
 namespace gtap::core::threadrecords {
 
-enum class Channel : uint8_t { deviceWork = 0, replay = 1 };
-inline constexpr unsigned kChannels = 2;
+enum class Channel : uint8_t { deviceWork = 0, replay = 1, ranges = 2 };
+inline constexpr unsigned kChannels = 3;
 
 // Space for a record of `bytes` (rounded up to a multiple of 8) in the calling
 // thread's buffer of `channel`, 8-aligned; null when no buffer can be had

@@ -89,7 +89,7 @@ void Capture::readMetadata() {
     auto kind = static_cast<schema::ChunkKind>(c.kind);
     if (kind != schema::ChunkKind::FILE_INFO && kind != schema::ChunkKind::DEFINITIONS &&
         kind != schema::ChunkKind::TRAILER) {
-      if (c.kind > static_cast<uint16_t>(schema::ChunkKind::PHASES))
+      if (c.kind > static_cast<uint16_t>(schema::ChunkKind::RANGES))
         notes_.push_back(at(c) + ": unknown chunk kind " + std::to_string(c.kind) + ", skipped");
       continue;
     }
