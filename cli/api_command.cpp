@@ -6,6 +6,7 @@
 #include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
+#include "report_filter_options.h"
 
 namespace gtap::cli {
 
@@ -14,6 +15,7 @@ namespace {
 struct ApiOptions {
   std::vector<std::string> files;
   std::string format = "text";
+  ReportFilterOptions filter;
 };
 
 int api(const ApiOptions& o) {
@@ -22,10 +24,18 @@ int api(const ApiOptions& o) {
     std::cerr << "gtap api: --format must be text, csv or jsonl\n";
     return 2;
   }
-  auto opened = openCaptures(o.files, "api");
-  if (opened.captures.empty()) return 1;
-  reportNotes(opened, "api");
-  auto summary = readers::summarizeApi(opened.pointers());
+  // The files a few at a time, each closed once merged (report_filter_options.h).
+  readers::ApiSummaryBuilder builder;
+  readers::NothingFoundHint hint(format::kModeApi, "API calls");
+  auto streamed = streamCaptures<std::shared_ptr<readers::ApiSummaryBuilder::Part>>(
+      o.files, "api", o.filter, [](const readers::Capture& c) { return readers::ApiSummaryBuilder::read(c); },
+      [&](readers::CaptureFile& f, std::shared_ptr<readers::ApiSummaryBuilder::Part>& part) {
+        builder.merge(std::move(part));
+        hint.add(*f.captures[0]);
+      });
+  if (streamed.usage) return 2;
+  if (streamed.captures == 0) return 1;
+  auto summary = builder.finish();
   readers::Table table("api_function", {"function", "api", "count", "total", "mean", "min", "max", "p50", "p99",
                         "failed", "unfinished"});
   for (const auto& f : summary.functions) {
@@ -39,11 +49,10 @@ int api(const ApiOptions& o) {
   }
   table.print(std::cout, format);
   if (format == readers::OutputFormat::text)
-    std::cout << "\n" << summary.calls << " calls in " << opened.captures.size() << " file"
-              << (opened.captures.size() == 1 ? "" : "s") << "\n";
-  if (format == readers::OutputFormat::text && summary.calls == 0)
-    std::cout << readers::nothingFoundHint(opened.pointers(), format::kModeApi, "API calls") << "\n";
-  return opened.failures ? 1 : 0;
+    std::cout << "\n" << summary.calls << " calls in " << streamed.captures << " file"
+              << (streamed.captures == 1 ? "" : "s") << "\n";
+  if (format == readers::OutputFormat::text && summary.calls == 0) std::cout << hint.text() << "\n";
+  return streamed.failures ? 1 : 0;
 }
 
 }  // namespace
@@ -54,6 +63,7 @@ Action addApiCommand(CLI::App& app) {
   cmd->add_option("files", o->files, "Capture files (several merge, e.g. one per rank)")
       ->required();
   cmd->add_option("--format", o->format, "text, csv or jsonl");
+  addReportFilterOptions(*cmd, o->filter);
   return [o] { return api(*o); };
 }
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "commands.h"
 #include "gtap/format/modes.h"
@@ -12,6 +13,7 @@
 #include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
+#include "report_filter_options.h"
 #include "symbols.h"
 
 namespace gtap::cli {
@@ -25,6 +27,7 @@ struct KernelsOptions {
   bool perProcess = false;
   std::string instructions;  // a glob: the sampled instructions of these kernels instead
   bool counters = false;     // a column per hardware counter: its mean per measured dispatch
+  ReportFilterOptions filter;
 };
 
 std::string hexOffset(uint64_t v) {
@@ -35,7 +38,8 @@ std::string hexOffset(uint64_t v) {
 
 // --instructions: where inside the kernels the device spent time.
 int instructions(const KernelsOptions& o, readers::OutputFormat format) {
-  auto opened = openCaptures(o.files, "kernels");
+  auto opened = openCaptures(o.files, "kernels", o.filter);
+  if (opened.usage) return 2;
   if (opened.captures.empty()) return 1;
   reportNotes(opened, "kernels");
   // The debug ELF of each module is in the capture.
@@ -111,16 +115,49 @@ int kernels(const KernelsOptions& o) {
     std::cerr << "gtap kernels: --counters gives each kernel's counters by name; it takes no --by\n";
     return 2;
   }
-  auto opened = openCaptures(o.files, "kernels");
-  if (opened.captures.empty()) return 1;
-  reportNotes(opened, "kernels");
   // A chunk of device operations at a time: memory follows the groups, not
-  // the operations.
-  std::vector<const readers::Capture*> captures;
-  for (const auto& c : opened.captures) captures.push_back(c.get());
+  // the operations. Without --counters (which reads the captures again) the
+  // files are read a few at a time, each closed once merged, so memory does
+  // not grow with the number of files either.
   std::vector<std::string> notes;
-  auto rows = readers::kernelRowsStreamed(captures, by, o.perProcess, notes);
-  for (const auto& n : notes) std::cerr << "gtap kernels: " << n << "\n";
+  std::vector<readers::KernelRow> rows;
+  readers::NothingFoundHint hint(format::kModeKernels, "kernel executions");
+  std::optional<OpenedCaptures> opened;
+  std::vector<const readers::Capture*> captures;
+  int failures = 0;
+  if (o.counters) {
+    opened = openCaptures(o.files, "kernels", o.filter);
+    if (opened->usage) return 2;
+    if (opened->captures.empty()) return 1;
+    reportNotes(*opened, "kernels");
+    captures = opened->pointers();
+    for (const auto* c : captures) hint.add(*c);
+    rows = readers::kernelRowsStreamed(captures, by, o.perProcess, notes);
+    for (const auto& n : notes) std::cerr << "gtap kernels: " << n << "\n";
+    failures = opened->failures;
+  } else {
+    struct Part {
+      std::optional<readers::KernelRowsBuilder> rows;
+      std::vector<std::string> notes;
+    };
+    readers::KernelRowsBuilder table(by, o.perProcess);
+    auto streamed = streamCaptures<Part>(
+        o.files, "kernels", o.filter,
+        [&](const readers::Capture& c) {
+          Part p;
+          p.rows.emplace(readers::kernelRowsOf(c, by, o.perProcess, p.notes));
+          return p;
+        },
+        [&](readers::CaptureFile& f, Part& p) {
+          for (const auto& n : p.notes) std::cerr << "gtap kernels: " << n << "\n";
+          table.merge(std::move(*p.rows));
+          hint.add(*f.captures[0]);
+        });
+    if (streamed.usage) return 2;
+    if (streamed.captures == 0) return 1;
+    rows = table.rows();
+    failures = streamed.failures;
+  }
   std::vector<std::string> columns;
   if (o.perProcess) columns.push_back("process");
   if (by == readers::KernelGrouping::shape) {
@@ -200,7 +237,7 @@ int kernels(const KernelsOptions& o) {
   }
   table.print(std::cout, format);
   if (format == readers::OutputFormat::text && rows.empty())
-    std::cout << readers::nothingFoundHint(opened.pointers(), format::kModeKernels, "kernel executions") << "\n";
+    std::cout << hint.text() << "\n";
   if (o.counters && format == readers::OutputFormat::text) {
     if (counters.columns.empty())
       std::cout << "no hardware counters in " << (captures.size() == 1 ? captures[0]->path() : std::string("these captures"))
@@ -209,7 +246,7 @@ int kernels(const KernelsOptions& o) {
       std::cout << "mean NAME: the counter's mean over the kernel's measured dispatches (gtap counters gives totals, "
                    "extremes and derived metrics)\n";
   }
-  return opened.failures ? 1 : 0;
+  return failures ? 1 : 0;
 }
 
 }  // namespace
@@ -224,6 +261,7 @@ Action addKernelsCommand(CLI::App& app) {
   cmd->add_option("--instructions", o->instructions,
                   "Where inside the kernels matching this glob the device spent time (mode samples): their "
                   "sampled instructions by source line, hottest first");
+  addReportFilterOptions(*cmd, o->filter);
   cmd->add_flag("--counters", o->counters,
                 "A column per hardware counter: its mean over the kernel's measured dispatches (and how many were "
                 "measured)");

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <ostream>
@@ -137,6 +138,13 @@ void CaptureArchive::readIndex() {
 
 CaptureArchive::~CaptureArchive() {
   if (mapping_) ::munmap(mapping_, size_);
+}
+
+void CaptureArchive::releasePages(const Member& m) const {
+  if (!mapping_ || m.size == 0) return;
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  uint64_t from = m.offset / page * page, to = std::min<uint64_t>(size_, m.offset + m.size);
+  ::madvise(static_cast<uint8_t*>(mapping_) + from, to - from, MADV_DONTNEED);
 }
 
 CaptureFile openCaptureFile(const std::string& path) {

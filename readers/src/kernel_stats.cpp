@@ -127,6 +127,7 @@ class KernelTable {
     Acc& acc = *accp;
     // The views point into the work's store, which outlives the table's use.
     acc.last = {op.name, op.groupCount, op.groupSize, op.gridSize};
+    acc.lastSet = true;
     acc.row.joined += level == 2 ? op.deviceDispatches : op.hal != nullptr;
     if (op.timed) {
       acc.durations.push_back(op.durationNs());
@@ -136,11 +137,14 @@ class KernelTable {
     }
   }
 
-  // Takes `later`'s groups in: its operations came after this table's.
+  // Takes `later`'s groups in: its operations came after this table's. The
+  // merged groups own their last launch's name and shape, so `later`'s
+  // capture and work need not outlive this table.
   void merge(KernelTable&& later) {
     for (auto& [key, acc] : later.groups_) {
       auto [it, added] = groups_.try_emplace(key);
       Acc& mine = it->second;
+      acc.keepLast();
       if (added) {
         mine = std::move(acc);
         continue;
@@ -148,7 +152,7 @@ class KernelTable {
       mine.durations.insert(mine.durations.end(), acc.durations.begin(), acc.durations.end());
       mine.row.untimed += acc.row.untimed;
       mine.row.joined += acc.row.joined;
-      mine.last = acc.last;  // a group exists once an operation came
+      mine.kept = std::move(acc.kept);  // a group exists once an operation came
     }
     all_ += later.all_;
     later.groups_.clear();
@@ -163,10 +167,11 @@ class KernelTable {
     rows.reserve(groups_.size());
     for (auto& [key, acc] : groups_) {
       acc.row.key = std::get<2>(key);
-      acc.row.name = acc.last.name;
-      acc.row.groupCount = acc.last.groupCount;
-      acc.row.groupSize = acc.last.groupSize;
-      acc.row.gridSize.assign(acc.last.gridSize.begin(), acc.last.gridSize.end());
+      acc.keepLast();
+      acc.row.name = acc.kept->name;
+      acc.row.groupCount = acc.kept->groupCount;
+      acc.row.groupSize = acc.kept->groupSize;
+      acc.row.gridSize = acc.kept->gridSize;
       acc.row.time = distributionOf(acc.durations);
       acc.row.share = all_ ? static_cast<double>(acc.row.time.total) / static_cast<double>(all_) : 0;
       rows.push_back(std::move(acc.row));
@@ -183,10 +188,26 @@ class KernelTable {
     std::array<uint32_t, 3> groupCount{}, groupSize{};
     std::span<const uint32_t> gridSize;
   };
+  struct Kept {
+    std::string name;
+    std::array<uint32_t, 3> groupCount{}, groupSize{};
+    std::vector<uint32_t> gridSize;
+  };
   struct Acc {
     KernelRow row;
     std::vector<int64_t> durations;
-    Last last;  // the row shows the last launch's shape
+    // The row shows the last launch's shape: `last` points into the work of
+    // the capture being read; `kept` is a copy, made when the capture's part
+    // is merged (or the rows made), and holds when `last` was not set since.
+    Last last;
+    bool lastSet = false;
+    std::optional<Kept> kept;
+    void keepLast() {
+      if (!lastSet) return;
+      kept = Kept{std::string(last.name), last.groupCount, last.groupSize,
+                  std::vector<uint32_t>(last.gridSize.begin(), last.gridSize.end())};
+      lastSet = false;
+    }
   };
   static inline const std::string kLevels[] = {"device", "host", "hal"};
   KernelGrouping by_;
@@ -223,40 +244,49 @@ std::vector<KernelRow> kernelRows(std::span<const LoadedCapture> captures, Kerne
   return table.rows();
 }
 
+KernelRowsBuilder kernelRowsOf(const Capture& capture, KernelGrouping by, bool perProcess,
+                               std::vector<std::string>& notes) {
+  KernelRowsBuilder mine(by, perProcess);
+  DeviceWork work;
+  mine.beginCapture(0, capture, work);
+  // IREE HAL command-buffer work means dispatches to join: the join is made
+  // (the first such operation comes early, a submission often only at the
+  // end) and the operations are read again, joined.
+  streamDeviceWorkJoined(
+      capture, work,
+      [&](std::span<const DeviceOp> ops) {
+        for (const DeviceOp& op : ops) mine.add(op);
+      },
+      [&] {
+        mine = KernelRowsBuilder(by, perProcess);
+        mine.beginCapture(0, capture, work);
+      });
+  notes.insert(notes.end(), work.notes.begin(), work.notes.end());
+  // Its groups own what they show of the work, which ends here.
+  KernelRowsBuilder owned(by, perProcess);
+  owned.merge(std::move(mine));
+  return owned;
+}
+
 std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captures, KernelGrouping by, bool perProcess,
                                           std::vector<std::string>& notes, std::span<const DeviceWork* const> loaded) {
-  // Each capture's work outlives the table's rows: their names point into it.
-  std::vector<std::unique_ptr<DeviceWork>> works(captures.size());
   // Each capture's table on its own (gtap -j: several at once), merged in the
-  // order given: the same rows whatever the number of threads.
-  std::vector<std::optional<KernelTable>> parts(captures.size());
-  KernelTable table(by, perProcess);
+  // order given: the same rows whatever the number of threads. A merged
+  // group owns its name and shape, so no capture's work outlives its part.
+  std::vector<std::optional<KernelRowsBuilder>> parts(captures.size());
+  std::vector<std::vector<std::string>> partNotes(captures.size());
+  KernelRowsBuilder table(by, perProcess);
   forEachInParallel(captures.size(), [&](size_t ci) {
-    KernelTable mine(by, perProcess);
     if (ci < loaded.size() && loaded[ci]) {
+      KernelRowsBuilder mine(by, perProcess);
       mine.beginCapture(ci, *captures[ci], *loaded[ci]);
       for (const DeviceOp& op : loaded[ci]->ops) mine.add(op);
       parts[ci].emplace(std::move(mine));
       return;
     }
-    auto work = std::make_unique<DeviceWork>();
-    mine.beginCapture(ci, *captures[ci], *work);
-    // IREE HAL command-buffer work means dispatches to join: the join is
-    // made (the first such operation comes early, a submission often only
-    // at the end) and the operations are read again, joined.
-    streamDeviceWorkJoined(
-        *captures[ci], *work,
-        [&](std::span<const DeviceOp> ops) {
-          for (const DeviceOp& op : ops) mine.add(op);
-        },
-        [&] {
-          mine = KernelTable(by, perProcess);
-          mine.beginCapture(ci, *captures[ci], *work);
-        });
-    parts[ci].emplace(std::move(mine));
-    works[ci] = std::move(work);
+    parts[ci].emplace(kernelRowsOf(*captures[ci], by, perProcess, partNotes[ci]));
   }, [&](size_t ci) {
-    if (works[ci]) notes.insert(notes.end(), works[ci]->notes.begin(), works[ci]->notes.end());
+    notes.insert(notes.end(), partNotes[ci].begin(), partNotes[ci].end());
     table.merge(std::move(*parts[ci]));
     parts[ci].reset();
     captures[ci]->reader().releasePages();

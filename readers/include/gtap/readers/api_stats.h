@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,22 @@ struct ApiSummary {
 };
 
 ApiSummary summarizeApi(const std::vector<const Capture*>& captures);
+
+// The same built a capture at a time, for readers that hold only the captures
+// in flight: read() (any thread) gives what a capture adds, merge() takes
+// those in the order the captures were given, finish() the summary.
+class ApiSummaryBuilder {
+ public:
+  struct Part;
+  ApiSummaryBuilder();
+  ~ApiSummaryBuilder();
+  static std::shared_ptr<Part> read(const Capture& capture);
+  void merge(std::shared_ptr<Part> part);
+  ApiSummary finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace gtap::readers

@@ -50,6 +50,9 @@ class CaptureArchive {
   std::span<const uint8_t> bytes(const Member& m) const { return {data_ + m.offset, m.size}; }
   // How a member is named in reports: "ALL.gtap(rank-3.gtap)".
   std::string memberPath(const Member& m) const { return path_ + "(" + m.name + ")"; }
+  // Gives the pages of a member read so far back to the system (read again
+  // from the file if touched again), as CaptureReader::releasePages does.
+  void releasePages(const Member& m) const;
 
  private:
   void readIndex();

@@ -67,6 +67,10 @@ class KernelRowsBuilder {
 // again. What reading found wrong is added to `notes`. A
 // capture whose work is `loaded` already (same index, not null) is taken
 // from there.
+// One capture's groups, read as kernelRowsStreamed reads it, to merge in order
+// into another builder; they hold nothing of the capture.
+KernelRowsBuilder kernelRowsOf(const Capture& capture, KernelGrouping by, bool perProcess,
+                               std::vector<std::string>& notes);
 std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captures, KernelGrouping by, bool perProcess,
                                           std::vector<std::string>& notes,
                                           std::span<const DeviceWork* const> loaded = {});

@@ -28,4 +28,22 @@ bool recorded(const Capture& c, uint32_t needed);
 std::string nothingFoundHint(const std::vector<const Capture*>& captures, uint32_t needed, const std::string& what,
                              bool anyOf = false);
 
+// The same, for readers that close each capture once read: add() keeps of
+// each only its path and mode.
+class NothingFoundHint {
+ public:
+  NothingFoundHint(uint32_t needed, std::string what, bool anyOf = false)
+      : needed_(needed), what_(std::move(what)), anyOf_(anyOf) {}
+  void add(const Capture& c);
+  std::string text() const;
+
+ private:
+  uint32_t needed_;
+  std::string what_;
+  bool anyOf_;
+  size_t captures_ = 0;
+  std::string lackingPath_, lackingMode_;  // the first capture that did not record it
+  std::vector<std::string> modes_;         // distinct, in order
+};
+
 }  // namespace gtap::readers
