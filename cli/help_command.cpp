@@ -67,7 +67,7 @@ constexpr RowType kRowTypes[] = {
     {"capture", "info",
      "file format producer pid ppid forked_from rank host executable command mode device_filter start closed_cleanly "
      "close_reason recovery file_bytes valid_bytes events events_dropped hal_waits_unrecorded_in threads "
-     "unrecorded_functions chunks compression_ratio",
+     "ranges ranges_open_at_end unmatched_range_pops unrecorded_functions chunks compression_ratio",
      "one capture file: its process, settings, and what it holds"},
     {"explain_process", "explain",
      "process file executable duration_ns closed_cleanly recovery untimed_reasons no_device_work",

@@ -6,6 +6,7 @@
 #include "gtap/format/device_filter.h"
 #include "gtap/readers/overview.h"
 #include "gtap/readers/phases.h"
+#include "gtap/readers/ranges.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
 
@@ -58,6 +59,7 @@ int info(const InfoOptions& o) {
     readers::DeviceWork objects;
     readers::streamDeviceWork(*c, objects, false, [](std::span<const readers::DeviceOp>) { return false; });
     std::vector<std::string> unrecordedWaits = readers::halUnrecordedWaits(objects);
+    readers::ProgramRanges ranges = readers::loadRanges(*c);
     if (format == readers::OutputFormat::jsonl) {
       std::cout << "{\"type\":\"capture\",\"file\":\"" << readers::jsonEscape(c->path()) << "\",\"format\":\""
                 << c->reader().formatMajor() << "." << c->reader().formatMinor()
@@ -77,7 +79,9 @@ int info(const InfoOptions& o) {
       for (size_t i = 0; i < unrecordedWaits.size(); ++i)
         std::cout << (i ? "," : "") << "\"" << readers::jsonEscape(unrecordedWaits[i]) << "\"";
       std::cout << "]"
-                << ",\"threads\":" << c->threads().size() << ",\"unrecorded_functions\":[";
+                << ",\"threads\":" << c->threads().size() << ",\"ranges\":" << ranges.ranges.size()
+                << ",\"ranges_open_at_end\":" << ranges.openAtEnd()
+                << ",\"unmatched_range_pops\":" << ranges.unmatchedPops << ",\"unrecorded_functions\":[";
       bool firstName = true;
       for (const auto& n : c->unrecordedFunctions()) {
         std::cout << (firstName ? "" : ",") << "\"" << readers::jsonEscape(n) << "\"";
@@ -109,6 +113,8 @@ int info(const InfoOptions& o) {
       std::cout << "  filtered     device work of " << filter << " only\n";
     if (std::string phases = readers::describePhases(*c, 0); !phases.empty())
       std::cout << "  phases       " << phases << "\n";
+    if (std::string named = readers::describeRanges(ranges); !named.empty())
+      std::cout << "  ranges       " << named << "\n";
     std::cout
               << "  threads      " << c->threads().size() << "\n"
               << "  events       " << events;
@@ -132,6 +138,7 @@ int info(const InfoOptions& o) {
     std::cout << "\n";
     chunks.print(std::cout, readers::OutputFormat::text);
     for (const auto& n : c->notes()) std::cout << "  note: " << n << "\n";
+    for (const auto& n : ranges.problems) std::cout << "  note: " << n << "\n";
     if (!unrecordedWaits.empty())
       std::cout << "  IREE waits   not recorded: " << readers::halUnrecordedWaitsText(unrecordedWaits, UINT64_MAX)
                 << "\n";

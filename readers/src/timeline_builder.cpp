@@ -2,6 +2,7 @@
 
 #include "gtap/readers/counters.h"
 #include "gtap/readers/phases.h"
+#include "gtap/readers/ranges.h"
 
 #include <algorithm>
 #include <cmath>
@@ -200,6 +201,9 @@ class CaptureTimeline {
     }
   }
 
+  // Capture thread id -> the id of its track.
+  const std::map<uint32_t, uint64_t>& threadTracks() const { return threadTracks_; }
+
   // What was wrong with the capture's counters: chunks, and dispatches whose
   // values do not fit their set (their values are not shown).
   std::vector<std::string> counterProblems() const { return counters_->problems(c_.path()); }
@@ -393,6 +397,85 @@ void addPausedTrack(Timeline& t, const Capture& c, uint32_t pid, const std::stri
   }
 }
 
+// Whether a time in `bounds` falls strictly inside one of `calls` (by start):
+// a range that begins or ends inside an API call cannot nest with it.
+bool crossesCalls(std::vector<std::pair<int64_t, int64_t>>& calls, const std::vector<int64_t>& bounds) {
+  if (calls.empty()) return false;
+  std::sort(calls.begin(), calls.end());
+  std::vector<int64_t> endsSoFar(calls.size());  // the latest end among calls[0..i]
+  int64_t latest = calls[0].second;
+  for (size_t i = 0; i < calls.size(); ++i) endsSoFar[i] = latest = std::max(latest, calls[i].second);
+  for (int64_t b : bounds) {
+    auto after = std::lower_bound(calls.begin(), calls.end(), std::make_pair(b, int64_t{0}),
+                                  [](const auto& call, const auto& key) { return call.first < key.first; });
+    if (after != calls.begin() && endsSoFar[static_cast<size_t>(after - calls.begin()) - 1] > b) return true;
+  }
+  return false;
+}
+
+// The program's named ranges (ranges.h) as slices of category "range" on their
+// thread's track, nested with its API calls; a thread where a range begins or
+// ends inside one of its calls (a push from a runtime's callback) gets them on
+// a track of their own, "<thread> ranges", after the thread's.
+void addRanges(Timeline& t, const Capture& c, uint32_t pid, const std::string& processName,
+               const std::map<uint32_t, uint64_t>& threadTracks, uint64_t& nextTrack, size_t slicesFrom,
+               std::vector<std::string>* notes) {
+  ProgramRanges ranges = loadRanges(c);
+  if (notes) notes->insert(notes->end(), ranges.problems.begin(), ranges.problems.end());
+  if (ranges.ranges.empty()) return;
+  std::string_view category = t.text("range");
+  std::span<const TimelineArg> openArgs = t.args({{"open at end", "yes"}});
+  std::vector<std::string_view> names;
+  for (const std::string& n : ranges.names) names.push_back(t.text(n));
+  std::unordered_map<uint64_t, size_t> trackAt;  // track id -> index in t.tracks
+  for (size_t i = 0; i < t.tracks.size(); ++i) trackAt[t.tracks[i].id] = i;
+  std::vector<TimelineSlice> added;
+  for (size_t from = 0; from < ranges.ranges.size();) {
+    uint32_t thread = ranges.ranges[from].thread;
+    size_t to = from;
+    while (to < ranges.ranges.size() && ranges.ranges[to].thread == thread) ++to;
+    auto own = threadTracks.find(thread);
+    uint64_t track = 0;
+    if (own != threadTracks.end()) {
+      std::vector<std::pair<int64_t, int64_t>> calls;
+      for (size_t s = slicesFrom; s < t.slices.size(); ++s)
+        if (t.slices[s].track == own->second && t.slices[s].category == "api")
+          calls.emplace_back(t.slices[s].startNs, t.slices[s].endNs);
+      std::vector<int64_t> bounds;
+      for (size_t r = from; r < to; ++r) {
+        bounds.push_back(ranges.ranges[r].beginNs);
+        bounds.push_back(ranges.ranges[r].endNs);
+      }
+      if (!crossesCalls(calls, bounds)) track = own->second;
+    }
+    if (!track) {
+      std::string threadName = "thread " + std::to_string(thread);
+      if (own != threadTracks.end()) threadName = t.tracks[trackAt[own->second]].name;
+      TimelineTrack rangesTrack;
+      rangesTrack.id = nextTrack++;
+      rangesTrack.kind = TimelineTrack::Kind::ranges;
+      rangesTrack.pid = pid;
+      rangesTrack.processName = processName;
+      rangesTrack.name = threadName + " ranges";
+      rangesTrack.sortIndex = static_cast<int32_t>(thread);
+      track = rangesTrack.id;
+      t.tracks.push_back(std::move(rangesTrack));
+    }
+    for (size_t r = from; r < to; ++r) {
+      const NamedRange& range = ranges.ranges[r];
+      TimelineSlice& s = added.emplace_back();
+      s.track = track;
+      s.startNs = std::max<int64_t>(0, range.beginNs);
+      s.endNs = std::max(s.startNs, range.endNs);
+      s.name = names[range.name];
+      s.category = category;
+      if (range.openAtEnd) s.args = openArgs;
+    }
+    from = to;
+  }
+  t.slices.insert(t.slices.end(), added.begin(), added.end());
+}
+
 // Builds the timeline of each capture in turn; `ops(i, builder)` feeds
 // capture i's operations to the builder.
 template <class Ops>
@@ -420,6 +503,7 @@ Timeline build(size_t count, const std::function<const Capture&(size_t)>& captur
     CaptureTimeline b(t, c, pid, processName, nextTrack, nextFlow, stacks);
     ops(i, b);
     b.finish();
+    addRanges(t, c, pid, processName, b.threadTracks(), nextTrack, slicesFrom, notes);
     addPausedTrack(t, c, pid, processName, nextTrack, slicesFrom, notes);
     auto problems = stacks.takeProblems();
     if (notes) notes->insert(notes->end(), problems.begin(), problems.end());

@@ -19,8 +19,10 @@
 namespace gtap::readers {
 
 struct TimelineTrack {
-  // phases: gtap's own "gtap recording" track (paused times)
-  enum class Kind { hostThread, deviceQueue, phases };
+  // phases: gtap's own "gtap recording" track (paused times); ranges: a
+  // thread's named ranges, when they cannot nest with its API calls on the
+  // thread's own track
+  enum class Kind { hostThread, deviceQueue, phases, ranges };
   uint64_t id = 0;          // unique in the timeline
   Kind kind = Kind::hostThread;
   uint32_t pid = 0;         // the process the track belongs to
