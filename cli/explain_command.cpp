@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "gtap/readers/explain.h"
 #include "gtap/readers/parallel.h"
 #include "open_captures.h"
+#include "report_filter_options.h"
 #include "symbols.h"
 
 namespace gtap::cli {
@@ -25,6 +25,7 @@ struct ExplainOptions {
   size_t top = 3;
   std::vector<std::string> debugDirs;
   std::string format = "text";
+  ReportFilterOptions filter;
 };
 
 int explain(const ExplainOptions& o) {
@@ -33,33 +34,21 @@ int explain(const ExplainOptions& o) {
     std::cerr << "gtap explain: --format must be text or jsonl\n";
     return 2;
   }
-  auto opened = openCaptures(o.files, "explain");
+  auto opened = openCaptures(o.files, "explain", o.filter);
+  if (opened.usage) return 2;
   if (opened.captures.empty()) return 1;
   // Several captures at once (gtap -j), each read a batch at a time into an
   // account of its own, written in the order given once those before it
-  // are. A symbolizer is not shared between threads: each account borrows
-  // one of the pool's (each module is read once per symbolizer).
-  auto dirs = debugDirectories(o.debugDirs);
-  std::mutex poolLock;
-  std::vector<std::unique_ptr<readers::Symbolizer>> pool;
+  // are, with a symbolizer of its thread's.
+  SymbolizerPool symbolizers(debugDirectories(o.debugDirs));
   std::vector<std::string> accounts(opened.captures.size());
   readers::forEachInParallel(
       opened.captures.size(),
       [&](size_t i) {
-        std::unique_ptr<readers::Symbolizer> symbolizer;
-        {
-          std::lock_guard lock(poolLock);
-          if (!pool.empty()) {
-            symbolizer = std::move(pool.back());
-            pool.pop_back();
-          }
-        }
-        if (!symbolizer) symbolizer = std::make_unique<readers::Symbolizer>(dirs);
+        auto symbolizer = symbolizers.borrow();
         std::ostringstream out;
         readers::writeExplanation(*opened.captures[i], o.top, *symbolizer, out, format);
         accounts[i] = std::move(out).str();
-        std::lock_guard lock(poolLock);
-        pool.push_back(std::move(symbolizer));
       },
       [&](size_t i) {
         std::cout << accounts[i];
@@ -79,6 +68,7 @@ Action addExplainCommand(CLI::App& app) {
   cmd->add_option("--top", o->top, "How many kernels, gaps and launches to name");
   cmd->add_option("--format", o->format, "text or jsonl");
   cmd->add_option("--debug-dir", o->debugDirs, "Directories of separate debug files (by build-id)");
+  addReportFilterOptions(*cmd, o->filter);
   return [o] { return explain(*o); };
 }
 

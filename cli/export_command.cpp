@@ -20,6 +20,7 @@
 #include "gtap/readers/output_file.h"
 #include "gtap/readers/record_export.h"
 #include "gtap/readers/timeline_builder.h"
+#include "gtap/readers/timeline_merge.h"
 #include "open_captures.h"
 #include "output.h"
 #include "report_filter_options.h"
@@ -311,9 +312,11 @@ int exportTimeline(const ExportOptions& o) {
     for (const auto& n : notes) std::cerr << "gtap export: " << n << "\n";
   } else {
     // A timeline holds every slice (the exporters write them in time order).
+    // Each capture's part is built on its own, several at once (gtap -j),
+    // with a symbolizer of its thread's, and put together in order.
     std::vector<std::string> notes;
-    readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
-    auto timeline = readers::buildTimeline(captures, notes, resolverFor(symbolizer));
+    SymbolizerPool symbolizers(debugDirectories(o.debugDirs));
+    auto timeline = readers::buildTimelineInParallel(captures, notes, [&] { return symbolizers.resolver(); });
     for (const auto& n : notes) std::cerr << "gtap export: " << n << "\n";
     status = toStdout ? (writeToStdout(o, timeline) ? kExitSuccess : kExitError)
                       : writeOutput("export", *out, [&](readers::OutputFile& f) { writeTimeline(o, timeline, f.stream()); });

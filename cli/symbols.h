@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -44,6 +45,43 @@ inline readers::FrameResolver resolverFor(readers::Symbolizer& symbolizer) {
     return frames;
   };
 }
+
+// Symbolizers for readers that work on several threads (a Symbolizer is not
+// shared between threads): borrow() hands one that is nobody else's until the
+// pointer is dropped, made on first need; each module is read once per
+// symbolizer, so at most once per thread. Outlives what it lends.
+class SymbolizerPool {
+ public:
+  explicit SymbolizerPool(std::vector<std::string> debugDirs) : dirs_(std::move(debugDirs)) {}
+  std::shared_ptr<readers::Symbolizer> borrow() {
+    std::unique_ptr<readers::Symbolizer> s;
+    {
+      std::lock_guard lock(mutex_);
+      if (!free_.empty()) {
+        s = std::move(free_.back());
+        free_.pop_back();
+      }
+    }
+    if (!s) s = std::make_unique<readers::Symbolizer>(dirs_);
+    return std::shared_ptr<readers::Symbolizer>(s.release(), [this](readers::Symbolizer* back) {
+      std::lock_guard lock(mutex_);
+      free_.emplace_back(back);
+    });
+  }
+  // A resolver holding a borrowed symbolizer for as long as it lives.
+  readers::FrameResolver resolver() {
+    auto s = borrow();
+    auto resolve = resolverFor(*s);
+    return [s, resolve](const readers::HostModule& m, uint64_t address, std::string& problem) {
+      return resolve(m, address, problem);
+    };
+  }
+
+ private:
+  std::vector<std::string> dirs_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<readers::Symbolizer>> free_;
+};
 
 // Names sampled kernel instructions from the modules' debug ELF, which the
 // capture holds as a blob: each is put in an anonymous file once and read

@@ -103,6 +103,8 @@ TEST(Batches, ReportsGiveTheSameOutputWhateverTheJobs) {
                                           {"api", "--format=csv"},
                                           {"memory", "--per-process"},
                                           {"explain"},
+                                          {"export", "--format=chrome", "-o", "-"},
+                                          {"export", "--format=perfetto", "-o", "-"},
                                           {"explain", "--format=jsonl", "--top", "5"}}) {
     SCOPED_TRACE(report[0]);
     std::string first;

@@ -35,6 +35,9 @@ class OpStore {
   // Forgets every string and value (their views dangle), keeping the first
   // block for what comes next: a store used again for each batch of a stream.
   void clear();
+  // Keeps `other` alive as long as this store: views into it may be held
+  // beside views into this one (timelines merged from parts).
+  void keep(std::shared_ptr<const OpStore> other) { kept_.push_back(std::move(other)); }
   template <class T>
   std::span<const T> copy(const T* values, size_t n) {
     auto out = allocate<T>(n);
@@ -49,6 +52,7 @@ class OpStore {
   size_t left_ = 0;
   size_t firstSize_ = 0;
   std::unordered_set<std::string_view> strings_;
+  std::vector<std::shared_ptr<const OpStore>> kept_;
 };
 
 }  // namespace gtap::readers
