@@ -101,7 +101,7 @@ int kernels(const KernelsOptions& o) {
     return 2;
   }
   if (!readers::parseKernelGrouping(o.by, by)) {
-    std::cerr << "gtap kernels: --by must be name, module, queue or shape\n";
+    std::cerr << "gtap kernels: --by must be name, module, queue, shape or range\n";
     return 2;
   }
   if (!o.instructions.empty()) {
@@ -256,7 +256,9 @@ Action addKernelsCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("kernels", "Device time per kernel: count, total, mean, min, max, p50, p99, share");
   cmd->add_option("files", o->files, "Capture files (several merge)")->required();
   cmd->add_option("--format", o->format, "text, csv or jsonl");
-  cmd->add_option("--by", o->by, "name, module, queue or shape (name with group count and size, and the grid for HSA)");
+  cmd->add_option("--by", o->by,
+                  "name, module, queue, shape (name with group count and size, and the grid for HSA) or range (the "
+                  "innermost gtap_range_push range open on the launching thread)");
   cmd->add_flag("--per-process", o->perProcess, "One row per process (rank) and key");
   cmd->add_option("--instructions", o->instructions,
                   "Where inside the kernels matching this glob the device spent time (mode samples): their "

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "gtap/readers/parallel.h"
+#include "gtap/readers/ranges.h"
 
 namespace gtap::readers {
 
@@ -16,6 +17,7 @@ bool parseKernelGrouping(const std::string& text, KernelGrouping& out) {
   else if (text == "module") out = KernelGrouping::module;
   else if (text == "queue") out = KernelGrouping::queue;
   else if (text == "shape") out = KernelGrouping::shape;
+  else if (text == "range") out = KernelGrouping::range;
   else return false;
   return true;
 }
@@ -67,6 +69,20 @@ class KernelTable {
     work_ = &work;
     process_ = perProcess_ ? capture.label() : std::string();
     queueNames_.clear();
+    if (by_ == KernelGrouping::range) {
+      rangeLookup_.reset();
+      ranges_ = loadRanges(capture);
+      rangeLookup_.emplace(ranges_);
+    }
+  }
+
+  // The innermost range open on the launching thread when the launch was
+  // appended (submitted, for work never appended apart); null outside any.
+  const std::string* rangeOf(const DeviceOp& op) const {
+    int64_t at = op.appendNs ? op.appendNs : op.submitNs;
+    if (!rangeLookup_ || op.thread == ~0u || !at) return nullptr;
+    const NamedRange* r = rangeLookup_->innermostAt(op.thread, at);
+    return r ? &ranges_.nameOf(*r) : nullptr;
   }
 
   void add(const DeviceOp& op) {
@@ -78,6 +94,7 @@ class KernelTable {
     fk.capture = capture_;
     fk.level = level;
     bool cacheable = true;
+    const std::string* range = by_ == KernelGrouping::range ? rangeOf(op) : nullptr;
     switch (by_) {
       case KernelGrouping::name: fk.text = op.name.data(); fk.textSize = op.name.size(); break;
       case KernelGrouping::module: fk.text = op.module.data(); fk.textSize = op.module.size(); break;
@@ -90,6 +107,10 @@ class KernelTable {
         cacheable = op.gridSize.size() <= 3;
         fk.gridSize = static_cast<uint8_t>(op.gridSize.size());
         for (size_t i = 0; i < op.gridSize.size() && i < 3; ++i) fk.grid[i] = op.gridSize[i];
+        break;
+      case KernelGrouping::range:
+        fk.text = range ? range->data() : kNoRange.data();
+        fk.textSize = range ? range->size() : kNoRange.size();
         break;
     }
     Acc* accp = nullptr;
@@ -112,6 +133,7 @@ class KernelTable {
           key = std::string(op.name) + " " + triple(op.groupCount) + " " + triple(op.groupSize);
           for (uint32_t g : op.gridSize) key += " " + std::to_string(g);
           break;
+        case KernelGrouping::range: key = range ? *range : std::string(kNoRange); break;
       }
       Acc& acc = groups_[{process_, kLevels[level], key}];
       if (acc.row.key.empty() && !key.empty()) acc.row.key = key;
@@ -210,12 +232,15 @@ class KernelTable {
     }
   };
   static inline const std::string kLevels[] = {"device", "host", "hal"};
+  static constexpr std::string_view kNoRange = "(no range)";
   KernelGrouping by_;
   bool perProcess_;
   size_t capture_ = 0;
   const DeviceWork* work_ = nullptr;
   std::string process_;
   std::unordered_map<uint64_t, std::string> queueNames_;
+  ProgramRanges ranges_;                   // by range: the capture's
+  std::optional<RangeLookup> rangeLookup_;  // over ranges_
   std::map<std::tuple<std::string, std::string, std::string>, Acc> groups_;
   std::unordered_map<FastKey, Acc*, FastKeyHash> fast_;
   FastKey lastKey_;

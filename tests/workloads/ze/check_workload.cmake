@@ -62,6 +62,8 @@ function(check_lines output out_var)
       # which entry points the headers offered (ze_host_sync, ze_counter_events)
     elseif(line MATCHES "^round ${n}$" OR line STREQUAL "handler own")
       # ze_phases: the round whose lines follow; its own signal handler ran
+    elseif(line MATCHES "^range ${name}$")
+      # ze_ranges: the named range the next launch is made in
     elseif(line MATCHES "^timestamp ${name} ${n}$")
       string(REGEX REPLACE "^timestamp ${name} " "" ns "${line}")
       if(ns EQUAL 0)

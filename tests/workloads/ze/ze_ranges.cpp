@@ -7,8 +7,9 @@
 // --stray-pop: gtap_range_pop() with no range open, before the first push and
 //   after the last pop (gtap ignores them and counts them).
 // --leave-open: gtap_range_push("unclosed") after the launches, never popped.
-// The range calls do nothing without gtap. Prints a line per launch, the
-// copies, a checksum and the allocations and frees.
+// The range calls do nothing without gtap. Prints "range NAME" (none:
+// outside any) before each launch line, the copies, a checksum and the
+// allocations and frees.
 #include "gtap/gtap.h"
 #include "ze_workload.h"
 
@@ -48,7 +49,8 @@ int main(int argc, char** argv) {
   const ze_group_count_t grid{groupsFor(n, scale.groupSize[0]), 1, 1};
   Checksum sum;
   float factor = 1.0f;
-  auto launch = [&] {
+  auto launch = [&](const char* range) {
+    std::printf("range %s\n", range);
     factor += 1.0f;
     scale.setArg(0, static_cast<const float*>(x));
     scale.setArg(1, y);
@@ -64,12 +66,12 @@ int main(int argc, char** argv) {
   };
 
   if (strayPop) gtap_range_pop();
-  launch();  // (no range)
+  launch("none");
   gtap_range_push("outer");
-  launch();  // outer
+  launch("outer");
   gtap_range_push("inner");
-  launch();  // inner
-  launch();  // inner
+  launch("inner");
+  launch("inner");
   gtap_range_pop();
   gtap_range_pop();
   if (strayPop) gtap_range_pop();

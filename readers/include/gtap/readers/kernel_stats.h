@@ -14,11 +14,13 @@
 
 namespace gtap::readers {
 
-enum class KernelGrouping { name, module, queue, shape };
+// range: the innermost named range (gtap_range_push) open on the thread that
+// launched it, when it appended the launch; "(no range)" outside any.
+enum class KernelGrouping { name, module, queue, shape, range };
 bool parseKernelGrouping(const std::string& text, KernelGrouping& out);
 
 struct KernelRow {
-  std::string key;        // kernel name, module, queue, or "name groups size"
+  std::string key;        // kernel name, module, queue, "name groups size", or range name
   std::string process;    // set when grouping per process
   std::string name;       // kernel name (shape grouping)
   std::string level;      // "hal": dispatches an IREE command buffer recorded; "device": device work
