@@ -56,12 +56,30 @@ static inline void gtap_stop(void) {
   if (fn) fn();
 }
 
+/* Ranges may be pushed and popped millions of times: the functions are
+ * looked up once per file that includes this header (a lookup costs more
+ * than the push itself), the answer kept with relaxed atomic loads and stores
+ * so threads may race to make it. (void*)1: looked up, not there. */
+static inline void* gtap_range_function_(void** cache, const char* function) {
+  void* fn = __atomic_load_n(cache, __ATOMIC_RELAXED);
+  if (!fn) {
+    fn = dlsym(RTLD_DEFAULT, function);
+    if (!fn) fn = (void*)1;
+    __atomic_store_n(cache, fn, __ATOMIC_RELAXED);
+  }
+  return fn == (void*)1 ? (void*)0 : fn;
+}
 /* Opens a range named NAME on the calling thread, inside any it has open
  * (the name is copied). */
-static inline void gtap_range_push(const char* name) { gtap_call_named_("gtap_range_push", name); }
+static inline void gtap_range_push(const char* name) {
+  static void* cache;
+  void (*fn)(const char*) = (void (*)(const char*))gtap_range_function_(&cache, "gtap_range_push");
+  if (fn) fn(name);
+}
 /* Closes the calling thread's innermost open range (none open: ignored). */
 static inline void gtap_range_pop(void) {
-  void (*fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gtap_range_pop");
+  static void* cache;
+  void (*fn)(void) = (void (*)(void))gtap_range_function_(&cache, "gtap_range_pop");
   if (fn) fn();
 }
 
