@@ -75,6 +75,13 @@ class ProfileCaptureBuilder {
     ops_.push_back(op);
   }
 
+  // A named range on the one thread (gtap_range_push / pop), each written in
+  // a ranges chunk of its own (format 1.9); `unmatchedPops` goes with the last.
+  void range(const std::string& name, int64_t beginNs, int64_t endNs, uint32_t depth = 0, bool openAtEnd = false) {
+    ranges_.push_back({name, beginNs, endNs, depth, openAtEnd});
+  }
+  uint64_t unmatchedPops = 0;
+
   // Writes the file; without `close` it ends with no trailer, as a killed
   // process leaves it. Returns an error or "".
   std::string write(const std::string& path, bool close = true) const {
@@ -179,6 +186,21 @@ class ProfileCaptureBuilder {
       }
       w->writeMessage(schema::ChunkKind::DEVICE_OPS, m);
     }
+    for (size_t i = 0; i < ranges_.size(); ++i) {
+      const Range& r = ranges_[i];
+      capnp::MallocMessageBuilder m;
+      auto root = m.initRoot<schema::Ranges>();
+      root.initNames(1).set(0, r.name);
+      auto row = root.initRanges(1)[0];
+      row.setThread(0);
+      row.setName(0);
+      row.setBeginNs(r.beginNs);
+      row.setEndNs(r.endNs);
+      row.setDepth(r.depth);
+      row.setOpenAtEnd(r.openAtEnd);
+      if (i + 1 == ranges_.size()) root.setUnmatchedPops(unmatchedPops);
+      w->writeMessage(schema::ChunkKind::RANGES, m);
+    }
     if (close && !w->close(0, 0, 0, "exit")) return w->error();
     return w->ok() ? "" : w->error();
   }
@@ -208,6 +230,13 @@ class ProfileCaptureBuilder {
   std::map<std::string, uint64_t> kernels_;
   std::vector<Call> calls_;
   std::vector<Op> ops_;
+  struct Range {
+    std::string name;
+    int64_t beginNs, endNs;
+    uint32_t depth;
+    bool openAtEnd;
+  };
+  std::vector<Range> ranges_;
 };
 
 }  // namespace gtap::test
