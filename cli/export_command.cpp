@@ -51,11 +51,12 @@ bool writeToStdout(const ExportOptions& o, const readers::Timeline& timeline) {
   return writeStdout("export", [&](std::ostream& out) { writeTimeline(o, timeline, out); });
 }
 
-// JSON Lines (the only record export a pipe takes).
-bool writeRecordsToStdout(const std::vector<const readers::Capture*>& captures, std::vector<std::string>& notes,
-                          const readers::FrameResolver& resolve, const readers::InstructionResolver& instructions) {
-  return writeStdout("export",
-                     [&](std::ostream& out) { readers::writeJsonLines(captures, out, notes, resolve, instructions); });
+// JSON Lines, each capture's written on a reading thread (gtap -j) and
+// copied out in order, its stacks named by a symbolizer of that thread's.
+void writeRecordLines(const std::vector<const readers::Capture*>& captures, std::ostream& out,
+                      std::vector<std::string>& notes, SymbolizerPool& symbolizers) {
+  readers::writeJsonLinesInParallel(
+      captures, out, notes, [&] { return symbolizers.resolver(); }, [&] { return symbolizers.instructionResolver(); });
 }
 
 // The CSV export into the folder `dir` (made when missing, never through a
@@ -299,15 +300,16 @@ int exportTimeline(const ExportOptions& o) {
     // Stacks are written with their frames named.
     readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
     readers::FrameResolver resolve = resolverFor(symbolizer);
-    status = toStdout ? (writeRecordsToStdout(captures, notes, resolve, instructionResolverFor(symbolizer))
+    SymbolizerPool symbolizers(debugDirectories(o.debugDirs));
+    status = toStdout ? (writeStdout("export",
+                                     [&](std::ostream& s) { writeRecordLines(captures, s, notes, symbolizers); })
                              ? kExitSuccess
                              : kExitError)
                       : writeOutput("export", *out, [&](readers::OutputFile& file) {
                           if (o.format == "sqlite")
                             readers::writeSqlite(captures, file, notes, resolve, instructionResolverFor(symbolizer));
                           else
-                            readers::writeJsonLines(captures, file.stream(), notes, resolve,
-                                                    instructionResolverFor(symbolizer));
+                            writeRecordLines(captures, file.stream(), notes, symbolizers);
                         });
     for (const auto& n : notes) std::cerr << "gtap export: " << n << "\n";
   } else {

@@ -68,6 +68,9 @@ class SymbolizerPool {
       free_.emplace_back(back);
     });
   }
+  // An instruction resolver holding a borrowed symbolizer for as long as it
+  // lives.
+  readers::InstructionResolver instructionResolver();
   // A resolver holding a borrowed symbolizer for as long as it lives.
   readers::FrameResolver resolver() {
     auto s = borrow();
@@ -151,6 +154,12 @@ inline readers::InstructionResolver instructionResolverFor(readers::Symbolizer& 
     for (const auto& f : r.frames) frames.push_back({f.function, f.file, f.line, f.inlined});
     return frames;
   };
+}
+
+inline readers::InstructionResolver SymbolizerPool::instructionResolver() {
+  auto s = borrow();
+  auto resolve = instructionResolverFor(*s);
+  return [s, resolve](auto&&... args) { return resolve(std::forward<decltype(args)>(args)...); };
 }
 
 }  // namespace gtap::cli

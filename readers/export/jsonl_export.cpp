@@ -16,6 +16,7 @@
 #include "gtap/readers/counters.h"
 #include "gtap/readers/json.h"
 #include "gtap/readers/memory_events.h"
+#include "gtap/readers/parallel.h"
 #include "gtap/readers/record_export.h"
 
 namespace gtap::readers {
@@ -420,6 +421,34 @@ void writeJsonLines(std::span<const Capture* const> captures, std::ostream& stre
     auto problems = stacks.takeProblems();
     notes.insert(notes.end(), problems.begin(), problems.end());
   }
+}
+
+void writeJsonLinesInParallel(std::span<const Capture* const> captures, std::ostream& stream,
+                              std::vector<std::string>& notes, const std::function<FrameResolver()>& resolverForPart,
+                              const std::function<InstructionResolver()>& instructionsForPart) {
+  {
+    Lines out(stream);
+    writeSchema(out);
+  }
+  // Each capture's lines written on a thread of its own into a stream that
+  // is copied out in order (writeInOrder); its stacks named apart.
+  std::vector<std::vector<std::string>> partNotes(captures.size());
+  writeInOrder(captures.size(), stream, [&](size_t i, std::ostream& part) {
+    const Capture& c = *captures[i];
+    std::vector<std::string>& mine = partNotes[i];
+    {
+      Lines out(part);
+      StackFrames stacks(resolverForPart());
+      DeviceWork work;
+      writeCapture(c, work, [&](const auto& visit) { visitDeviceWork(c, work, true, visit); }, stacks, out, mine);
+      writeInstructions(c, work, instructionsForPart(), out, mine);
+      mine.insert(mine.end(), work.notes.begin(), work.notes.end());
+      auto problems = stacks.takeProblems();
+      mine.insert(mine.end(), problems.begin(), problems.end());
+    }
+    c.reader().releasePages();
+  });
+  for (auto& n : partNotes) notes.insert(notes.end(), n.begin(), n.end());
 }
 
 }  // namespace gtap::readers

@@ -105,6 +105,7 @@ TEST(Batches, ReportsGiveTheSameOutputWhateverTheJobs) {
                                           {"explain"},
                                           {"export", "--format=chrome", "-o", "-"},
                                           {"export", "--format=perfetto", "-o", "-"},
+                                          {"export", "--format=jsonl", "-o", "-"},
                                           {"explain", "--format=jsonl", "--top", "5"}}) {
     SCOPED_TRACE(report[0]);
     std::string first;

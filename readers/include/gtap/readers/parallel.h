@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <ostream>
 
 namespace gtap::readers {
 
@@ -29,5 +30,15 @@ void forEachInParallel(size_t count, const std::function<void(size_t)>& work);
 // work threw.
 void forEachInParallel(size_t count, const std::function<void(size_t)>& work,
                        const std::function<void(size_t)>& inOrder);
+
+// Calls produce(i, stream) for every i below `count` on up to readJobs()
+// threads, taking the indices in order, each into a stream of its own, and
+// copies what each wrote to `out` in the order of i as it comes: at most
+// `held` bytes of each stream wait in memory (a producer ahead of the one
+// being copied waits for room), so an export of any size streams. The first
+// exception a produce threw (by index) is rethrown once every thread has
+// stopped; what the indices before it wrote is copied.
+void writeInOrder(size_t count, std::ostream& out, const std::function<void(size_t, std::ostream&)>& produce,
+                  size_t held = size_t{16} << 20);
 
 }  // namespace gtap::readers

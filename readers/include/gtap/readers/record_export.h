@@ -39,6 +39,15 @@ void writeJsonLines(const std::vector<LoadedCapture>& captures, std::ostream& ou
 void writeJsonLines(std::span<const Capture* const> captures, std::ostream& out, std::vector<std::string>& notes,
                     const FrameResolver& resolve = {}, const InstructionResolver& instructions = {});
 
+// The same lines, each capture's written on a thread of its own (up to
+// readJobs() at once) and copied out in order, so the output is the same
+// whatever the number of threads; a capture's stacks are named by the
+// resolvers `resolverForPart()` and `instructionsForPart()` give it (called
+// once a capture, on its thread).
+void writeJsonLinesInParallel(std::span<const Capture* const> captures, std::ostream& out,
+                              std::vector<std::string>& notes, const std::function<FrameResolver()>& resolverForPart,
+                              const std::function<InstructionResolver()>& instructionsForPart);
+
 // What SQLite refused, in its own words.
 struct SqliteError : std::runtime_error {
   using std::runtime_error::runtime_error;
