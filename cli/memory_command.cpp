@@ -3,11 +3,13 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "exit_status.h"
 #include "gtap/readers/memory_events.h"
 #include "gtap/readers/memory_stats.h"
+#include "gtap/readers/parallel.h"
 #include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 #include "gtap/readers/stack_text.h"
@@ -103,17 +105,31 @@ int memory(const MemoryOptions& o) {
   // Copies and fills a batch of device operations at a time (the
   // allocations are memory operations, read whole): memory follows the rows,
   // not the operations.
-  std::vector<readers::LoadedCapture> loaded;
+  // Several captures at once (gtap -j), each its own transfer table, merged
+  // in the order given.
+  std::vector<readers::LoadedCapture> loaded(opened.captures.size());
+  std::vector<std::optional<readers::TransferTable>> parts(opened.captures.size());
   readers::TransferTable transferTable(o.perProcess);
-  for (const auto& c : opened.captures) {
-    loaded.push_back({c.get(), readers::DeviceWork{}});
-    transferTable.beginCapture(*c);
-    readers::streamDeviceWork(*c, loaded.back().work, false, [&](std::span<const readers::DeviceOp> ops) {
-      for (const auto& op : ops) transferTable.add(op);
-      return true;
-    });
-    for (const auto& n : loaded.back().work.notes) std::cerr << "gtap memory: " << n << "\n";
-  }
+  readers::forEachInParallel(
+      opened.captures.size(),
+      [&](size_t i) {
+        const readers::Capture& c = *opened.captures[i];
+        loaded[i] = {&c, readers::DeviceWork{}};
+        readers::TransferTable mine(o.perProcess);
+        mine.beginCapture(c);
+        readers::streamDeviceWork(c, loaded[i].work, false, [&](std::span<const readers::DeviceOp> ops) {
+          for (const auto& op : ops) mine.add(op);
+          return true;
+        });
+        parts[i].emplace(std::move(mine));
+      },
+      [&](size_t i) {
+        transferTable.beginCapture(*loaded[i].capture);
+        transferTable.merge(*parts[i]);
+        parts[i].reset();
+        for (const auto& n : loaded[i].work.notes) std::cerr << "gtap memory: " << n << "\n";
+        opened.captures[i]->reader().releasePages();
+      });
   auto allocations = readers::allocationRows(loaded, o.perProcess);
   auto transfers = transferTable.rows();
   // Scripts get one table with a "section" column; people get two tables.
