@@ -17,6 +17,7 @@
 #include "gtap/readers/roofline.h"
 #include "open_captures.h"
 #include "output.h"
+#include "report_filter_options.h"
 #include "symbols.h"
 
 namespace gtap::cli {
@@ -37,6 +38,7 @@ struct FlameCommandOptions {
   std::string title;
   double minWidth = 0.1;
   bool force = false;
+  ReportFilterOptions processes;  // --pid, --rank
 };
 
 bool endsWith(const std::string& s, const std::string& end) {
@@ -87,7 +89,8 @@ int flame(const FlameCommandOptions& o) {
   // Removed again on every failure.
   std::optional<readers::OutputFile> out;
   if (int status = openOutput("flame", o.output, o.force, out)) return status;
-  auto opened = openCaptures(o.files, "flame");
+  auto opened = openCaptures(o.files, "flame", o.processes);
+  if (opened.usage) return kExitUsage;
   if (opened.captures.empty()) return kExitError;
   reportNotes(opened, "flame");
   for (const auto& c : opened.captures)
@@ -95,10 +98,12 @@ int flame(const FlameCommandOptions& o) {
       std::cerr << "gtap flame: " << c->path() << ": no stacks (recorded with mode " << readers::recordedMode(*c)
                 << "; record them with --mode=" << readers::recordedMode(*c) << ",stacks): its launches are under [no stack]\n";
 
-  readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
-  readers::FrameResolver resolve = resolverFor(symbolizer);
+  // Each capture's part on a reading thread (gtap -j) with a symbolizer of
+  // that thread's, taken in in the order given.
+  SymbolizerPool symbolizers(debugDirectories(o.debugDirs));
   auto captures = opened.pointers();
-  auto graph = readers::buildFlameGraph(captures, options, resolve, instructionResolverFor(symbolizer));
+  auto graph = readers::buildFlameGraphInParallel(
+      captures, options, [&] { return symbolizers.resolver(); }, [&] { return symbolizers.instructionResolver(); });
   for (const auto& n : graph.notes) std::cerr << "gtap flame: " << n << "\n";
   if (graph.filteredOut)
     std::cerr << "gtap flame: " << graph.filteredOut << " operation" << (graph.filteredOut == 1 ? "" : "s")
@@ -146,6 +151,7 @@ Action addFlameCommand(CLI::App& app) {
   cmd->add_option("--kernel", o->kernel, "Only device work whose name matches this glob");
   cmd->add_option("--from", o->from, "Only device work from this many seconds into the run")->check(CLI::NonNegativeNumber);
   cmd->add_option("--to", o->to, "Only device work up to this many seconds into the run")->check(CLI::NonNegativeNumber);
+  addProcessFilterOptions(*cmd, o->processes);
   cmd->add_option("--debug-dir", o->debugDirs, "Directories of separate debug files (by build-id)");
   cmd->add_option("--title", o->title, "The picture's title");
   cmd->add_option("--min-width", o->minWidth, "Leave out frames narrower than this many pixels (svg, html)")

@@ -1,5 +1,6 @@
 #include "gtap/readers/flame.h"
 
+
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "gtap/format/modes.h"
 #include "gtap/readers/instruction_samples.h"
+#include "gtap/readers/parallel.h"
 #include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 
@@ -315,6 +317,45 @@ class Builder {
            "sampling, or kernels too short to be sampled); their kernels are the leaves");
   }
 
+  // Takes in `part`'s graph (a later capture's, built on its own): its
+  // frames, its nodes with their weights, its slices and counts, as if its
+  // capture had been added here.
+  void absorb(Builder&& part) {
+    FlameGraph& p = part.g_;
+    std::vector<uint32_t> frameOf(p.frames.size());
+    for (size_t i = 0; i < p.frames.size(); ++i)
+      frameOf[i] = frame(p.frames[i].name, p.frames[i].kind, p.frames[i].module, p.frames[i].location);
+    // A node comes after its parent (insert() makes them in that order).
+    std::vector<uint32_t> nodeOf(p.nodes.size(), 0);
+    g_.nodes[0].total += p.nodes[0].total;
+    g_.nodes[0].self += p.nodes[0].self;
+    for (size_t i = 1; i < p.nodes.size(); ++i) {
+      const FlameGraph::Node& n = p.nodes[i];
+      uint32_t parent = nodeOf[n.parent], f = frameOf[n.frame];
+      auto [it, added] = children_.try_emplace((uint64_t{parent} << 32) | f, 0);
+      if (added) {
+        it->second = static_cast<uint32_t>(g_.nodes.size());
+        FlameGraph::Node mine;
+        mine.frame = f;
+        mine.parent = parent;
+        g_.nodes.push_back(std::move(mine));
+        g_.nodes[parent].children.push_back(it->second);
+      }
+      nodeOf[i] = it->second;
+      g_.nodes[it->second].total += n.total;
+      g_.nodes[it->second].self += n.self;
+    }
+    for (const auto& sl : p.slices) g_.slices.push_back({nodeOf[sl.node], sl.slice, sl.weight});
+    g_.operations += p.operations;
+    g_.untimed += p.untimed;
+    g_.withoutStack += p.withoutStack;
+    g_.filteredOut += p.filteredOut;
+    for (const auto& n : p.notes) note(n);
+    anySampled_ |= part.anySampled_;
+    kernelLaunches_ += part.kernelLaunches_;
+    unsampledLaunches_ += part.unsampledLaunches_;
+  }
+
   FlameGraph take() {
     // Children by name, so the output is the same however the files were read.
     for (auto& n : g_.nodes)
@@ -430,6 +471,28 @@ FlameGraph buildFlameGraph(std::span<const Capture* const> captures, const Flame
   for (const Capture* c : captures) b.addCapture(*c);
   b.finish();
   return b.take();
+}
+
+FlameGraph buildFlameGraphInParallel(std::span<const Capture* const> captures, const FlameOptions& options,
+                                     const std::function<FrameResolver()>& resolverForPart,
+                                     const std::function<InstructionResolver()>& instructionsForPart) {
+  Builder whole(options, FrameResolver(), nullptr);
+  std::vector<std::unique_ptr<Builder>> parts(captures.size());
+  forEachInParallel(
+      captures.size(),
+      [&](size_t i) {
+        InstructionResolver instructions = instructionsForPart();
+        auto part = std::make_unique<Builder>(options, resolverForPart(), &instructions);
+        part->addCapture(*captures[i]);
+        parts[i] = std::move(part);
+      },
+      [&](size_t i) {
+        whole.absorb(std::move(*parts[i]));
+        parts[i].reset();
+        captures[i]->reader().releasePages();
+      });
+  whole.finish();
+  return whole.take();
 }
 
 void writeFolded(const FlameGraph& g, std::ostream& out) {

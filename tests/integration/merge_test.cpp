@@ -106,6 +106,8 @@ TEST(Batches, ReportsGiveTheSameOutputWhateverTheJobs) {
                                           {"export", "--format=chrome", "-o", "-"},
                                           {"export", "--format=perfetto", "-o", "-"},
                                           {"export", "--format=jsonl", "-o", "-"},
+                                          {"flame", "-o", "-"},
+                                          {"flame", "--per-process", "--weight", "count", "-o", "-"},
                                           {"explain", "--format=jsonl", "--top", "5"}}) {
     SCOPED_TRACE(report[0]);
     std::string first;

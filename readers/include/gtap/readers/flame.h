@@ -90,6 +90,14 @@ struct FlameGraph {
 FlameGraph buildFlameGraph(std::span<const Capture* const> captures, const FlameOptions& options,
                            const FrameResolver& resolve, const InstructionResolver& instructions = {});
 
+// The same graph, each capture's part built on one of up to readJobs()
+// threads with the resolvers `resolverForPart()` and `instructionsForPart()`
+// give it (called once a capture, on its thread) and taken in in the order
+// given: the same graph whatever the number of threads.
+FlameGraph buildFlameGraphInParallel(std::span<const Capture* const> captures, const FlameOptions& options,
+                                     const std::function<FrameResolver()>& resolverForPart,
+                                     const std::function<InstructionResolver()>& instructionsForPart);
+
 // The collapsed-stack text flamegraph.pl, inferno, speedscope and FlameScope
 // read: "frame;frame;frame value" per leaf with a weight, frames root first.
 void writeFolded(const FlameGraph& graph, std::ostream& out);
