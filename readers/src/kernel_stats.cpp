@@ -6,6 +6,7 @@
 #include <optional>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "gtap/readers/parallel.h"
 #include "gtap/readers/ranges.h"
@@ -73,6 +74,9 @@ class KernelTable {
       rangeLookup_.reset();
       ranges_ = loadRanges(capture);
       rangeLookup_.emplace(ranges_);
+      // Said once, though a capture with IREE HAL work begins twice.
+      for (std::string& p : ranges_.problems)
+        if (std::find(problems_.begin(), problems_.end(), p) == problems_.end()) problems_.push_back(std::move(p));
     }
   }
 
@@ -184,6 +188,8 @@ class KernelTable {
     lastAcc_ = nullptr;
   }
 
+  std::vector<std::string> takeProblems() { return std::exchange(problems_, {}); }
+
   std::vector<KernelRow> rows() {
     std::vector<KernelRow> rows;
     rows.reserve(groups_.size());
@@ -241,6 +247,7 @@ class KernelTable {
   std::unordered_map<uint64_t, std::string> queueNames_;
   ProgramRanges ranges_;                   // by range: the capture's
   std::optional<RangeLookup> rangeLookup_;  // over ranges_
+  std::vector<std::string> problems_;       // what reading the ranges found wrong
   std::map<std::tuple<std::string, std::string, std::string>, Acc> groups_;
   std::unordered_map<FastKey, Acc*, FastKeyHash> fast_;
   FastKey lastKey_;
@@ -259,6 +266,7 @@ void KernelRowsBuilder::beginCapture(size_t index, const Capture& capture, const
 void KernelRowsBuilder::add(const DeviceOp& op) { table_->add(op); }
 void KernelRowsBuilder::merge(KernelRowsBuilder&& later) { table_->merge(std::move(*later.table_)); }
 std::vector<KernelRow> KernelRowsBuilder::rows() { return table_->rows(); }
+std::vector<std::string> KernelRowsBuilder::takeProblems() { return table_->takeProblems(); }
 
 std::vector<KernelRow> kernelRows(std::span<const LoadedCapture> captures, KernelGrouping by, bool perProcess) {
   KernelTable table(by, perProcess);
@@ -287,6 +295,8 @@ KernelRowsBuilder kernelRowsOf(const Capture& capture, KernelGrouping by, bool p
         mine.beginCapture(0, capture, work);
       });
   notes.insert(notes.end(), work.notes.begin(), work.notes.end());
+  std::vector<std::string> rangeProblems = mine.takeProblems();
+  notes.insert(notes.end(), rangeProblems.begin(), rangeProblems.end());
   // Its groups own what they show of the work, which ends here.
   KernelRowsBuilder owned(by, perProcess);
   owned.merge(std::move(mine));

@@ -153,4 +153,41 @@ TEST_F(RangesTest, RangesCrossingACallGetATrackOfTheirOwn) {
   EXPECT_NE(perfetto.str().find("thread 4242 ranges"), std::string::npos);
 }
 
+// A row naming a name the chunk does not have is skipped and said, naming the
+// chunk, by the loader and by kernels --by=range; the good rows stand.
+TEST_F(RangesTest, ARowWithABadNameIsSkippedAndSaid) {
+  std::string path = (dir_ / "bad.gtap").string();
+  {
+    std::string error;
+    auto w = gtap::format::CaptureWriter::create(path, error);
+    ASSERT_TRUE(w) << error;
+    capnp::MallocMessageBuilder info;
+    info.initRoot<gtap::schema::FileInfo>().setPid(7);
+    w->writeMessage(gtap::schema::ChunkKind::FILE_INFO, info);
+    capnp::MallocMessageBuilder m;
+    auto root = m.initRoot<gtap::schema::Ranges>();
+    root.initNames(1).set(0, "good");
+    auto rows = root.initRanges(2);
+    rows[0].setBeginNs(10);
+    rows[0].setEndNs(20);
+    rows[1].setName(5);
+    rows[1].setBeginNs(30);
+    rows[1].setEndNs(40);
+    w->writeMessage(gtap::schema::ChunkKind::RANGES, m);
+    ASSERT_TRUE(w->close(0, 0, 0, "exit")) << w->error();
+  }
+  gtap::readers::Capture c(path);
+  auto ranges = gtap::readers::loadRanges(c);
+  ASSERT_EQ(ranges.ranges.size(), 1u);
+  EXPECT_EQ(ranges.nameOf(ranges.ranges[0]), "good");
+  ASSERT_EQ(ranges.problems.size(), 1u);
+  EXPECT_NE(ranges.problems[0].find("chunk at offset"), std::string::npos) << ranges.problems[0];
+  EXPECT_NE(ranges.problems[0].find("row 1: name 5 past the chunk's 1 names; skipped"), std::string::npos)
+      << ranges.problems[0];
+  std::vector<const gtap::readers::Capture*> captures{&c};
+  std::vector<std::string> notes;
+  gtap::readers::kernelRowsStreamed(captures, gtap::readers::KernelGrouping::range, false, notes);
+  EXPECT_EQ(notes, ranges.problems);
+}
+
 }  // namespace

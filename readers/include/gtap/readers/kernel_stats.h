@@ -58,6 +58,8 @@ class KernelRowsBuilder {
   // Takes `later`'s groups in: its captures came after this one's.
   void merge(KernelRowsBuilder&& later);
   std::vector<KernelRow> rows();
+  // What reading the captures' ranges found wrong (by range), once each.
+  std::vector<std::string> takeProblems();
 
  private:
   std::unique_ptr<KernelTable> table_;
