@@ -37,11 +37,8 @@ int command(const CommandOptions& o) {
   reportNotes(opened, "command");
   // Whole, unnarrowed: IREE HAL dispatches meet their device work by place;
   // the views apply the filter themselves.
-  std::vector<readers::LoadedCapture> loaded;
-  for (const auto& c : opened.captures) {
-    loaded.push_back({c.get(), readers::loadDeviceWork(*c)});
-    for (const auto& n : loaded.back().work.notes) std::cerr << "gtap command: " << n << "\n";
-  }
+  // Several captures at once (gtap -j).
+  std::vector<readers::LoadedCapture> loaded = loadDeviceWork(opened, "command", false);
   std::vector<readers::CommandListView> views;
   std::set<uint64_t> existing;
   for (const auto& l : loaded)

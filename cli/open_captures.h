@@ -53,15 +53,16 @@ inline OpenedCaptures openCaptures(const std::vector<std::string>& paths, const 
   return opened;
 }
 
-// Each capture with its device side loaded; what loading found wrong goes to
-// stderr.
-inline std::vector<readers::LoadedCapture> loadDeviceWork(const OpenedCaptures& opened, const char* verb) {
+// Each capture with its device side loaded (narrowed by the capture's filter
+// unless not `narrow`); what loading found wrong goes to stderr.
+inline std::vector<readers::LoadedCapture> loadDeviceWork(const OpenedCaptures& opened, const char* verb,
+                                                          bool narrow = true) {
   // Several captures at once (gtap -j), kept and said in the order given.
   std::vector<readers::LoadedCapture> loaded(opened.captures.size());
   readers::forEachInParallel(opened.captures.size(), [&](size_t i) {
     const auto& c = opened.captures[i];
     loaded[i] = {c.get(), readers::loadDeviceWork(*c)};
-    readers::narrowDeviceWork(*c, loaded[i].work);
+    if (narrow) readers::narrowDeviceWork(*c, loaded[i].work);
   });
   for (const auto& l : loaded)
     for (const auto& n : l.work.notes) std::cerr << "gtap " << verb << ": " << n << "\n";

@@ -61,11 +61,8 @@ int queue(const QueueOptions& o) {
   reportNotes(opened, "queue");
   // Whole, unnarrowed: the views join IREE HAL submissions to their device
   // work by place, and apply the filter themselves.
-  std::vector<readers::LoadedCapture> loaded;
-  for (const auto& c : opened.captures) {
-    loaded.push_back({c.get(), readers::loadDeviceWork(*c)});
-    for (const auto& n : loaded.back().work.notes) std::cerr << "gtap queue: " << n << "\n";
-  }
+  // Several captures at once (gtap -j).
+  std::vector<readers::LoadedCapture> loaded = loadDeviceWork(opened, "queue", false);
   std::vector<readers::QueueView> views;
   std::set<uint64_t> existing;
   for (const auto& l : loaded)
