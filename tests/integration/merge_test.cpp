@@ -107,6 +107,8 @@ TEST(Batches, ReportsGiveTheSameOutputWhateverTheJobs) {
                                           {"export", "--format=perfetto", "-o", "-"},
                                           {"export", "--format=jsonl", "-o", "-"},
                                           {"flame", "-o", "-"},
+                                          {"queue", "--format=jsonl"},
+                                          {"command"},
                                           {"flame", "--per-process", "--weight", "count", "-o", "-"},
                                           {"explain", "--format=jsonl", "--top", "5"}}) {
     SCOPED_TRACE(report[0]);
