@@ -130,6 +130,49 @@ TEST(Ranges, ChromeExportNestsRangesWithTheCallsInside) {
   EXPECT_EQ(inside(inner, launches), 2u);
 }
 
+// Three threads push and pop while the main thread launches: each thread's
+// ranges nest on its own track, and the launches count in the main thread's
+// ranges only.
+TEST(Ranges, EachThreadsRangesNestOnItsOwnTrack) {
+  std::string dir = freshDirectory("ranges-threads");
+  std::string out;
+  std::string file = capture(dir, {"--threads", "3"}, &out);
+  EXPECT_EQ(kernelsByRange(file), printedLaunchesPerRange(out));
+  EXPECT_EQ(info(file)["ranges"], 2 + 3 * 200);
+  auto r = runProcess({gtapBinary(), "export", "--format=chrome", "-o", "-", file});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  struct Slice {
+    double begin, end;
+  };
+  std::map<int64_t, std::map<std::string, std::vector<Slice>>> perThread;  // tid -> name -> slices
+  auto trace = nlohmann::json::parse(r.out);
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") != "X" || e.value("cat", "") != "range") continue;
+    double begin = e["ts"].get<double>();
+    perThread[e["tid"].get<int64_t>()][e["name"].get<std::string>()].push_back({begin, begin + e["dur"].get<double>()});
+  }
+  ASSERT_EQ(perThread.size(), 4u);
+  size_t workers = 0;
+  for (auto& [tid, names] : perThread) {
+    if (names.count("outer")) {
+      EXPECT_EQ(names.size(), 2u) << tid;  // outer and inner only
+      continue;
+    }
+    ++workers;
+    ASSERT_EQ(names["worker"].size(), 100u) << tid;
+    ASSERT_EQ(names["item"].size(), 100u) << tid;
+    for (size_t i = 0; i < 100; ++i) {
+      // Pushed and popped in order on one thread: the i-th item in the i-th worker.
+      EXPECT_LE(names["worker"][i].begin, names["item"][i].begin) << tid << " " << i;
+      EXPECT_GE(names["worker"][i].end, names["item"][i].end) << tid << " " << i;
+      if (i > 0) {
+        EXPECT_GE(names["worker"][i].begin, names["worker"][i - 1].end) << tid << " " << i;
+      }
+    }
+  }
+  EXPECT_EQ(workers, 3u);
+}
+
 TEST(Ranges, PopsWithoutAPushAreCountedAndHarmless) {
   std::string dir = freshDirectory("ranges-stray");
   std::string out;

@@ -2,28 +2,36 @@
 // inside "outer" one launch before "inner" and two inside it, each launch on
 // a synchronous immediate list (so each launch call's range is plain).
 //
-//   ze_ranges [--stray-pop] [--leave-open] [ELEMENTS=4096]
+//   ze_ranges [--stray-pop] [--leave-open] [--threads N] [ELEMENTS=4096]
 //
 // --stray-pop: gtap_range_pop() with no range open, before the first push and
 //   after the last pop (gtap ignores them and counts them).
 // --leave-open: gtap_range_push("unclosed") after the launches, never popped.
+// --threads N: N more threads, started before the first launch and joined
+//   after the last, each pushing and popping 100 "worker" ranges with an
+//   "item" range inside each, while the main thread launches in its own.
 // The range calls do nothing without gtap. Prints "range NAME" (none:
 // outside any) before each launch line, the copies, a checksum and the
 // allocations and frees.
+#include <thread>
+
 #include "gtap/gtap.h"
 #include "ze_workload.h"
 
 using namespace workload;
 
 int main(int argc, char** argv) {
-  const char* usage = "[--stray-pop] [--leave-open] [ELEMENTS]";
+  const char* usage = "[--stray-pop] [--leave-open] [--threads N] [ELEMENTS]";
   bool strayPop = false, leaveOpen = false;
+  uint32_t workers = 0;
   int first = 1;
   for (; first < argc && argv[first][0] == '-'; ++first) {
     if (std::strcmp(argv[first], "--stray-pop") == 0) {
       strayPop = true;
     } else if (std::strcmp(argv[first], "--leave-open") == 0) {
       leaveOpen = true;
+    } else if (std::strcmp(argv[first], "--threads") == 0 && first + 1 < argc) {
+      workers = countArgument(argc, argv, ++first, 0, usage);
     } else {
       std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
       return 64;
@@ -65,6 +73,16 @@ int main(int argc, char** argv) {
     sum.add(result, bytes);
   };
 
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < workers; ++t)
+    threads.emplace_back([] {
+      for (int i = 0; i < 100; ++i) {
+        gtap_range_push("worker");
+        gtap_range_push("item");
+        gtap_range_pop();
+        gtap_range_pop();
+      }
+    });
   if (strayPop) gtap_range_pop();
   launch("none");
   gtap_range_push("outer");
@@ -75,6 +93,7 @@ int main(int argc, char** argv) {
   gtap_range_pop();
   gtap_range_pop();
   if (strayPop) gtap_range_pop();
+  for (std::thread& t : threads) t.join();
   if (leaveOpen) gtap_range_push("unclosed");
 
   out.checksum("ranges", sum);
