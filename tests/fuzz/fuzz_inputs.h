@@ -27,6 +27,7 @@
 #include "gtap/readers/memory_events.h"
 #include "gtap/readers/memory_stats.h"
 #include "gtap/readers/overview.h"
+#include "gtap/readers/ranges.h"
 #include "gtap/readers/replay_dump.h"
 #include "gtap/readers/replay_stream.h"
 #include "gtap/readers/replayer.h"
@@ -73,6 +74,10 @@ inline void captureReader(std::span<const uint8_t> bytes, bool inArchive = false
     readers::executableRows(loaded, notes);  // blob reassembly and code-object parsing
     const readers::Capture* streamed[] = {&capture};
     readers::kernelRowsStreamed(streamed, readers::KernelGrouping::queue, true, notes);
+    // Named ranges: gtap info's count and kernels --by=range (the timelines
+    // below draw them).
+    readers::describeRanges(readers::loadRanges(capture));
+    readers::kernelRowsStreamed(streamed, readers::KernelGrouping::range, false, notes);
     // What explain and summary build in their one pass (the symboliser that
     // names explain's stacks is not part of the fuzzing build).
     readers::DeviceWork work;
