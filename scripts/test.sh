@@ -9,11 +9,13 @@ scripts/build.sh -DGTAP_WERROR=ON
 (cd build && ctest --output-on-failure -j "$(nproc)")
 
 # The interposer core's lock-free buffers under ThreadSanitizer: threads
-# recording while the writer drains every millisecond from a 1 MiB pool.
+# recording while the writer drains every millisecond from a 1 MiB pool; and
+# the readers' files read on several threads, their output copied in order.
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGTAP_BUILD_BENCHMARKS=OFF \
   -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_C_FLAGS=-fsanitize=thread \
   -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
-cmake --build build-tsan -j "$(nproc)" --target core_stress_test
+cmake --build build-tsan -j "$(nproc)" --target core_stress_test parallel_test
+TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/parallel_test
 tsan_out=$(mktemp -d)
 GTAP_OUTPUT="$tsan_out/stress-%p.gtap" GTAP_QUIET=1 GTAP_FLUSH_MS=1 GTAP_BUFFER_MB=1 GTAP_MODE=api,replay \
   TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/core_stress_test

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gtap/readers/parallel.h"
 
@@ -74,6 +75,36 @@ TEST(WriteInOrder, TheFirstFailureIsRethrownAndWhatCameBeforeIsKept) {
     FAIL() << "no exception";
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "index 1");
+  }
+}
+
+// The per-file parts of a report: merged in the order given, never more than
+// twice the threads of them waiting, whatever order the work ends in.
+TEST(ForEachInParallel, MergesInOrderHoldingABoundedWindow) {
+  for (unsigned jobs : {1u, 2u, 3u}) {
+    Jobs j(jobs);
+    const size_t count = 40;
+    std::vector<int> parts(count, -1);
+    std::vector<size_t> merged;
+    std::atomic<size_t> held{0}, most{0};
+    forEachInParallel(
+        count,
+        [&](size_t i) {
+          if (i % 4 == 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          parts[i] = static_cast<int>(i * i);
+          size_t now = ++held;
+          for (size_t seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
+          }
+        },
+        [&](size_t i) {
+          EXPECT_EQ(parts[i], static_cast<int>(i * i));
+          merged.push_back(i);
+          --held;
+        });
+    std::vector<size_t> order(count);
+    for (size_t i = 0; i < count; ++i) order[i] = i;
+    EXPECT_EQ(merged, order) << jobs << " jobs";
+    EXPECT_LE(most.load(), 2 * jobs + 1) << jobs << " jobs";
   }
 }
 
