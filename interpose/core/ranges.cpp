@@ -5,6 +5,8 @@
 // per thread and writes each range once closed, as a `ranges` chunk
 // (docs/format.md). A range begun while recording was paused is not written
 // (phases.h); one still open at the last flush is closed there and marked.
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -51,6 +53,7 @@ struct RangeRecord {
 __thread uint32_t t_openRanges __attribute__((tls_model("initial-exec"))) = 0;
 std::atomic<uint64_t> g_unmatchedPops{0};
 std::atomic<int64_t> g_pendingRecords{0};
+std::atomic<bool> g_forked{false};  // set in a forked child, for the writer
 
 // False when the writer is gone (the process is ending, or recording stopped):
 // the record is then not made.
@@ -105,7 +108,6 @@ struct RangeWriter {
   std::vector<const Closed*> kept;  // closed, less those begun while paused
   std::vector<const void*> published;
   std::vector<void*> done;
-  const ChunkSink* lastSink = nullptr;
   uint64_t unmatchedWritten = 0;
 
   uint32_t nameId(const RangeRecord& r) {
@@ -128,8 +130,11 @@ struct RangeWriter {
   }
 
   void produce(ChunkSink& sink, bool final) {
-    if (&sink != lastSink) {  // a forked child's new file
-      lastSink = &sink;
+    if (g_forked.exchange(false)) {
+      // A forked child's file holds the ranges the child pushes: the ones
+      // its parent had open are the parent's file's.
+      open.clear();
+      closed.clear();
       unmatchedWritten = 0;
     }
     published.clear();
@@ -195,7 +200,20 @@ void produceRanges(ChunkSink& sink, bool final) {
   writer.produce(sink, final);
 }
 
-__attribute__((constructor(105))) void registerRanges() { registerChunkProducer(&produceRanges); }
+// The child's only thread is the one that forked; the parent's records it
+// could not read are dropped (thread_records.cpp), and so is their count.
+// The thread's count of open ranges stays: popping one its parent pushed is
+// no mistake, though the child's file does not hold that range.
+void afterForkChild() {
+  g_pendingRecords.store(0, std::memory_order_relaxed);
+  g_unmatchedPops.store(0, std::memory_order_relaxed);
+  g_forked.store(true);
+}
+
+__attribute__((constructor(105))) void registerRanges() {
+  registerChunkProducer(&produceRanges);
+  pthread_atfork(nullptr, nullptr, &afterForkChild);
+}
 
 }  // namespace
 }  // namespace gtap::core
