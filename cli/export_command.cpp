@@ -59,6 +59,16 @@ void writeRecordLines(const std::vector<const readers::Capture*>& captures, std:
       captures, out, notes, [&] { return symbolizers.resolver(); }, [&] { return symbolizers.instructionResolver(); });
 }
 
+// The captures to export, their notes said; 0, or the exit status when
+// there are none to export.
+int openExportCaptures(const ExportOptions& o, OpenedCaptures& opened) {
+  opened = openCaptures(o.files, "export", o.filter);
+  if (opened.usage) return kExitUsage;
+  if (opened.captures.empty()) return kExitError;
+  reportNotes(opened, "export");
+  return 0;
+}
+
 // The CSV export into the folder `dir` (made when missing, never through a
 // link): a file per table, each put in place only when all are complete; an
 // existing file is replaced only with --force. Standard output ("-") takes
@@ -139,10 +149,8 @@ int exportCsv(const ExportOptions& o) {
   }
   CsvFolder folder(o);
   if (int status = folder.prepare()) return status;
-  auto opened = openCaptures(o.files, "export", o.filter);
-  if (opened.usage) return kExitUsage;
-  if (opened.captures.empty()) return kExitError;
-  reportNotes(opened, "export");
+  OpenedCaptures opened;
+  if (int status = openExportCaptures(o, opened)) return status;
   auto captures = opened.pointers();
   std::vector<std::string> notes;
   readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
@@ -219,10 +227,8 @@ int exportOtf2(const ExportOptions& o) {
       if (!path.empty()) std::filesystem::remove_all(path, ec);
     }
   } cleanup{tempDir};
-  auto opened = openCaptures(o.files, "export", o.filter);
-  if (opened.usage) return kExitUsage;
-  if (opened.captures.empty()) return kExitError;
-  reportNotes(opened, "export");
+  OpenedCaptures opened;
+  if (int status = openExportCaptures(o, opened)) return status;
   auto captures = opened.pointers();
   std::vector<std::string> notes;
   readers::Otf2Written written;
@@ -286,10 +292,8 @@ int exportTimeline(const ExportOptions& o) {
   // Removed again on every failure below.
   std::optional<readers::OutputFile> out;
   if (int status = openOutput("export", o.output, o.force, out)) return status;
-  auto opened = openCaptures(o.files, "export", o.filter);
-  if (opened.usage) return kExitUsage;
-  if (opened.captures.empty()) return kExitError;
-  reportNotes(opened, "export");
+  OpenedCaptures opened;
+  if (int status = openExportCaptures(o, opened)) return status;
   int status;
   // Each capture's device operations are read a batch at a time.
   std::vector<const readers::Capture*> captures;

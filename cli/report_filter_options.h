@@ -69,6 +69,26 @@ inline std::shared_ptr<readers::ReportFilter> reportFilter(const ReportFilterOpt
   return f;
 }
 
+// Says that no capture is of the --pid or --rank asked for, and which the
+// files hold.
+inline void sayNoCaptureOf(const char* verb, const ReportFilterOptions& options, const std::set<uint32_t>& pids,
+                           const std::set<int32_t>& ranks) {
+  std::cerr << "gtap " << verb << ": no capture of";
+  if (!options.pids.empty()) {
+    std::cerr << " pid";
+    for (uint32_t p : options.pids) std::cerr << " " << p;
+  }
+  if (!options.ranks.empty()) {
+    std::cerr << (options.pids.empty() ? "" : " and") << " rank";
+    for (int32_t r : options.ranks) std::cerr << " " << r;
+  }
+  std::cerr << " among the files given; they hold pid";
+  for (uint32_t p : pids) std::cerr << " " << p;
+  std::cerr << ", rank";
+  for (int32_t r : ranks) std::cerr << " " << (r < 0 ? std::string("none") : std::to_string(r));
+  std::cerr << "\n";
+}
+
 // Opens the files as openCaptures does, keeps those of the processes asked
 // for and sets the filter on each. A bad filter, or a --pid or --rank no file
 // has, is said on stderr and sets `usage`.
@@ -96,20 +116,7 @@ inline OpenedCaptures openCaptures(const std::vector<std::string>& paths, const 
   }
   opened.captures = std::move(kept);
   if (opened.captures.empty()) {
-    std::cerr << "gtap " << verb << ": no capture of";
-    if (!options.pids.empty()) {
-      std::cerr << " pid";
-      for (uint32_t p : options.pids) std::cerr << " " << p;
-    }
-    if (!options.ranks.empty()) {
-      std::cerr << (options.pids.empty() ? "" : " and") << " rank";
-      for (int32_t r : options.ranks) std::cerr << " " << r;
-    }
-    std::cerr << " among the files given; they hold pid";
-    for (uint32_t p : pids) std::cerr << " " << p;
-    std::cerr << ", rank";
-    for (int32_t r : ranks) std::cerr << " " << (r < 0 ? std::string("none") : std::to_string(r));
-    std::cerr << "\n";
+    sayNoCaptureOf(verb, options, pids, ranks);
     opened.usage = true;
   }
   return opened;
@@ -224,20 +231,7 @@ StreamedCaptures streamCaptures(const std::vector<std::string>& paths, const cha
         sources[i].archive.reset();
       });
   if (result.captures == 0 && !pids.empty()) {
-    std::cerr << "gtap " << verb << ": no capture of";
-    if (!options.pids.empty()) {
-      std::cerr << " pid";
-      for (uint32_t p : options.pids) std::cerr << " " << p;
-    }
-    if (!options.ranks.empty()) {
-      std::cerr << (options.pids.empty() ? "" : " and") << " rank";
-      for (int32_t r : options.ranks) std::cerr << " " << r;
-    }
-    std::cerr << " among the files given; they hold pid";
-    for (uint32_t p : pids) std::cerr << " " << p;
-    std::cerr << ", rank";
-    for (int32_t r : ranks) std::cerr << " " << (r < 0 ? std::string("none") : std::to_string(r));
-    std::cerr << "\n";
+    sayNoCaptureOf(verb, options, pids, ranks);
     result.usage = true;
   }
   return result;

@@ -331,19 +331,10 @@ class Builder {
     g_.nodes[0].self += p.nodes[0].self;
     for (size_t i = 1; i < p.nodes.size(); ++i) {
       const FlameGraph::Node& n = p.nodes[i];
-      uint32_t parent = nodeOf[n.parent], f = frameOf[n.frame];
-      auto [it, added] = children_.try_emplace((uint64_t{parent} << 32) | f, 0);
-      if (added) {
-        it->second = static_cast<uint32_t>(g_.nodes.size());
-        FlameGraph::Node mine;
-        mine.frame = f;
-        mine.parent = parent;
-        g_.nodes.push_back(std::move(mine));
-        g_.nodes[parent].children.push_back(it->second);
-      }
-      nodeOf[i] = it->second;
-      g_.nodes[it->second].total += n.total;
-      g_.nodes[it->second].self += n.self;
+      uint32_t node = child(nodeOf[n.parent], frameOf[n.frame]);
+      nodeOf[i] = node;
+      g_.nodes[node].total += n.total;
+      g_.nodes[node].self += n.self;
     }
     for (const auto& sl : p.slices) g_.slices.push_back({nodeOf[sl.node], sl.slice, sl.weight});
     g_.operations += p.operations;
@@ -430,21 +421,26 @@ class Builder {
     return id = frame(name, kind, f.module, location);
   }
 
+  // The node of frame `f` under `parent`, made when new.
+  uint32_t child(uint32_t parent, uint32_t f) {
+    auto [it, added] = children_.try_emplace((uint64_t{parent} << 32) | f, 0);
+    if (added) {
+      it->second = static_cast<uint32_t>(g_.nodes.size());
+      FlameGraph::Node n;
+      n.frame = f;
+      n.parent = parent;
+      g_.nodes.push_back(std::move(n));
+      g_.nodes[parent].children.push_back(it->second);
+    }
+    return it->second;
+  }
+
   // Adds `w` along `path`; returns its last node.
   uint32_t insert(const std::vector<uint32_t>& path, uint64_t w) {
     uint32_t node = 0;
     g_.nodes[0].total += w;
     for (uint32_t f : path) {
-      auto [it, added] = children_.try_emplace((uint64_t{node} << 32) | f, 0);
-      if (added) {
-        it->second = static_cast<uint32_t>(g_.nodes.size());
-        FlameGraph::Node n;
-        n.frame = f;
-        n.parent = node;
-        g_.nodes.push_back(std::move(n));
-        g_.nodes[node].children.push_back(it->second);
-      }
-      node = it->second;
+      node = child(node, f);
       g_.nodes[node].total += w;
     }
     g_.nodes[node].self += w;
