@@ -122,6 +122,8 @@ constexpr RowType kRowTypes[] = {
      "what one copy direction adds up to"},
     {"memory", "export", "process pid event kind device address size time_ns thread function call_index stack",
      "one allocation or free, with the call that made it"},
+    {"range", "export", "process pid thread name begin_ns end_ns depth open_at_end",
+     "a named range the program pushed and popped (gtap_range_push / gtap_range_pop)"},
     {"counter_set", "export", "process pid id device source group pass passes counters",
      "a set of hardware counters measured together"},
     {"counter_note", "export", "process pid counter device reason pass", "a counter asked for and not collected"},

@@ -17,6 +17,8 @@
 #include "gtap/readers/json.h"
 #include "gtap/readers/memory_events.h"
 #include "gtap/readers/parallel.h"
+#include "gtap/readers/ranges.h"
+#include "gtap/readers/report_filter.h"
 #include "gtap/readers/record_export.h"
 
 namespace gtap::readers {
@@ -172,7 +174,7 @@ void writeSchema(Lines& out) {
       << format::kFormatMajor << "." << format::kFormatMinor << "\",\"types\":[";
   const char* types[] = {"schema",  "process", "api",           "counter_set", "counter_note",  "device",
                          "counters", "level",  "copy_direction", "memory",     "device_metric", "stack",
-                         "instruction"};
+                         "instruction", "range"};
   for (size_t i = 0; i < std::size(types); ++i) out << (i ? ",\"" : "\"") << std::string_view(types[i]) << "\"";
   out << "]}";
   out.endLine();
@@ -255,6 +257,23 @@ void writeMemoryEvents(const Capture& c, const DeviceWork& work, const std::stri
   }
 }
 
+// The named ranges the program pushed and popped (`"type":"range"`), by
+// thread, then begin; with a window (--from, --to), those that begin in it.
+void writeRanges(const Capture& c, const std::string& process, const std::string& pid, Lines& out,
+                 std::vector<std::string>& problems) {
+  ProgramRanges ranges = loadRanges(c);
+  for (auto& p : ranges.problems) problems.push_back(std::move(p));
+  for (const NamedRange& r : ranges.ranges) {
+    if (c.filter() && !c.filter()->inWindow(c, r.beginNs)) continue;
+    out << "{\"type\":\"range\",\"process\":\"" << process << "\",\"pid\":" << pid << ",\"thread\":" << r.thread
+        << ",\"name\":\"";
+    out.json(ranges.nameOf(r)) << "\",\"begin_ns\":" << r.beginNs << ",\"end_ns\":" << r.endNs
+                               << ",\"depth\":" << r.depth << ",\"open_at_end\":"
+                               << std::string_view(r.openAtEnd ? "true" : "false") << "}";
+    out.endLine();
+  }
+}
+
 // One capture's lines: its API calls, then its device operations as
 // `batches` gives them (`work` holds their queues' objects by the first),
 // then its stacks.
@@ -326,6 +345,7 @@ void writeCapture(const Capture& c, const DeviceWork& work, const OpBatches& bat
   });
   totals.write(process, pid, out);
   writeMemoryEvents(c, work, process, pid, out);
+  writeRanges(c, process, pid, out, problems);
   writeDeviceMetrics(counters.counters(), process, pid, out);
   for (auto& p : counters.problems(c.path())) problems.push_back(std::move(p));
   // Each stack, root first (from main where main is among its frames).

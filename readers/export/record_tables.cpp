@@ -9,6 +9,8 @@
 
 #include "gtap/readers/counters.h"
 #include "gtap/readers/memory_events.h"
+#include "gtap/readers/ranges.h"
+#include "gtap/readers/report_filter.h"
 #include "gtap/readers/record_export.h"
 
 namespace gtap::readers {
@@ -94,6 +96,11 @@ const std::vector<RecordTableInfo>& tables() {
        "device_metrics",
        {{"process_id", kProcess}, {"device", kInteger}, {"source", kText}, {"metric", kText}, {"units", kText},
         {"cumulative", kInteger}, {"time_ns", kInteger}, {"value", "REAL"}},
+       false},
+      {RecordTable::ranges,
+       "ranges",
+       {{"process_id", kProcess}, {"thread", kInteger}, {"name_id", kString}, {"begin_ns", kInteger},
+        {"end_ns", kInteger}, {"depth", kInteger}, {"open_at_end", kInteger}},
        false},
   };
   return t;
@@ -225,6 +232,16 @@ void writeRows(ForEachCapture&& each, RecordSink& sink, StackFrames& stacks,
                 V::integerOr(m.device != ~0u, m.device), m.address, m.size, m.hostNs, m.thread,
                 called ? V(strings.id(e.function)) : V(), V::integerOr(called, static_cast<int64_t>(e.callIndex)),
                 V::integerOr(m.stack != 0, m.stack)});
+    }
+    // The named ranges the program pushed and popped; with a window, those
+    // that begin in it.
+    ProgramRanges ranges = loadRanges(c);
+    if (notes)
+      for (auto& p : ranges.problems) notes->push_back(std::move(p));
+    for (const NamedRange& r : ranges.ranges) {
+      if (c.filter() && !c.filter()->inWindow(c, r.beginNs)) continue;
+      sink.row(T::ranges, {processId, r.thread, strings.id(ranges.nameOf(r)), r.beginNs, r.endNs, r.depth,
+                           r.openAtEnd ? 1 : 0});
     }
     // Its stacks, root first, and the frames not written before.
     stacks.beginCapture();

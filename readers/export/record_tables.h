@@ -34,6 +34,7 @@ enum class RecordTable : uint8_t {
   counters,
   counterNotes,
   deviceMetrics,
+  ranges,
 };
 
 struct RecordColumn {

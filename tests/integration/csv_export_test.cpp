@@ -1,6 +1,7 @@
 // gtap export --format=csv: a folder of CSV files holding the SQLite export's
 // tables, parsed back and compared with the database row by row.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -298,6 +300,53 @@ TEST_F(CsvExport, FiltersNarrowTheTables) {
   Csv only = parseCsv(narrowed.out);
   EXPECT_EQ(static_cast<int>(only.rows.size()) - 1, kernels.begin()->second);
   EXPECT_EQ(runGtap({"export", "--format=csv", "-o", "-", "--table", "processes", "--pid", "1", *ze_}).exitCode, 2);
+}
+
+// Named ranges are rows of every record export: as many as gtap info counts,
+// the same in JSON Lines, CSV and SQLite, the one left open marked.
+TEST_F(CsvExport, RangesAreRowsOfEveryRecordExport) {
+  std::string file = *dir_ + "/ranges.gtap", db = *dir_ + "/ranges.db";
+  ASSERT_EQ(runGtap({"run", "--sim", "-q", "-m", "api,kernels", "-o", file, "--", workload("ze_ranges"),
+                     "--leave-open"}).exitCode, 0);
+  auto info = runGtap({"info", "--format=jsonl", file});
+  ASSERT_EQ(info.exitCode, 0) << info.err;
+  auto capture = nlohmann::json::parse(info.out.substr(0, info.out.find('\n')));
+  int64_t ranges = capture["ranges"], open = capture["ranges_open_at_end"];
+  ASSERT_GT(ranges, 2);
+  ASSERT_EQ(open, 1);
+
+  auto jsonl = runGtap({"export", "--format=jsonl", "-o", "-", file});
+  ASSERT_EQ(jsonl.exitCode, 0) << jsonl.err;
+  int64_t rows = 0, openRows = 0;
+  std::set<std::string> names;
+  Counts perName;
+  std::istringstream lines(jsonl.out);
+  for (std::string line; std::getline(lines, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["type"] != "range") continue;
+    ++rows;
+    openRows += j["open_at_end"].get<bool>();
+    names.insert(j["name"].get<std::string>());
+    ++perName[j["name"].get<std::string>()];
+    EXPECT_GE(j["end_ns"].get<int64_t>(), j["begin_ns"].get<int64_t>()) << line;
+  }
+  EXPECT_EQ(rows, ranges);
+  EXPECT_EQ(openRows, open);
+  EXPECT_TRUE(names.count("outer") && names.count("inner"));
+
+  auto csv = runGtap({"export", "--format=csv", "-o", "-", "--table", "ranges", file});
+  ASSERT_EQ(csv.exitCode, 0) << csv.err;
+  Csv table = parseCsv(csv.out);
+  ASSERT_FALSE(table.rows.empty());
+  EXPECT_EQ(static_cast<int64_t>(table.rows.size()) - 1, ranges);
+  ASSERT_EQ(runGtap({"export", "--format=sqlite", "-o", db, file}).exitCode, 0);
+  Database database(db);
+  EXPECT_EQ(queryInt(database.db, "SELECT COUNT(*) FROM ranges"), ranges);
+  EXPECT_EQ(queryInt(database.db, "SELECT COUNT(*) FROM ranges WHERE open_at_end = 1"), open);
+  // The same names as many times: each a string of the database.
+  EXPECT_EQ(queryCounts(database.db, "SELECT s.string, COUNT(*) FROM ranges r JOIN strings s ON s.id = r.name_id "
+                                     "GROUP BY s.string"),
+            perName);
 }
 
 }  // namespace
