@@ -19,6 +19,7 @@
 #include "install_paths.h"
 #include "offered_counters.h"
 #include "open_captures.h"
+#include "report_filter_options.h"
 #include "output.h"
 
 namespace gtap::cli {
@@ -36,6 +37,7 @@ struct CountersOptions {
   bool roofline = false;
   std::string output;
   bool force = false;
+  ReportFilterOptions filter;
 };
 
 // A counter's value: whole numbers as integers for scripts, others as reals.
@@ -267,7 +269,8 @@ int report(const CountersOptions& o) {
   std::optional<readers::OutputFile> out;
   if (svg)
     if (int status = openOutput("counters", o.output, o.force, out)) return status;
-  auto opened = openCaptures(o.files, "counters");
+  auto opened = openCaptures(o.files, "counters", o.filter);
+  if (opened.usage) return kExitUsage;
   if (opened.captures.empty()) return kExitError;
   reportNotes(opened, "counters");
   auto captures = opened.pointers();
@@ -371,6 +374,10 @@ int counters(const CountersOptions& o) {
       std::cerr << "gtap counters: --list asks the devices, not captures: give no files with it\n";
       return kExitUsage;
     }
+    if (o.filter.given()) {
+      std::cerr << "gtap counters: --list asks the devices: --kernel, --from, --to, --pid and --rank narrow captures\n";
+      return kExitUsage;
+    }
     return listCounters(o);
   }
   if (o.sim) {
@@ -403,6 +410,7 @@ Action addCountersCommand(CLI::App& app) {
                 "plot with --format=svg -o FILE)");
   cmd->add_option("-o,--output", o->output, "With --roofline --format=svg: the SVG file (- for standard output)");
   cmd->add_flag("--force", o->force, "Replace an existing regular output file (never a link, directory or device)");
+  addReportFilterOptions(*cmd, o->filter);
   return [o] { return counters(*o); };
 }
 

@@ -14,6 +14,7 @@
 #include "gtap/readers/kernel_stats.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
+#include "report_filter_options.h"
 
 namespace gtap::cli {
 
@@ -23,6 +24,7 @@ struct DiffOptions {
   std::string before, after;
   std::string format = "text";
   double failAbove = -1;  // percent; < 0: never fail
+  ReportFilterOptions filter;  // the same on both sides
 };
 
 struct Side {
@@ -43,10 +45,13 @@ struct DiffRow {
   }
 };
 
-// Per kernel name and per API function: count and total time, of one side.
-bool load(const std::string& path, std::map<std::pair<std::string, std::string>, Side>& out) {
-  auto opened = openCaptures({path}, "diff");
-  if (opened.captures.empty()) return false;
+// Per kernel name and per API function: count and total time, of one side:
+// 0, else the exit status.
+int load(const std::string& path, const ReportFilterOptions& filter,
+         std::map<std::pair<std::string, std::string>, Side>& out) {
+  auto opened = openCaptures({path}, "diff", filter);
+  if (opened.usage) return kExitUsage;
+  if (opened.captures.empty()) return kExitError;
   reportNotes(opened, "diff");
   auto loaded = loadDeviceWork(opened, "diff");
   for (const auto& k : readers::kernelRows(loaded, readers::KernelGrouping::name, false)) {
@@ -60,7 +65,7 @@ bool load(const std::string& path, std::map<std::pair<std::string, std::string>,
     s.count += f.count + f.unfinished;
     s.totalNs += f.totalNs;
   }
-  return opened.failures == 0;
+  return opened.failures ? kExitError : kExitSuccess;
 }
 
 std::string percentText(double p) {
@@ -77,7 +82,8 @@ int diff(const DiffOptions& o) {
     return kExitUsage;
   }
   std::map<std::pair<std::string, std::string>, Side> before, after;
-  if (!load(o.before, before) || !load(o.after, after)) return kExitError;
+  if (int status = load(o.before, o.filter, before)) return status;
+  if (int status = load(o.after, o.filter, after)) return status;
   std::map<std::pair<std::string, std::string>, DiffRow> rows;
   for (const auto& [key, s] : before) rows[key] = {key.first, key.second, s, {}};
   for (const auto& [key, s] : after) {
@@ -127,8 +133,10 @@ Action addDiffCommand(CLI::App& app) {
                   "Exit 3 when a kernel's device time or a function's call time grew by more than PERCENT "
                   "(or appeared), naming each on stderr")
       ->check(CLI::Range(0.0, 1e9));
+  addReportFilterOptions(*cmd, o->filter);
   cmd->footer("Rows whose count and time are the same in both are left out: a capture against itself is empty. "
-              "Kernels are compared by device time, API functions by time in calls.");
+              "Kernels are compared by device time, API functions by time in calls. --kernel, --from, --to, --pid and "
+              "--rank narrow both sides alike (the window is an offset into each run).");
   return [o] { return diff(*o); };
 }
 

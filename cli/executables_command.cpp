@@ -3,12 +3,14 @@
 #include <fnmatch.h>
 
 #include <iostream>
+#include <set>
 
 #include "commands.h"
 #include "gtap/readers/executables.h"
 #include "gtap/readers/recorded_mode.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
+#include "report_filter_options.h"
 
 namespace gtap::cli {
 
@@ -18,6 +20,7 @@ struct ExecutablesOptions {
   std::vector<std::string> files;
   std::string format = "text";
   std::string filter;  // a glob on kernel names
+  ReportFilterOptions narrow;
 };
 
 readers::Cell maybe(int64_t v) { return v < 0 ? readers::Cell::str("-") : readers::Cell::count(v); }
@@ -28,16 +31,33 @@ int executables(const ExecutablesOptions& o) {
     std::cerr << "gtap executables: --format must be text, csv or jsonl\n";
     return 2;
   }
-  auto opened = openCaptures(o.files, "executables");
+  auto opened = openCaptures(o.files, "executables", o.narrow);
+  if (opened.usage) return 2;
   if (opened.captures.empty()) return 1;
   reportNotes(opened, "executables");
   auto loaded = loadDeviceWork(opened, "executables");
   std::vector<std::string> notes;
-  auto rows = readers::executableRows(loaded, notes);
-  if (!o.filter.empty())
-    std::erase_if(rows, [&](const readers::ExecutableKernelRow& r) {
-      return r.kernel.empty() || fnmatch(o.filter.c_str(), r.kernel.c_str(), 0) != 0;
-    });
+  std::vector<readers::ExecutableKernelRow> rows;
+  for (auto& each : loaded) {
+    std::vector<readers::LoadedCapture> one;
+    one.push_back(std::move(each));
+    const readers::LoadedCapture& lc = one[0];
+    auto mine = readers::executableRows(one, notes);
+    // --kernel is --filter's glob; --from and --to keep the kernels that ran
+    // in the window (the work loaded is narrowed to it), by name.
+    for (const std::string* glob : {&o.filter, &o.narrow.kernel})
+      if (!glob->empty())
+        std::erase_if(mine, [&](const readers::ExecutableKernelRow& r) {
+          return r.kernel.empty() || fnmatch(glob->c_str(), r.kernel.c_str(), 0) != 0;
+        });
+    if (o.narrow.from || o.narrow.to) {
+      std::set<std::string, std::less<>> ran;
+      for (const auto& op : lc.work.ops)
+        if (op.kind == schema::DeviceOpKind::KERNEL) ran.emplace(op.name);
+      std::erase_if(mine, [&](const readers::ExecutableKernelRow& r) { return !ran.count(r.kernel); });
+    }
+    for (auto& r : mine) rows.push_back(std::move(r));
+  }
   for (const auto& n : notes) std::cerr << "gtap executables: " << n << "\n";
   std::vector<std::string> columns = {"module", "format", "size", "target", "kernel", "from", "args", "hidden_args",
                                       "kernarg_bytes", "sgprs", "vgprs", "lds_bytes", "scratch_bytes", "wavefront",
@@ -60,8 +80,11 @@ int executables(const ExecutablesOptions& o) {
     table.add(std::move(row));
   }
   table.print(std::cout, format);
-  if (format == readers::OutputFormat::text && rows.empty() && !o.filter.empty())
-    std::cout << "no kernel matches '" << o.filter << "'\n";
+  if (format == readers::OutputFormat::text && rows.empty() && (o.narrow.from || o.narrow.to))
+    std::cout << "no kernel ran between --from and --to" << (o.filter.empty() && o.narrow.kernel.empty() ? "" : " and matches")
+              << "\n";
+  else if (format == readers::OutputFormat::text && rows.empty() && (!o.filter.empty() || !o.narrow.kernel.empty()))
+    std::cout << "no kernel matches '" << (o.filter.empty() ? o.narrow.kernel : o.filter) << "'\n";
   else if (format == readers::OutputFormat::text && rows.empty())
     std::cout << readers::nothingFoundHint(opened.pointers(), format::kModeKernels | format::kModeMemory, "executables", true)
               << "\n";
@@ -78,6 +101,8 @@ Action addExecutablesCommand(CLI::App& app) {
   cmd->add_option("--format", o->format, "text, csv or jsonl");
   cmd->add_option("--filter", o->filter,
                   "Only the kernels whose name matches this glob (fnmatch), and their modules' rows");
+  addReportFilterOptions(*cmd, o->narrow);
+  cmd->footer("--kernel is --filter; --from and --to keep the kernels that ran in that part of the run.");
   return [o] { return executables(*o); };
 }
 
