@@ -61,6 +61,7 @@ struct RunOptions {
   std::vector<std::string> scopes;
   std::string scopeSignal;
   bool startPaused = false;
+  bool summary = false;
   std::string toggleSignal;
   std::string counters;
   bool countersOptional = false;
@@ -189,6 +190,7 @@ int run(const RunOptions& o) {
     setenv("GTAP_TOGGLE_SIGNAL", o.toggleSignal.c_str(), 1);
   }
   if (o.startPaused) setenv("GTAP_START_PAUSED", "1", 1);
+  if (o.summary) setenv("GTAP_SUMMARY", "1", 1);
   bool replayOptions = !o.filePolicy.empty() || !o.fileValidation.empty() || !o.scopes.empty() ||
                        !o.scopeSignal.empty();
   if (replayOptions) {
@@ -365,6 +367,9 @@ Action addRunCommand(CLI::App& app) {
   cmd->add_flag("--sim", o->sim,
                 "Use gtap's simulated devices (a Level Zero driver and an HSA runtime) instead of real ones");
   cmd->add_flag("-q,--quiet", o->quiet, "No closing line on stderr (GTAP_QUIET)");
+  cmd->add_flag("--summary", o->summary,
+                "When each capture file is complete, its process prints a short summary on stderr: top kernels, "
+                "transfers and API time (GTAP_SUMMARY)");
   cmd->footer(
       "Example: gtap run --sim -o run-%p.gtap -- ./app --size 1024\n"
       "Exit status: the program's own (gtap becomes the program; one killed by a signal dies of the same signal, "

@@ -137,6 +137,7 @@ Config readConfig() {
     if (!c.scopeSignal) c.problems.push_back("GTAP_SCOPE_SIGNAL: " + error + "; ignored");
   }
   if (const char* v = std::getenv("GTAP_START_PAUSED")) c.startPaused = *v && std::strcmp(v, "0") != 0;
+  if (const char* v = std::getenv("GTAP_SUMMARY")) c.summary = *v && std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("GTAP_TOGGLE_SIGNAL"); v && *v) {
     std::string error;
     c.toggleSignal = format::parseScopeSignal(v, error);

@@ -42,6 +42,7 @@ struct Config {
   int scopeSignal = 0;                      // GTAP_SCOPE_SIGNAL: toggles the scope "signal"
   bool startPaused = false;                 // GTAP_START_PAUSED=1: profile records wait for gtap_start()
   int toggleSignal = 0;                     // GTAP_TOGGLE_SIGNAL: pauses / resumes the profile records
+  bool summary = false;                     // GTAP_SUMMARY=1: a summary on stderr when the file is complete
   // Hardware counters (docs/counters.md): GTAP_COUNTERS names counters or
   // groups (implies kernels); GTAP_COUNTERS_OPTIONAL=1 runs unmeasured what
   // the device does not offer; GTAP_COUNTER_PASS=N collects pass N of a

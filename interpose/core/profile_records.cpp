@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "device_work.h"
+#include "exit_summary.h"
 #include "phases.h"
 
 namespace gtap::core::profile {
@@ -44,6 +45,7 @@ void writeDevices(ChunkSink& sink, const Outbox& out) {
     defs[i].setGlobalTimestampBits(d.globalBits);
     defs[i].setPeakFlopsPerSecond(d.peakFlopsPerSecond);
     defs[i].setPeakBytesPerSecond(d.peakBytesPerSecond);
+    summary::noteDevice(d.id, d.frequency, d.kernelBits);
   }
   auto samples = root.initSamples(static_cast<unsigned>(out.samples.size()));
   for (unsigned i = 0; i < out.samples.size(); ++i) {
@@ -68,6 +70,7 @@ void writeObjects(ChunkSink& sink, const Outbox& out) {
     o.setDevice(r.device);
     o.setParent(r.parent);
     o.setName(r.name);
+    if (r.kind == schema::ObjectKind::KERNEL) summary::noteKernelName(r.id, r.name);
     o.setCreatedNs(sink.toHostNs(r.ticks));
     o.setThread(r.thread);
     // Bytes stored once per file, referred to by hash.
@@ -164,6 +167,7 @@ void addOp(format::DeviceOpEncoder& e, const R& r, const OpParts& p, uint32_t st
   f.counterValues = p.counterValues;
   f.counterRaw = p.counterRaw;
   e.add(f);
+  summary::noteOp({r.kind, r.recordedBy, r.device, r.kernel, r.bytes, r.direction, r.timed, r.start, r.end});
 }
 
 // Writer thread only; never destroyed (the last flush may come after static

@@ -24,6 +24,7 @@
 #include "functions.h"
 #include "gtap/format/api_events.h"
 #include "gtap/format/writer.h"
+#include "exit_summary.h"
 #include "internal_error.h"
 #include "log.h"
 #include "output_path.h"
@@ -177,6 +178,7 @@ Session* startSession() {
     return nullptr;
   }
   s->forkedFrom = g_parentSessionPid;
+  summary::restart();
   s->startHostNs = monotonicNs();
   timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);

@@ -22,6 +22,7 @@
 #include "chunk_producer.h"
 #include "functions.h"
 #include "gtap/format/api_events.h"
+#include "exit_summary.h"
 #include "internal_error.h"
 #include "log.h"
 #include "output_path.h"
@@ -167,6 +168,7 @@ bool Session::fullyDrained(ThreadState* t) { return t->taken == t->published.loa
 // begin). Ticks become ns by one multiply (TickConverter::Fast).
 void Session::encode(ThreadState* t, const std::vector<std::pair<const Record*, const Record*>>& published, size_t total) {
   const TickConverter::Fast conv = ticks.fast();
+  const bool summaryOn = cfg.summary;
   auto span = published.begin();
   const Record* r = span->first;
   for (size_t done = 0; done < total;) {
@@ -190,10 +192,12 @@ void Session::encode(ThreadState* t, const std::vector<std::pair<const Record*, 
       if (__builtin_expect(r->kind == RecordKind::returned, 1)) {
         // A TSC that went back (another core, a re-anchor) is a zero duration.
         int64_t dticks = static_cast<int64_t>(r->end - r->begin);
-        encoder.addCall(r->function, ns, dticks > 0 ? conv.spanNs(static_cast<uint64_t>(dticks)) : 0, r->result,
-                        r->depth);
+        int64_t spanNs = dticks > 0 ? conv.spanNs(static_cast<uint64_t>(dticks)) : 0;
+        encoder.addCall(r->function, ns, spanNs, r->result, r->depth);
+        if (summaryOn) summary::noteCall(r->function, spanNs);
       } else {
         encoder.addBegin(r->function, ns, r->depth);
+        if (summaryOn) summary::noteCall(r->function, 0);
       }
     }
     if (newThread || !newFunctions.empty()) {
@@ -342,6 +346,8 @@ void Session::run() {
     else if (!file->error().empty() && recording.load())
       logLine("closing %s failed: %s", file->path().c_str(), file->error().c_str());
   }
+  // Asked for, it is printed even with GTAP_QUIET.
+  if (closedOk) summary::print(pid, file->path(), monotonicNs() - startHostNs);
   writerDone.store(true);
 }
 
