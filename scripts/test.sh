@@ -33,7 +33,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGTAP_BUILD
   "-DCMAKE_CXX_FLAGS=$asan_flags" "-DCMAKE_C_FLAGS=$asan_flags" \
   "-DCMAKE_EXE_LINKER_FLAGS=$asan_flags" "-DCMAKE_SHARED_LINKER_FLAGS=$asan_flags" >/dev/null
 cmake --build build-asan -j "$(nproc)" --target unit_tests fuzz_regression_tests codeobject_tests symbolize_tests \
-  hsa_replayer_tests
+  hsa_replayer_tests parallel_test
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -L '^unit$' -E '^core_stress$' \
   --output-on-failure --no-tests=error -j "$(nproc)"
