@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "jsonl_rows.h"
 #include "process.h"
 
 namespace gtap::test {
@@ -17,22 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-ProcessResult gtap(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {gtapBinary()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return runProcess(argv);
-}
-
-std::vector<json> rows(const std::string& out, const std::string& type) {
-  std::vector<json> found;
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty()) continue;
-    auto j = json::parse(line);
-    if (j["type"] == type) found.push_back(j);
-  }
-  return found;
-}
 
 std::string seconds(int64_t ns) {
   char buf[32];
@@ -62,11 +47,11 @@ const Captures& captures() {
                       {{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}}).exitCode, 0);
     EXPECT_EQ(runGtap({"run", "--sim", "-q", "-m", "api,kernels,memory", "-o", c.hsa, "--", workload("hsa_pipeline")},
                       {{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}}).exitCode, 0);
-    EXPECT_EQ(gtap({"run", "--sim", "-q", "-m", "api,kernels", "--counters", "ComputeBasic", "-o", c.counters, "--",
+    EXPECT_EQ(runGtap({"run", "--sim", "-q", "-m", "api,kernels", "--counters", "ComputeBasic", "-o", c.counters, "--",
                     workload("ze_pipeline"), "3"}).exitCode, 0);
-    auto q = gtap({"queue", "--format=jsonl", c.ze});
+    auto q = runGtap({"queue", "--format=jsonl", c.ze});
     EXPECT_EQ(q.exitCode, 0) << q.err;
-    auto subs = rows(q.out, "queue_submission");
+    auto subs = jsonlRows(q.out, "queue_submission");
     EXPECT_EQ(subs.size(), 3u) << q.out;
     if (subs.size() == 3) {
       int64_t start = subs[1]["start_at"], span = subs[1]["device_span"];
@@ -83,7 +68,7 @@ const Captures& captures() {
 std::map<std::string, int64_t> counts(const std::string& out, const std::string& type, const std::string& key,
                                       const std::string& count = "count") {
   std::map<std::string, int64_t> m;
-  for (const auto& r : rows(out, type)) m[r[key].get<std::string>()] += r[count].get<int64_t>();
+  for (const auto& r : jsonlRows(out, type)) m[r[key].get<std::string>()] += r[count].get<int64_t>();
   return m;
 }
 
@@ -92,7 +77,7 @@ ProcessResult both(std::vector<std::string> args) {
   std::vector<std::string> one = {"-j", "1"}, two = {"-j", "2"};
   one.insert(one.end(), args.begin(), args.end());
   two.insert(two.end(), args.begin(), args.end());
-  auto a = gtap(one), b = gtap(two);
+  auto a = runGtap(one), b = runGtap(two);
   EXPECT_EQ(a.exitCode, b.exitCode) << a.err << b.err;
   EXPECT_EQ(a.out, b.out);
   return a;
@@ -120,15 +105,15 @@ TEST(Filters, ApiKeepsTheLaunchingCallsAndTheWindowsCalls) {
   // One rank: only its API.
   auto r = both({"api", "--format=jsonl", "--rank", "1", c.ze, c.hsa});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  for (const auto& row : rows(r.out, "api_function")) EXPECT_EQ(row["api"], "hsa") << row.dump();
-  EXPECT_FALSE(rows(r.out, "api_function").empty());
+  for (const auto& row : jsonlRows(r.out, "api_function")) EXPECT_EQ(row["api"], "hsa") << row.dump();
+  EXPECT_FALSE(jsonlRows(r.out, "api_function").empty());
   // A rank no file has is a usage error; a window past the run an empty report.
-  auto bad = gtap({"api", "--rank", "7", c.ze, c.hsa});
+  auto bad = runGtap({"api", "--rank", "7", c.ze, c.hsa});
   EXPECT_EQ(bad.exitCode, 2);
   EXPECT_NE(bad.err.find("no capture of rank 7"), std::string::npos) << bad.err;
-  auto none = gtap({"api", "--format=jsonl", "--from", "1000", c.ze});
+  auto none = runGtap({"api", "--format=jsonl", "--from", "1000", c.ze});
   EXPECT_EQ(none.exitCode, 0) << none.err;
-  EXPECT_TRUE(rows(none.out, "api_function").empty());
+  EXPECT_TRUE(jsonlRows(none.out, "api_function").empty());
 }
 
 TEST(Filters, KernelsInTheWindowAndOfOneRank) {
@@ -150,17 +135,17 @@ TEST(Filters, SummaryCountsOnlyWhatTheFilterKeeps) {
   const auto& c = captures();
   auto all = both({"summary", "--format=jsonl", c.ze, c.hsa});
   ASSERT_EQ(all.exitCode, 0) << all.err;
-  auto procs = rows(all.out, "process_summary");
+  auto procs = jsonlRows(all.out, "process_summary");
   ASSERT_EQ(procs.size(), 2u);
   EXPECT_GT(procs[0]["allocations"].get<int64_t>(), 0);
   // One rank: one process.
   auto r = both({"summary", "--format=jsonl", "--rank", "1", c.ze, c.hsa});
-  auto one = rows(r.out, "process_summary");
+  auto one = jsonlRows(r.out, "process_summary");
   ASSERT_EQ(one.size(), 1u) << r.out;
   EXPECT_EQ(one[0]["file"], c.hsa);
   // After the first submission's work: no allocation is made, fewer calls, two thirds of the kernels.
   auto w = both({"summary", "--format=jsonl", "--from", c.after, c.ze});
-  auto late = rows(w.out, "process_summary");
+  auto late = jsonlRows(w.out, "process_summary");
   ASSERT_EQ(late.size(), 1u);
   EXPECT_EQ(late[0]["allocations"], 0);
   EXPECT_LT(late[0]["api_calls"].get<int64_t>(), procs[0]["api_calls"].get<int64_t>());
@@ -168,7 +153,7 @@ TEST(Filters, SummaryCountsOnlyWhatTheFilterKeeps) {
             (std::map<std::string, int64_t>{{"scale", 2}, {"add", 2}, {"reduce_partial", 2}}));
   // --kernel: the device's kernels of that name, no copy.
   auto k = both({"summary", "--format=jsonl", "--kernel", "scale", c.ze});
-  auto kp = rows(k.out, "process_summary");
+  auto kp = jsonlRows(k.out, "process_summary");
   ASSERT_EQ(kp.size(), 1u);
   ASSERT_EQ(kp[0]["devices"].size(), 1u);
   EXPECT_EQ(kp[0]["devices"][0]["kernels"], 3);
@@ -180,20 +165,20 @@ TEST(Filters, ExplainNamesOnlyTheKeptKernelsAndProcesses) {
   const auto& c = captures();
   auto k = both({"explain", "--format=jsonl", "--kernel", "add", c.ze, c.hsa});
   ASSERT_EQ(k.exitCode, 0) << k.err;
-  auto kernels = rows(k.out, "explain_kernel");
+  auto kernels = jsonlRows(k.out, "explain_kernel");
   ASSERT_EQ(kernels.size(), 2u) << k.out;  // one a process
   for (const auto& row : kernels) {
     EXPECT_EQ(row["kernel"], "add");
     EXPECT_EQ(row["count"], 3);
   }
   auto w = both({"explain", "--format=jsonl", "--from", c.from, "--to", c.to, c.ze});
-  for (const auto& row : rows(w.out, "explain_kernel")) EXPECT_EQ(row["count"], 1) << row.dump();
-  EXPECT_EQ(rows(w.out, "explain_kernel").size(), 3u);
+  for (const auto& row : jsonlRows(w.out, "explain_kernel")) EXPECT_EQ(row["count"], 1) << row.dump();
+  EXPECT_EQ(jsonlRows(w.out, "explain_kernel").size(), 3u);
   auto r = both({"explain", "--format=jsonl", "--rank", "0", c.ze, c.hsa});
-  auto procs = rows(r.out, "explain_process");
+  auto procs = jsonlRows(r.out, "explain_process");
   ASSERT_EQ(procs.size(), 1u);
   EXPECT_EQ(procs[0]["file"], c.ze);
-  EXPECT_EQ(gtap({"explain", "--from", "2", "--to", "1", c.ze}).exitCode, 2);
+  EXPECT_EQ(runGtap({"explain", "--from", "2", "--to", "1", c.ze}).exitCode, 2);
 }
 
 TEST(Filters, ExecutablesOfTheKernelsThatRanInTheWindow) {
@@ -201,19 +186,19 @@ TEST(Filters, ExecutablesOfTheKernelsThatRanInTheWindow) {
   auto all = both({"executables", "--format=jsonl", c.ze, c.hsa});
   ASSERT_EQ(all.exitCode, 0) << all.err;
   std::set<std::string> names;
-  for (const auto& row : rows(all.out, "executable_kernel")) names.insert(row["kernel"]);
+  for (const auto& row : jsonlRows(all.out, "executable_kernel")) names.insert(row["kernel"]);
   EXPECT_TRUE(names.count("scale")) << all.out;
   auto k = both({"executables", "--format=jsonl", "--kernel", "sc*", c.ze, c.hsa});
-  auto kept = rows(k.out, "executable_kernel");
+  auto kept = jsonlRows(k.out, "executable_kernel");
   ASSERT_EQ(kept.size(), 2u) << k.out;  // a module each
   for (const auto& row : kept) EXPECT_EQ(row["kernel"], "scale");
   auto r = both({"executables", "--format=jsonl", "--pid", "0", c.ze});
   EXPECT_EQ(r.exitCode, 2);
   auto w = both({"executables", "--format=jsonl", "--from", c.from, "--to", c.to, c.ze});
   std::set<std::string> ran;
-  for (const auto& row : rows(w.out, "executable_kernel")) ran.insert(row["kernel"]);
+  for (const auto& row : jsonlRows(w.out, "executable_kernel")) ran.insert(row["kernel"]);
   EXPECT_EQ(ran, (std::set<std::string>{"scale", "add", "reduce_partial"}));
-  auto none = gtap({"executables", "--from", "1000", c.ze});
+  auto none = runGtap({"executables", "--from", "1000", c.ze});
   EXPECT_EQ(none.exitCode, 0);
   EXPECT_NE(none.out.find("no kernel ran between --from and --to"), std::string::npos) << none.out;
 }
@@ -222,21 +207,21 @@ TEST(Filters, CountersOfTheKeptDispatches) {
   const auto& c = captures();
   auto all = both({"counters", "--per-dispatch", "--format=jsonl", c.counters});
   ASSERT_EQ(all.exitCode, 0) << all.err;
-  EXPECT_EQ(rows(all.out, "dispatch_counter").size(), 9u);
+  EXPECT_EQ(jsonlRows(all.out, "dispatch_counter").size(), 9u);
   auto k = both({"counters", "--per-dispatch", "--format=jsonl", "--kernel", "sc*", c.counters});
-  auto scale = rows(k.out, "dispatch_counter");
+  auto scale = jsonlRows(k.out, "dispatch_counter");
   ASSERT_EQ(scale.size(), 3u);
   for (const auto& row : scale) EXPECT_EQ(row["kernel"], "scale");
   auto kc = both({"counters", "--format=jsonl", "--kernel", "add", c.counters});
-  for (const auto& row : rows(kc.out, "kernel_counter")) {
+  for (const auto& row : jsonlRows(kc.out, "kernel_counter")) {
     EXPECT_EQ(row["kernel"], "add");
     EXPECT_EQ(row["dispatches"], 3);
   }
-  auto none = gtap({"counters", "--per-dispatch", "--format=jsonl", "--from", "1000", c.counters});
+  auto none = runGtap({"counters", "--per-dispatch", "--format=jsonl", "--from", "1000", c.counters});
   EXPECT_EQ(none.exitCode, 0) << none.err;
-  EXPECT_TRUE(rows(none.out, "dispatch_counter").empty());
-  EXPECT_EQ(gtap({"counters", "--rank", "4", c.counters}).exitCode, 2);
-  EXPECT_EQ(gtap({"counters", "--list", "--sim", "--kernel", "x"}).exitCode, 2);
+  EXPECT_TRUE(jsonlRows(none.out, "dispatch_counter").empty());
+  EXPECT_EQ(runGtap({"counters", "--rank", "4", c.counters}).exitCode, 2);
+  EXPECT_EQ(runGtap({"counters", "--list", "--sim", "--kernel", "x"}).exitCode, 2);
 }
 
 TEST(Filters, DiffAppliesTheFilterToBothSides) {
@@ -245,23 +230,23 @@ TEST(Filters, DiffAppliesTheFilterToBothSides) {
   auto k = both({"diff", "--format=jsonl", "--kernel", "sc*", c.ze, c.hsa});
   ASSERT_EQ(k.exitCode, 0) << k.err;
   std::set<std::string> names;
-  for (const auto& row : rows(k.out, "diff")) names.insert(row["kind"].get<std::string>() + " " + row["name"].get<std::string>());
+  for (const auto& row : jsonlRows(k.out, "diff")) names.insert(row["kind"].get<std::string>() + " " + row["name"].get<std::string>());
   EXPECT_EQ(names.count("kernel add"), 0u);
   EXPECT_EQ(names.count("api zeCommandListAppendLaunchKernel"), 1u);
   EXPECT_EQ(names.count("api hsa_signal_store_screlease"), 1u);
   EXPECT_EQ(names.count("api zeInit"), 0u);
-  for (const auto& row : rows(k.out, "diff"))
+  for (const auto& row : jsonlRows(k.out, "diff"))
     if (row["name"] == "scale") {
       EXPECT_EQ(row["count_before"], 3);
       EXPECT_EQ(row["count_after"], 3);
     }
   // A window past both runs: nothing on either side, so nothing changed.
-  EXPECT_FALSE(rows(gtap({"diff", "--format=jsonl", c.ze, c.hsa}).out, "diff").empty());
+  EXPECT_FALSE(jsonlRows(runGtap({"diff", "--format=jsonl", c.ze, c.hsa}).out, "diff").empty());
   auto w = both({"diff", "--format=jsonl", "--from", "1000", c.ze, c.hsa});
   EXPECT_EQ(w.exitCode, 0) << w.err;
-  EXPECT_TRUE(rows(w.out, "diff").empty()) << w.out;
+  EXPECT_TRUE(jsonlRows(w.out, "diff").empty()) << w.out;
   // A rank only one side has: a usage error.
-  auto r = gtap({"diff", "--rank", "1", c.ze, c.hsa});
+  auto r = runGtap({"diff", "--rank", "1", c.ze, c.hsa});
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("no capture of rank 1"), std::string::npos) << r.err;
 }

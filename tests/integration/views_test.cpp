@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "jsonl_rows.h"
 #include "process.h"
 
 namespace gtap::test {
@@ -17,23 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-ProcessResult gtap(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {gtapBinary()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return runProcess(argv);
-}
-
-// The JSON Lines rows of `type`.
-std::vector<json> rows(const std::string& out, const std::string& type) {
-  std::vector<json> found;
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty()) continue;
-    auto j = json::parse(line);
-    if (j["type"] == type) found.push_back(j);
-  }
-  return found;
-}
 
 std::string capture(const std::string& name, const std::vector<std::string>& program,
                     const std::string& mode = "api,kernels,memory") {
@@ -41,7 +25,7 @@ std::string capture(const std::string& name, const std::vector<std::string>& pro
   std::string file = dir + "/cap.gtap";
   std::vector<std::string> args = {"run", "--sim", "-m", mode, "-o", file, "--"};
   args.insert(args.end(), program.begin(), program.end());
-  auto run = gtap(args);
+  auto run = runGtap(args);
   EXPECT_EQ(run.exitCode, 0) << run.err;
   return file;
 }
@@ -58,9 +42,9 @@ std::string seconds(int64_t ns) {
 TEST(Views, QueueOfALevelZeroPipelineHasOneSubmissionPerExecution) {
   const int executions = 4;
   std::string file = capture("ze-queue", {workload("ze_pipeline"), std::to_string(executions)});
-  auto r = gtap({"queue", "--format=jsonl", file});
+  auto r = runGtap({"queue", "--format=jsonl", file});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  auto subs = rows(r.out, "queue_submission");
+  auto subs = jsonlRows(r.out, "queue_submission");
   ASSERT_EQ(subs.size(), size_t(executions)) << r.out;
   int64_t previousSubmit = -1, previousEnd = -1;
   for (size_t i = 0; i < subs.size(); ++i) {
@@ -83,7 +67,7 @@ TEST(Views, QueueOfALevelZeroPipelineHasOneSubmissionPerExecution) {
     previousSubmit = submit;
     previousEnd = start + span;
   }
-  auto queues = rows(r.out, "queue");
+  auto queues = jsonlRows(r.out, "queue");
   ASSERT_EQ(queues.size(), 1u);
   EXPECT_EQ(queues[0]["submissions"], executions);
   EXPECT_EQ(queues[0]["operations"], 8 * executions);
@@ -93,10 +77,10 @@ TEST(Views, QueueOfALevelZeroPipelineHasOneSubmissionPerExecution) {
 
   // --id: that queue alone; an id no queue has names the ones there are.
   std::string id = std::to_string(subs[0]["queue"].get<int64_t>());
-  auto one = gtap({"queue", "--format=jsonl", "--id", id, file});
+  auto one = runGtap({"queue", "--format=jsonl", "--id", id, file});
   ASSERT_EQ(one.exitCode, 0) << one.err;
-  EXPECT_EQ(rows(one.out, "queue_submission").size(), size_t(executions));
-  auto none = gtap({"queue", "--id", "999999", file});
+  EXPECT_EQ(jsonlRows(one.out, "queue_submission").size(), size_t(executions));
+  auto none = runGtap({"queue", "--id", "999999", file});
   EXPECT_EQ(none.exitCode, 2);
   EXPECT_NE(none.err.find("no queue 999999 in " + file + "; the queues are " + id), std::string::npos) << none.err;
 }
@@ -107,10 +91,10 @@ TEST(Views, QueueOfALevelZeroPipelineHasOneSubmissionPerExecution) {
 TEST(Views, QueueOfAnHsaPipelineHasOneSubmissionPerPacket) {
   const int iterations = 4;
   std::string file = capture("hsa-queue", {workload("hsa_pipeline"), std::to_string(iterations)});
-  auto r = gtap({"queue", "--format=jsonl", file});
+  auto r = runGtap({"queue", "--format=jsonl", file});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   std::map<int64_t, std::vector<json>> byQueue;
-  for (auto& s : rows(r.out, "queue_submission")) byQueue[s["queue"].get<int64_t>()].push_back(s);
+  for (auto& s : jsonlRows(r.out, "queue_submission")) byQueue[s["queue"].get<int64_t>()].push_back(s);
   ASSERT_EQ(byQueue.size(), 2u) << r.out;
   std::vector<std::string> packets, copies;
   for (auto& [id, subs] : byQueue) {
@@ -125,7 +109,7 @@ TEST(Views, QueueOfAnHsaPipelineHasOneSubmissionPerPacket) {
     for (const char* w : {"barrier", "kernel", "kernel", "barrier", "kernel"}) expected.push_back(w);
   EXPECT_EQ(packets, expected);
   EXPECT_EQ(copies, std::vector<std::string>(3 * iterations, "copy"));
-  for (auto& q : rows(r.out, "queue")) EXPECT_EQ(q["kind"], "hsa queue");
+  for (auto& q : jsonlRows(r.out, "queue")) EXPECT_EQ(q["kind"], "hsa queue");
 }
 
 // The command view of ze_pipeline's list: the eight commands in the order
@@ -133,17 +117,17 @@ TEST(Views, QueueOfAnHsaPipelineHasOneSubmissionPerPacket) {
 TEST(Views, CommandViewListsWhatWasAppendedWithTimesPerExecution) {
   const int executions = 3;
   std::string file = capture("ze-command", {workload("ze_pipeline"), std::to_string(executions)});
-  auto lists = gtap({"command", "--format=jsonl", file});
+  auto lists = runGtap({"command", "--format=jsonl", file});
   ASSERT_EQ(lists.exitCode, 0) << lists.err;
-  auto listed = rows(lists.out, "command_list");
+  auto listed = jsonlRows(lists.out, "command_list");
   ASSERT_EQ(listed.size(), 1u) << lists.out;
   EXPECT_EQ(listed[0]["kind"], "ze command list");
   EXPECT_EQ(listed[0]["commands"], 8);
   EXPECT_EQ(listed[0]["executions"], executions);
   std::string id = std::to_string(listed[0]["list"].get<int64_t>());
-  auto r = gtap({"command", "--format=jsonl", "--id", id, file});
+  auto r = runGtap({"command", "--format=jsonl", "--id", id, file});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  auto commands = rows(r.out, "command");
+  auto commands = jsonlRows(r.out, "command");
   ASSERT_EQ(commands.size(), size_t(8 * executions)) << r.out;
   std::vector<std::string> appended;
   std::map<int, std::set<int>> executionsOf;
@@ -161,7 +145,7 @@ TEST(Views, CommandViewListsWhatWasAppendedWithTimesPerExecution) {
                                                 "kernel reduce_partial", "copy copy", "copy copy",
                                                 "barrier barrier"}));
   for (auto& [command, seen] : executionsOf) EXPECT_EQ(seen.size(), size_t(executions)) << command;
-  auto none = gtap({"command", "--id", "999999", file});
+  auto none = runGtap({"command", "--id", "999999", file});
   EXPECT_EQ(none.exitCode, 2);
   EXPECT_NE(none.err.find("the lists are " + id), std::string::npos) << none.err;
 }
@@ -171,9 +155,9 @@ TEST(Views, CommandViewListsWhatWasAppendedWithTimesPerExecution) {
 // nothing between a free and the next allocation.
 TEST(Views, MemoryEventsAndTheLiveSetBetweenKnownOperations) {
   std::string file = capture("memory-events", {workload("ze_api_counts"), "direct"}, "api,memory");
-  auto r = gtap({"memory", "--events", "--format=jsonl", file});
+  auto r = runGtap({"memory", "--events", "--format=jsonl", file});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  auto events = rows(r.out, "memory_event");
+  auto events = jsonlRows(r.out, "memory_event");
   ASSERT_EQ(events.size(), 6u) << r.out;
   for (size_t i = 0; i < events.size(); ++i) {
     SCOPED_TRACE(events[i].dump());
@@ -195,9 +179,9 @@ TEST(Views, MemoryEventsAndTheLiveSetBetweenKnownOperations) {
   };
   for (size_t i = 0; i + 1 < events.size(); ++i) {
     SCOPED_TRACE(i);
-    auto live = gtap({"memory", "--at", between(i), "--format=jsonl", file});
+    auto live = runGtap({"memory", "--at", between(i), "--format=jsonl", file});
     ASSERT_EQ(live.exitCode, 0) << live.err;
-    auto set = rows(live.out, "live_allocation");
+    auto set = jsonlRows(live.out, "live_allocation");
     if (i % 2 == 0) {
       ASSERT_EQ(set.size(), 1u) << live.out;
       EXPECT_EQ(set[0]["address"], events[i]["address"]);
@@ -206,9 +190,9 @@ TEST(Views, MemoryEventsAndTheLiveSetBetweenKnownOperations) {
       EXPECT_TRUE(set.empty()) << live.out;
     }
   }
-  auto text = gtap({"memory", "--at", between(1), file});
+  auto text = runGtap({"memory", "--at", between(1), file});
   EXPECT_NE(text.out.find("nothing allocated was live then"), std::string::npos) << text.out;
-  auto bad = gtap({"memory", "--at", "-1", file});
+  auto bad = runGtap({"memory", "--at", "-1", file});
   EXPECT_EQ(bad.exitCode, 2);
   EXPECT_NE(bad.err.find("--at must be an offset into the run"), std::string::npos) << bad.err;
 }
