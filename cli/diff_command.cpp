@@ -7,11 +7,13 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "commands.h"
 #include "exit_status.h"
 #include "gtap/readers/api_stats.h"
 #include "gtap/readers/kernel_stats.h"
+#include "gtap/readers/parallel.h"
 #include "gtap/readers/table.h"
 #include "open_captures.h"
 #include "report_filter_options.h"
@@ -45,27 +47,46 @@ struct DiffRow {
   }
 };
 
-// Per kernel name and per API function: count and total time, of one side:
-// 0, else the exit status.
+// Per kernel name and per API function: count and total time, of one side
+// (a file, or a merged file's members read a few at a time, gtap -j): 0,
+// else the exit status. What reading says goes to `say`.
 int load(const std::string& path, const ReportFilterOptions& filter,
-         std::map<std::pair<std::string, std::string>, Side>& out) {
-  auto opened = openCaptures({path}, "diff", filter);
-  if (opened.usage) return kExitUsage;
-  if (opened.captures.empty()) return kExitError;
-  reportNotes(opened, "diff");
-  auto loaded = loadDeviceWork(opened, "diff");
-  for (const auto& k : readers::kernelRows(loaded, readers::KernelGrouping::name, false)) {
+         std::map<std::pair<std::string, std::string>, Side>& out, std::ostream& say) {
+  struct Part {
+    std::optional<readers::KernelRowsBuilder> kernels;
+    std::shared_ptr<readers::ApiSummaryBuilder::Part> api;
+    std::vector<std::string> notes;
+  };
+  readers::KernelRowsBuilder kernels(readers::KernelGrouping::name, false);
+  readers::ApiSummaryBuilder api;
+  auto streamed = streamCaptures<Part>(
+      {path}, "diff", filter,
+      [](const readers::Capture& c) {
+        Part p;
+        p.kernels.emplace(readers::kernelRowsOf(c, readers::KernelGrouping::name, false, p.notes));
+        p.api = readers::ApiSummaryBuilder::read(c);
+        return p;
+      },
+      [&](readers::CaptureFile&, Part& p) {
+        for (const auto& n : p.notes) say << "gtap diff: " << n << "\n";
+        kernels.merge(std::move(*p.kernels));
+        api.merge(std::move(p.api));
+      },
+      true, say);
+  if (streamed.usage) return kExitUsage;
+  if (streamed.captures == 0) return kExitError;
+  for (const auto& k : kernels.rows()) {
     if (k.level == "hal") continue;  // the device's records of the same work are counted
     Side& s = out[{"kernel", k.key}];
     s.count += k.time.count + k.untimed;
     s.totalNs += k.time.total;
   }
-  for (const auto& f : readers::summarizeApi(opened.pointers()).functions) {
+  for (const auto& f : api.finish().functions) {
     Side& s = out[{"api", f.name}];
     s.count += f.count + f.unfinished;
     s.totalNs += f.totalNs;
   }
-  return opened.failures ? kExitError : kExitSuccess;
+  return streamed.failures ? kExitError : kExitSuccess;
 }
 
 std::string percentText(double p) {
@@ -81,9 +102,16 @@ int diff(const DiffOptions& o) {
     std::cerr << "gtap diff: --format must be text, csv or jsonl\n";
     return kExitUsage;
   }
+  // Both sides read at once (gtap -j), what each says kept and said in
+  // order.
   std::map<std::pair<std::string, std::string>, Side> before, after;
-  if (int status = load(o.before, o.filter, before)) return status;
-  if (int status = load(o.after, o.filter, after)) return status;
+  std::ostringstream said[2];
+  int statuses[2] = {};
+  readers::forEachInParallel(
+      2, [&](size_t i) { statuses[i] = load(i ? o.after : o.before, o.filter, i ? after : before, said[i]); },
+      [&](size_t i) { std::cerr << said[i].str(); });
+  for (int status : statuses)
+    if (status) return status;
   std::map<std::pair<std::string, std::string>, DiffRow> rows;
   for (const auto& [key, s] : before) rows[key] = {key.first, key.second, s, {}};
   for (const auto& [key, s] : after) {

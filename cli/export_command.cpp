@@ -153,12 +153,12 @@ int exportCsv(const ExportOptions& o) {
   if (int status = openExportCaptures(o, opened)) return status;
   auto captures = opened.pointers();
   std::vector<std::string> notes;
-  readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
+  SymbolizerPool symbolizers(debugDirectories(o.debugDirs));
   int status = kExitSuccess;
   try {
     readers::writeCsv(
-        captures, [&](std::string_view table) { return folder.open(table); }, notes, resolverFor(symbolizer),
-        instructionResolverFor(symbolizer));
+        captures, [&](std::string_view table) { return folder.open(table); }, notes,
+        [&] { return symbolizers.resolver(); }, [&] { return symbolizers.instructionResolver(); });
     if (o.output == "-") {
       std::cout.flush();
       if (!std::cout) throw std::runtime_error("writing standard output failed");
@@ -301,9 +301,8 @@ int exportTimeline(const ExportOptions& o) {
   if (o.format == "jsonl" || o.format == "sqlite") {
     // A record a line or a row.
     std::vector<std::string> notes;
-    // Stacks are written with their frames named.
-    readers::Symbolizer symbolizer(debugDirectories(o.debugDirs));
-    readers::FrameResolver resolve = resolverFor(symbolizer);
+    // Stacks are written with their frames named, each capture's by a
+    // symbolizer of the thread reading it.
     SymbolizerPool symbolizers(debugDirectories(o.debugDirs));
     status = toStdout ? (writeStdout("export",
                                      [&](std::ostream& s) { writeRecordLines(captures, s, notes, symbolizers); })
@@ -311,7 +310,9 @@ int exportTimeline(const ExportOptions& o) {
                              : kExitError)
                       : writeOutput("export", *out, [&](readers::OutputFile& file) {
                           if (o.format == "sqlite")
-                            readers::writeSqlite(captures, file, notes, resolve, instructionResolverFor(symbolizer));
+                            readers::writeSqlite(
+                                captures, file, notes, [&] { return symbolizers.resolver(); },
+                                [&] { return symbolizers.instructionResolver(); });
                           else
                             writeRecordLines(captures, file.stream(), notes, symbolizers);
                         });

@@ -72,21 +72,21 @@ inline std::shared_ptr<readers::ReportFilter> reportFilter(const ReportFilterOpt
 // Says that no capture is of the --pid or --rank asked for, and which the
 // files hold.
 inline void sayNoCaptureOf(const char* verb, const ReportFilterOptions& options, const std::set<uint32_t>& pids,
-                           const std::set<int32_t>& ranks) {
-  std::cerr << "gtap " << verb << ": no capture of";
+                           const std::set<int32_t>& ranks, std::ostream& say = std::cerr) {
+  say << "gtap " << verb << ": no capture of";
   if (!options.pids.empty()) {
-    std::cerr << " pid";
-    for (uint32_t p : options.pids) std::cerr << " " << p;
+    say << " pid";
+    for (uint32_t p : options.pids) say << " " << p;
   }
   if (!options.ranks.empty()) {
-    std::cerr << (options.pids.empty() ? "" : " and") << " rank";
-    for (int32_t r : options.ranks) std::cerr << " " << r;
+    say << (options.pids.empty() ? "" : " and") << " rank";
+    for (int32_t r : options.ranks) say << " " << r;
   }
-  std::cerr << " among the files given; they hold pid";
-  for (uint32_t p : pids) std::cerr << " " << p;
-  std::cerr << ", rank";
-  for (int32_t r : ranks) std::cerr << " " << (r < 0 ? std::string("none") : std::to_string(r));
-  std::cerr << "\n";
+  say << " among the files given; they hold pid";
+  for (uint32_t p : pids) say << " " << p;
+  say << ", rank";
+  for (int32_t r : ranks) say << " " << (r < 0 ? std::string("none") : std::to_string(r));
+  say << "\n";
 }
 
 // Opens the files as openCaptures does, keeps those of the processes asked
@@ -129,9 +129,9 @@ inline OpenedCaptures openCaptures(const std::vector<std::string>& paths, const 
 // file beside it), after which the capture is closed unless merge moved the
 // CaptureFile away. Memory holds
 // the captures in flight, not every one, however many files there are. What
-// cannot be opened, and each capture's notes, are said on stderr in order;
-// the filter applies as openCaptures' does (its errors set `usage`). Without
-// `sayNotes`, a capture's recovery and notes are the report's to say.
+// cannot be opened, and each capture's notes, are said on `say` (stderr) in
+// order; the filter applies as openCaptures' does (its errors set `usage`).
+// Without `sayNotes`, a capture's recovery and notes are the report's to say.
 struct StreamedCaptures {
   size_t captures = 0;  // read and merged
   int failures = 0;     // files (or members) that could not be opened
@@ -143,12 +143,12 @@ StreamedCaptures streamCaptures(const std::vector<std::string>& paths, const cha
                                 const ReportFilterOptions& options,
                                 const std::function<Part(const readers::Capture&)>& read,
                                 const std::function<void(readers::CaptureFile&, Part&)>& merge,
-                                bool sayNotes = true) {
+                                bool sayNotes = true, std::ostream& say = std::cerr) {
   StreamedCaptures result;
   std::string error;
   auto filter = reportFilter(options, error);
   if (!filter) {
-    std::cerr << "gtap " << verb << ": " << error << "\n";
+    say << "gtap " << verb << ": " << error << "\n";
     result.usage = true;
     return result;
   }
@@ -210,7 +210,7 @@ StreamedCaptures streamCaptures(const std::vector<std::string>& paths, const cha
       [&](size_t i) {
         Slot& slot = slots[i];
         if (!slot.error.empty()) {
-          std::cerr << "gtap " << verb << ": " << slot.error << "\n";
+          say << "gtap " << verb << ": " << slot.error << "\n";
           ++result.failures;
         } else {
           const readers::Capture& c = *slot.capture;
@@ -218,10 +218,10 @@ StreamedCaptures streamCaptures(const std::vector<std::string>& paths, const cha
           ranks.insert(c.process().rank);
           if (slot.kept) {
             if (sayNotes && !c.recovery().closedCleanly)
-              std::cerr << "gtap " << verb << ": " << c.path() << ": recovered " << c.recovery().validBytes << " of "
+              say << "gtap " << verb << ": " << c.path() << ": recovered " << c.recovery().validBytes << " of "
                         << c.recovery().fileSize << " bytes (" << c.recovery().stopReason << ")\n";
             if (sayNotes)
-              for (const auto& n : c.notes()) std::cerr << "gtap " << verb << ": " << n << "\n";
+              for (const auto& n : c.notes()) say << "gtap " << verb << ": " << n << "\n";
             merge(slot.file, *slot.part);
             ++result.captures;
           }
@@ -231,7 +231,7 @@ StreamedCaptures streamCaptures(const std::vector<std::string>& paths, const cha
         sources[i].archive.reset();
       });
   if (result.captures == 0 && !pids.empty()) {
-    sayNoCaptureOf(verb, options, pids, ranks);
+    sayNoCaptureOf(verb, options, pids, ranks, say);
     result.usage = true;
   }
   return result;

@@ -94,9 +94,10 @@ std::vector<std::string> recordTableNames() {
 }
 
 void writeCsv(std::span<const Capture* const> captures, const CsvOpener& open, std::vector<std::string>& notes,
-              const FrameResolver& resolve, const InstructionResolver& instructions) {
+              const std::function<FrameResolver()>& resolverForPart,
+              const std::function<InstructionResolver()>& instructionsForPart) {
   CsvSink sink(open);
-  writeRecordRows(captures, sink, notes, resolve, instructions);
+  writeRecordRows(captures, sink, notes, resolverForPart, instructionsForPart);
   sink.finish();
 }
 

@@ -3,12 +3,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <exception>
 #include <memory>
+#include <ostream>
+#include <set>
+#include <stdexcept>
+#include <streambuf>
 #include <unordered_map>
 #include <utility>
 
 #include "gtap/readers/counters.h"
 #include "gtap/readers/memory_events.h"
+#include "gtap/readers/parallel.h"
 #include "gtap/readers/ranges.h"
 #include "gtap/readers/report_filter.h"
 #include "gtap/readers/record_export.h"
@@ -278,6 +285,198 @@ void writeRows(ForEachCapture&& each, RecordSink& sink, StackFrames& stacks,
   });
 }
 
+// Rows in transit from a part's thread to the one writing the sink: a
+// byte `kPartBegins` before each capture's rows, then per row its table's
+// byte, its number of values and each value as a kind byte and its bytes
+// (8 for a number, a 4-byte length and the bytes for text).
+constexpr char kPartBegins = '\x7f';
+
+class EncodingSink : public RecordSink {
+ public:
+  explicit EncodingSink(std::ostream& out) : out_(out) {}
+  void beginPart() { out_.put(kPartBegins); }
+  void row(RecordTable table, std::span<const RecordValue> values) override {
+    bytes_.clear();
+    bytes_.push_back(static_cast<char>(table));
+    bytes_.push_back(static_cast<char>(values.size()));
+    for (const RecordValue& v : values) encode(v, bytes_);
+    out_.write(bytes_.data(), static_cast<std::streamsize>(bytes_.size()));
+  }
+  static void encode(const RecordValue& v, std::string& to) {
+    to.push_back(static_cast<char>(v.kind));
+    switch (v.kind) {
+      case RecordValue::Kind::null: break;
+      case RecordValue::Kind::integer: to.append(reinterpret_cast<const char*>(&v.integer), 8); break;
+      case RecordValue::Kind::real: to.append(reinterpret_cast<const char*>(&v.real), 8); break;
+      case RecordValue::Kind::text: {
+        auto n = static_cast<uint32_t>(v.text.size());
+        to.append(reinterpret_cast<const char*>(&n), 4);
+        to.append(v.text);
+        break;
+      }
+    }
+  }
+
+ private:
+  std::ostream& out_;
+  std::string bytes_;
+};
+
+// The parts' rows into one sink, as if one writer had written them all:
+// each part numbers its rows from 1 and its strings and frames apart, so a
+// row's own id and every id it refers to is moved past the rows of the
+// parts before it, and a string or frame another part wrote already is
+// referred to by its first id (never written twice).
+class RemappingSink {
+ public:
+  explicit RemappingSink(RecordSink& out) : out_(out), bases_(recordTables().size()), counts_(bases_.size()) {
+    // A column refers to the table its SQL type names (its own for the
+    // primary key).
+    for (const RecordTableInfo& t : recordTables()) {
+      auto& refs = refs_.emplace_back();
+      for (const RecordColumn& c : t.columns) {
+        std::string_view type = c.sqlType;
+        const RecordTableInfo* to = nullptr;
+        if (type == "INTEGER PRIMARY KEY") to = &t;
+        if (auto at = type.find("REFERENCES "); at != std::string_view::npos)
+          to = recordTableNamed(type.substr(at + 11));
+        refs.push_back(to ? static_cast<int>(to->table) : -1);
+      }
+    }
+  }
+
+  void beginPart() {
+    for (size_t t = 0; t < bases_.size(); ++t) bases_[t] += std::exchange(counts_[t], 0);
+    localStrings_.clear();
+    localFrames_.clear();
+  }
+
+  void row(RecordTable table, std::span<RecordValue> values) {
+    if (table == RecordTable::strings) return mapLocal(localStrings_, values, strings_, table);
+    if (table == RecordTable::frames) return mapLocal(localFrames_, values, frames_, table);
+    const auto& refs = refs_[static_cast<size_t>(table)];
+    for (size_t i = 0; i < values.size() && i < refs.size(); ++i) {
+      RecordValue& v = values[i];
+      if (refs[i] < 0 || v.kind != RecordValue::Kind::integer) continue;
+      auto to = static_cast<RecordTable>(refs[i]);
+      if (to == table) counts_[refs[i]] = std::max(counts_[refs[i]], v.integer);
+      if (to == RecordTable::strings) v.integer = local(localStrings_, v.integer);
+      else if (to == RecordTable::frames) v.integer = local(localFrames_, v.integer);
+      else v.integer += bases_[refs[i]];
+    }
+    out_.row(table, values);
+  }
+
+ private:
+  static int64_t local(const std::vector<int64_t>& ids, int64_t id) {
+    if (id < 1 || static_cast<size_t>(id) > ids.size()) throw std::logic_error("a row refers to an unwritten string or frame");
+    return ids[static_cast<size_t>(id) - 1];
+  }
+  // A string or frame row: its text (the values after the id) keys it.
+  void mapLocal(std::vector<int64_t>& ids, std::span<RecordValue> values,
+                std::unordered_map<std::string, int64_t>& global, RecordTable table) {
+    if (values.empty() || values[0].kind != RecordValue::Kind::integer ||
+        values[0].integer != static_cast<int64_t>(ids.size()) + 1)
+      throw std::logic_error("a part's strings or frames are not numbered in order");
+    key_.clear();
+    for (size_t i = 1; i < values.size(); ++i) EncodingSink::encode(values[i], key_);
+    auto [it, added] = global.try_emplace(key_, static_cast<int64_t>(global.size()) + 1);
+    if (added) {
+      values[0] = RecordValue(it->second);
+      out_.row(table, values);
+    }
+    ids.push_back(it->second);
+  }
+
+  RecordSink& out_;
+  std::vector<std::vector<int>> refs_;  // per table, per column: the table referred to, or -1
+  std::vector<int64_t> bases_, counts_;
+  std::vector<int64_t> localStrings_, localFrames_;  // by local id - 1
+  std::unordered_map<std::string, int64_t> strings_, frames_;
+  std::string key_;
+};
+
+// Decodes what EncodingSink wrote, as it comes, into a RemappingSink. What
+// the sink throws is kept (the rest dropped) for the caller to rethrow.
+class DecodingBuffer : public std::streambuf {
+ public:
+  explicit DecodingBuffer(RemappingSink& sink) : sink_(sink) {}
+  void rethrow() {
+    if (error_) std::rethrow_exception(error_);
+    if (!data_.empty()) throw std::logic_error("the record rows ended in the middle of a row");
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof()) {
+      char ch = traits_type::to_char_type(c);
+      xsputn(&ch, 1);
+    }
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (error_) return n;
+    data_.append(s, static_cast<size_t>(n));
+    size_t at = 0;
+    try {
+      while (size_t used = decode(at)) at += used;
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    data_.erase(0, at);
+    return n;
+  }
+
+ private:
+  // Bytes of the whole row (or part mark) at `at` once handed on; 0 while it
+  // is not all here.
+  size_t decode(size_t at) {
+    if (at >= data_.size()) return 0;
+    if (data_[at] == kPartBegins) {
+      sink_.beginPart();
+      return 1;
+    }
+    size_t p = at + 2;
+    if (p > data_.size()) return 0;
+    auto table = static_cast<RecordTable>(data_[at]);
+    size_t count = static_cast<unsigned char>(data_[at + 1]);
+    values_.resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (p >= data_.size()) return 0;
+      RecordValue v;
+      v.kind = static_cast<RecordValue::Kind>(data_[p++]);
+      switch (v.kind) {
+        case RecordValue::Kind::null: break;
+        case RecordValue::Kind::integer:
+        case RecordValue::Kind::real:
+          if (p + 8 > data_.size()) return 0;
+          std::memcpy(v.kind == RecordValue::Kind::integer ? static_cast<void*>(&v.integer) : &v.real,
+                      data_.data() + p, 8);
+          p += 8;
+          break;
+        case RecordValue::Kind::text: {
+          uint32_t n;
+          if (p + 4 > data_.size()) return 0;
+          std::memcpy(&n, data_.data() + p, 4);
+          p += 4;
+          if (p + n > data_.size()) return 0;
+          v.text = std::string_view(data_).substr(p, n);
+          p += n;
+          break;
+        }
+      }
+      values_[i] = v;
+    }
+    sink_.row(table, values_);
+    return p - at;
+  }
+
+  RemappingSink& sink_;
+  std::string data_;
+  std::vector<RecordValue> values_;
+  std::exception_ptr error_;
+};
+
 }  // namespace
 
 std::span<const RecordTableInfo> recordTables() { return tables(); }
@@ -310,21 +509,39 @@ void writeRecordRows(const std::vector<LoadedCapture>& loaded, RecordSink& sink,
 }
 
 void writeRecordRows(std::span<const Capture* const> captures, RecordSink& sink, std::vector<std::string>& notes,
-                     const FrameResolver& resolve, const InstructionResolver& instructions) {
-  StackFrames stacks(resolve);
-  // Each capture's work (its names) lives to the end; its operations do not.
-  std::vector<std::unique_ptr<DeviceWork>> works;
-  writeRows(
-      [&](const auto& write) {
-        for (const Capture* c : captures) {
-          auto& work = *works.emplace_back(std::make_unique<DeviceWork>());
-          write(*c, work, [&](const auto& visit) { visitDeviceWork(*c, work, true, visit); });
-          notes.insert(notes.end(), work.notes.begin(), work.notes.end());
+                     const std::function<FrameResolver()>& resolverForPart,
+                     const std::function<InstructionResolver()>& instructionsForPart) {
+  // Each capture's rows made on a thread of its own (writeInOrder) and
+  // numbered into the sink in order, so the rows are the same whatever the
+  // number of threads.
+  RemappingSink remap(sink);
+  DecodingBuffer decode(remap);
+  std::ostream rows(&decode);
+  std::vector<std::vector<std::string>> partNotes(captures.size());
+  writeInOrder(captures.size(), rows, [&](size_t i, std::ostream& part) {
+    const Capture& c = *captures[i];
+    std::vector<std::string>& mine = partNotes[i];
+    EncodingSink encode(part);
+    encode.beginPart();
+    StackFrames stacks(resolverForPart ? resolverForPart() : FrameResolver{});
+    DeviceWork work;
+    writeRows(
+        [&](const auto& write) {
+          write(c, work, [&](const auto& visit) { visitDeviceWork(c, work, true, visit); });
+          mine.insert(mine.end(), work.notes.begin(), work.notes.end());
           auto problems = stacks.takeProblems();
-          notes.insert(notes.end(), problems.begin(), problems.end());
-        }
-      },
-      sink, stacks, instructions, &notes);
+          mine.insert(mine.end(), problems.begin(), problems.end());
+        },
+        encode, stacks, instructionsForPart ? instructionsForPart() : InstructionResolver{}, &mine);
+    c.reader().releasePages();
+  });
+  rows.flush();
+  decode.rethrow();
+  // A note several captures share (a module that cannot be read) is said once.
+  std::set<std::string> said;
+  for (auto& part : partNotes)
+    for (auto& n : part)
+      if (said.insert(n).second) notes.push_back(std::move(n));
 }
 
 }  // namespace gtap::readers

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <concepts>
+#include <functional>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -97,9 +98,14 @@ class RecordSink {
 // names, queues) are rows of `strings`, each once, before the first row that
 // names them.
 void writeRecordRows(const std::vector<LoadedCapture>& captures, RecordSink& sink, const FrameResolver& resolve);
-// The same, reading each capture's device operations a batch at a time; what
-// reading found wrong is added to `notes`.
+// The same, reading each capture's device operations a batch at a time,
+// several captures at once (up to readJobs(), each on a thread of its own
+// with the resolvers `resolverForPart()` and `instructionsForPart()` give
+// it; empty functions: frames as module+0xoffset); the sink gets the rows in
+// capture order on the calling thread, the same whatever the number of
+// threads. What reading found wrong is added to `notes`, each note once.
 void writeRecordRows(std::span<const Capture* const> captures, RecordSink& sink, std::vector<std::string>& notes,
-                     const FrameResolver& resolve, const InstructionResolver& instructions);
+                     const std::function<FrameResolver()>& resolverForPart,
+                     const std::function<InstructionResolver()>& instructionsForPart);
 
 }  // namespace gtap::readers

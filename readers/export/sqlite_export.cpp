@@ -173,8 +173,11 @@ void writeSqlite(const std::vector<LoadedCapture>& loaded, OutputFile& out, cons
 }
 
 void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std::vector<std::string>& notes,
-                 const FrameResolver& resolve, const InstructionResolver& instructions) {
-  writeDatabase(out, [&](RecordSink& sink) { writeRecordRows(captures, sink, notes, resolve, instructions); });
+                 const std::function<FrameResolver()>& resolverForPart,
+                 const std::function<InstructionResolver()>& instructionsForPart) {
+  writeDatabase(out, [&](RecordSink& sink) {
+    writeRecordRows(captures, sink, notes, resolverForPart, instructionsForPart);
+  });
 }
 
 }  // namespace gtap::readers

@@ -4,10 +4,12 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
 #include "gtap/readers/device_work.h"
+#include "gtap/readers/parallel.h"
 
 namespace gtap::readers {
 
@@ -81,6 +83,14 @@ void ValueStats::add(double v) {
   if (!count || v > max) max = v;
   total += v;
   ++count;
+}
+
+void ValueStats::add(const ValueStats& o) {
+  if (!o.count) return;
+  if (!count || o.min < min) min = o.min;
+  if (!count || o.max > max) max = o.max;
+  total += o.total;
+  count += o.count;
 }
 
 std::optional<double> DerivedSums::busyShare() const {
@@ -257,6 +267,68 @@ class ReportBuilder {
     for (const auto& series : counters.metrics) summarise(index, series);
   }
 
+  // The report of one other capture (built alone, not finished) as this
+  // report's next capture: its columns and kernels joined to these by name,
+  // its indices moved past the captures before it.
+  void absorb(CounterReport&& part) {
+    size_t base = r_.captures.size();
+    std::vector<uint32_t> columns;
+    for (const auto& c : part.columns) {
+      CounterInfo info;
+      info.name = c.name;
+      info.units = c.units;
+      columns.push_back(column(info));
+    }
+    auto move = [](auto& from, auto& to) {
+      to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+    };
+    move(part.captures, r_.captures);
+    move(part.processes, r_.processes);
+    move(part.requested, r_.requested);
+    move(part.problems, r_.problems);
+    move(part.devices, r_.devices);
+    for (auto& n : part.notes) r_.notes.push_back({n.capture + base, std::move(n.note)});
+    for (auto& m : part.metrics) {
+      m.capture += base;
+      r_.metrics.push_back(std::move(m));
+    }
+    r_.measured += part.measured;
+    r_.anyCounterData = r_.anyCounterData || part.anyCounterData;
+    for (auto& k : part.kernels) {
+      auto [it, fresh] = kernelIndex_.emplace(std::make_pair(k.process, k.kernel), r_.kernels.size());
+      if (fresh) {
+        KernelCounters copy;
+        copy.kernel = k.kernel;
+        copy.process = k.process;
+        copy.device = k.device;
+        copy.deviceCapture = k.deviceCapture + base;
+        r_.kernels.push_back(std::move(copy));
+      }
+      KernelCounters& to = r_.kernels[it->second];
+      to.dispatches += k.dispatches;
+      to.deviceNs += k.deviceNs;
+      for (size_t c = 0; c < k.values.size(); ++c) {
+        if (!k.values[c].count) continue;
+        if (to.values.size() <= columns[c]) to.values.resize(columns[c] + 1);
+        to.values[columns[c]].add(k.values[c]);
+      }
+      to.derived.add(k.derived);
+      to.busyShare.add(k.busyShare);
+      to.wavesPerGroup.add(k.wavesPerGroup);
+      to.frequencyHz.add(k.frequencyHz);
+      to.flops += k.flops;
+      to.bytes += k.bytes;
+      to.rooflineNs += k.rooflineNs;
+      to.hasFlops = to.hasFlops || k.hasFlops;
+      to.hasBytes = to.hasBytes || k.hasBytes;
+    }
+    for (auto& d : part.dispatches) {
+      d.capture += base;
+      for (auto& [c, v] : d.values) c = columns[c];
+      r_.dispatches.push_back(std::move(d));
+    }
+  }
+
   void finish() {
     for (auto& k : r_.kernels) k.values.resize(r_.columns.size());
     std::sort(r_.kernels.begin(), r_.kernels.end(),
@@ -372,9 +444,23 @@ class ReportBuilder {
 }  // namespace
 
 CounterReport counterReport(std::span<const Capture* const> captures, bool perDispatch, bool perProcess) {
+  // Each capture's report built on its own, several at once (gtap -j), and
+  // joined in order: the same report whatever the number of threads.
   CounterReport report;
   ReportBuilder builder(report, perDispatch, perProcess);
-  for (const Capture* c : captures) builder.capture(*c);
+  std::vector<std::optional<CounterReport>> parts(captures.size());
+  forEachInParallel(
+      captures.size(),
+      [&](size_t i) {
+        CounterReport& part = parts[i].emplace();
+        ReportBuilder alone(part, perDispatch, perProcess);
+        alone.capture(*captures[i]);
+        captures[i]->reader().releasePages();
+      },
+      [&](size_t i) {
+        builder.absorb(std::move(*parts[i]));
+        parts[i].reset();
+      });
   builder.finish();
   return report;
 }

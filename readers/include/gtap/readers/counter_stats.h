@@ -37,6 +37,7 @@ struct ValueStats {
   double total = 0, min = 0, max = 0;
   double mean() const { return count ? total / static_cast<double>(count) : 0; }
   void add(double v);
+  void add(const ValueStats& other);  // both sets of values
 };
 
 // Metrics derived from counters (docs/counters.md, "Derived metrics"): sums
@@ -141,7 +142,8 @@ struct CounterReport {
 };
 
 // Reads the counters, device metrics and measured device operations of each
-// capture, a batch of operations at a time; kernels by name, or by process
+// capture, a batch of operations at a time, several captures at once (gtap
+// -j; the report is the same whatever the number of threads); kernels by name, or by process
 // and name with `perProcess`. A dispatch whose values name a
 // set the file does not define, or that carries more or fewer values than
 // its set has counters, is left out and said once per file and set in

@@ -56,10 +56,15 @@ struct SqliteError : std::runtime_error {
 // The captures as one database in `out`'s temporary file (the caller commits
 // it), in one transaction. Throws SqliteError when SQLite fails.
 void writeSqlite(const std::vector<LoadedCapture>& captures, OutputFile& out, const FrameResolver& resolve = {});
-// The same, reading each capture's device operations a batch at a time, as
-// writeJsonLines does (sampled instructions in `instruction_samples`).
+// The same, reading each capture's device operations a batch at a time and
+// several captures at once (gtap -j), each capture's stacks named by the
+// resolvers `resolverForPart()` and `instructionsForPart()` give it (called
+// once a capture, on its thread; empty: module+0xoffset), sampled
+// instructions in `instruction_samples`. The database is the same whatever
+// the number of threads.
 void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std::vector<std::string>& notes,
-                 const FrameResolver& resolve = {}, const InstructionResolver& instructions = {});
+                 const std::function<FrameResolver()>& resolverForPart = {},
+                 const std::function<InstructionResolver()>& instructionsForPart = {});
 
 // The CSV export: a file per table of the SQLite export, with the same
 // columns (its header line) and rows. `open(table)` gives the stream of a
@@ -67,8 +72,10 @@ void writeSqlite(std::span<const Capture* const> captures, OutputFile& out, std:
 // tables every capture has (processes, threads, strings, api_calls,
 // device_ops, allocations) that had none; nullptr leaves a table out.
 using CsvOpener = std::function<std::ostream*(std::string_view table)>;
+// The captures are read as writeSqlite reads them.
 void writeCsv(std::span<const Capture* const> captures, const CsvOpener& open, std::vector<std::string>& notes,
-              const FrameResolver& resolve = {}, const InstructionResolver& instructions = {});
+              const std::function<FrameResolver()>& resolverForPart = {},
+              const std::function<InstructionResolver()>& instructionsForPart = {});
 void writeCsv(const std::vector<LoadedCapture>& captures, const CsvOpener& open, const FrameResolver& resolve = {});
 // The tables of the SQLite and CSV exports, in order.
 std::vector<std::string> recordTableNames();
