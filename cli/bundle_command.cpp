@@ -1,5 +1,6 @@
 // gtap bundle DIR: a self-contained copy of gtap for machines and container
-// images that have none of its libraries: bin/gtap, lib/gtap/libgtap.so, and
+// images that have none of its libraries: bin/gtap (a static launcher that
+// checks the system's C library, then runs bin/gtap.bin), lib/gtap/libgtap.so, and
 // in lib/gtap/deps every shared library they need that is not part of the C
 // library, found from the binaries' own dependencies (DT_NEEDED, resolved as
 // the loader resolves them here). gtap and libgtap.so are linked with run
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -174,11 +176,12 @@ int bundle(const BundleOptions& o) {
     }
   }
   fs::path lib = gtapLibraryDirectory();
-  fs::path library = lib / "libgtap.so";
-  if (!fs::exists(library, ec)) {
-    std::cerr << "gtap bundle: " << library.string() << " not found (is gtap installed whole?)\n";
-    return kExitError;
-  }
+  fs::path library = lib / "libgtap.so", launcher = lib / "bundle-launcher";
+  for (const auto& needed : {library, launcher})
+    if (!fs::exists(needed, ec)) {
+      std::cerr << "gtap bundle: " << needed.string() << " not found (is gtap installed whole?)\n";
+      return kExitError;
+    }
   fs::path sim = lib / "sim";
   if (o.withSim && !fs::exists(sim / "libze_gtap_sim.so", ec)) {
     std::cerr << "gtap bundle: --with-sim: " << simulatedRuntimesMissing("simulated Level Zero driver", sim / "libze_gtap_sim.so")
@@ -195,13 +198,17 @@ int bundle(const BundleOptions& o) {
   staging.path = pattern;
   fs::path out = staging.path;
   // The install's layout: lib/gtap where GTAP_RELATIVE_LIBDIR says from bin/.
-  fs::path outExe = out / "bin" / "gtap";
+  // bin/gtap is the static launcher (bundle_launcher.c), which checks the
+  // system's C library against lib/gtap/needs-glibc and runs bin/gtap.bin.
+  fs::path outExe = out / "bin" / "gtap.bin";
   fs::path outLib = (out / "bin" / GTAP_RELATIVE_LIBDIR).lexically_normal();
   fs::path deps = outLib / "deps";
   fs::create_directories(deps, ec);
   std::string error;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!copyExecutableFile(exe, outExe, error) || !copyExecutableFile(library, outLib / "libgtap.so", error)) {
+  if (!copyExecutableFile(exe, outExe, error) || !copyExecutableFile(library, outLib / "libgtap.so", error) ||
+      !copyExecutableFile(launcher, out / "bin" / "gtap", error) ||
+      !copyExecutableFile(launcher, outLib / "bundle-launcher", error)) {
     std::cerr << "gtap bundle: " << error << "\n";
     return kExitError;
   }
@@ -223,6 +230,16 @@ int bundle(const BundleOptions& o) {
       std::cerr << "gtap bundle: " << error << "\n";
       return kExitError;
     }
+  // The C library the launcher asks of the system: the newest version any
+  // of the bundle's objects needs.
+  if (!bundler.newestGlibc().empty()) {
+    std::ofstream needs(outLib / "needs-glibc");
+    needs << bundler.newestGlibc().substr(6) << "\n";
+    if (!needs.flush()) {
+      std::cerr << "gtap bundle: cannot write " << (outLib / "needs-glibc").string() << "\n";
+      return kExitError;
+    }
+  }
   // Put in place whole, or not at all.
   if (fs::exists(target, ec)) fs::remove(target, ec);  // the empty directory checked above
   fs::rename(out, target, ec);

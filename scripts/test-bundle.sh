@@ -52,6 +52,33 @@ say "gtap bundle --with-sim"
 cat "$bundle.log"
 rm -f "$bundle.log"
 listing() { (cd "$bundle/gtap" && find . -printf '%p %s %T@\n' | sort); }
+needs=$(cat "$bundle/gtap/lib/gtap/needs-glibc") || fail "the bundle has no lib/gtap/needs-glibc"
+[ "$needs" = "$(ldd --version | sed -n '1s/.* //p')" ] || fail "needs-glibc says $needs, this system has $(ldd --version | head -1)"
+
+# Images without the C library the bundle needs: the launcher (bin/gtap, a
+# static program) says which version is needed instead of the loader's "not
+# found". Two bare roots stand in: one with no C library at all (as an image
+# built on musl), one whose libc.so.6 states an older version.
+check_refused() {
+  local fake=$1 expected=$2 out status=0
+  mkdir -p "$fake/opt/gtap/bin" "$fake/opt/gtap/lib/gtap"
+  cp "$bundle/gtap/bin/gtap" "$fake/opt/gtap/bin/"
+  cp "$bundle/gtap/lib/gtap/needs-glibc" "$fake/opt/gtap/lib/gtap/"
+  out=$(chroot "$fake" /opt/gtap/bin/gtap --version 2>&1) || status=$?
+  [ "$status" = 127 ] || fail "$fake: exit status $status, not 127: $out"
+  grep -q "$expected" <<<"$out" || fail "$fake: no '$expected' in: $out"
+  grep -q "needs glibc $needs or newer" <<<"$out" || fail "$fake: the needed version is not named: $out"
+  echo "  $out"
+}
+say "the launcher in images without the C library it needs"
+fakes=$(mktemp -d "${TMPDIR:-/tmp}/gtap-bundle-fakes.XXXXXX")
+check_refused "$fakes/no-libc" "no GNU C library"
+mkdir -p "$fakes/old-libc/lib64" "$fakes/old-libc/lib/x86_64-linux-gnu"
+: >"$fakes/old-libc/lib64/ld-linux-x86-64.so.2"
+printf 'GNU C Library (test) stable release version 2.17.\n' >"$fakes/old-libc/lib/x86_64-linux-gnu/libc.so.6"
+check_refused "$fakes/old-libc" "C library is glibc 2.17"
+rm -rf "$fakes"
+
 before=$(listing)
 mount_in "$root/proc" -t proc proc
 mount_in "$root/dev" --bind /dev

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "process.h"
 
@@ -59,11 +60,25 @@ TEST(Bundle, HoldsGtapAndItsLibrariesAndRefusesAFolderInUse) {
     EXPECT_TRUE(fs::is_regular_file(dir + "/b/lib/gtap/deps/" + lib)) << lib;
   for (const char* lib : {"libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2", "libze_loader.so.1"})
     EXPECT_FALSE(fs::exists(dir + "/b/lib/gtap/deps/" + lib)) << lib << " is the system's";
+  // bin/gtap is the static launcher, which runs bin/gtap.bin once the
+  // system's C library is as new as lib/gtap/needs-glibc says.
+  EXPECT_TRUE(fs::is_regular_file(dir + "/b/bin/gtap.bin"));
+  std::string needs;
+  std::getline(std::ifstream(dir + "/b/lib/gtap/needs-glibc"), needs);
+  EXPECT_TRUE(std::regex_match(needs, std::regex("2\\.[0-9]+"))) << needs;
   // Moved elsewhere, it still finds its own libraries.
   fs::rename(dir + "/b", dir + "/moved");
   auto version = runProcess({"env", "-i", dir + "/moved/bin/gtap", "--version"});
   EXPECT_EQ(version.exitCode, 0) << version.err;
   EXPECT_EQ(version.out.rfind("gtap ", 0), 0u) << version.out;
+  // On a C library older than the bundle needs, the launcher says which
+  // version it needs and runs nothing.
+  { std::ofstream(dir + "/moved/lib/gtap/needs-glibc") << "2.9999\n"; }
+  auto old = runProcess({dir + "/moved/bin/gtap", "--version"});
+  EXPECT_EQ(old.exitCode, 127) << old.err;
+  EXPECT_TRUE(old.out.empty()) << old.out;
+  EXPECT_NE(old.err.find("this gtap bundle needs glibc 2.9999 or newer"), std::string::npos) << old.err;
+  EXPECT_TRUE(std::regex_search(old.err, std::regex("C library is glibc 2\\.[0-9]+ \\("))) << old.err;
   // A folder in use is never replaced.
   fs::create_directories(dir + "/used");
   { std::ofstream(dir + "/used/mine.txt") << "mine"; }
