@@ -369,7 +369,8 @@ class RemappingSink {
 
  private:
   static int64_t local(const std::vector<int64_t>& ids, int64_t id) {
-    if (id < 1 || static_cast<size_t>(id) > ids.size()) throw std::logic_error("a row refers to an unwritten string or frame");
+    if (id < 1 || static_cast<size_t>(id) > ids.size())
+      throw std::logic_error("a row refers to an unwritten string or frame");
     return ids[static_cast<size_t>(id) - 1];
   }
   // A string or frame row: its text (the values after the id) keys it.
@@ -518,6 +519,9 @@ void writeRecordRows(std::span<const Capture* const> captures, RecordSink& sink,
   DecodingBuffer decode(remap);
   std::ostream rows(&decode);
   std::vector<std::vector<std::string>> partNotes(captures.size());
+  // The sink (SQLite above all) is slower than the parts' threads: 4 MiB of
+  // rows waiting per capture keeps them busy without holding more.
+  constexpr size_t kHeld = size_t{4} << 20;
   writeInOrder(captures.size(), rows, [&](size_t i, std::ostream& part) {
     const Capture& c = *captures[i];
     std::vector<std::string>& mine = partNotes[i];
@@ -534,7 +538,7 @@ void writeRecordRows(std::span<const Capture* const> captures, RecordSink& sink,
         },
         encode, stacks, instructionsForPart ? instructionsForPart() : InstructionResolver{}, &mine);
     c.reader().releasePages();
-  });
+  }, kHeld);
   rows.flush();
   decode.rethrow();
   // A note several captures share (a module that cannot be read) is said once.
