@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "process.h"
 #include "sqlite_query.h"
@@ -83,27 +86,34 @@ TEST(Merge, NothingIsWrittenUnlessEveryInputIsACapture) {
 namespace gtap::test {
 namespace {
 
-// Reports read their files several at once (gtap -j N) and merge what each
-// gave in the order given: the output is the same whatever N is.
-TEST(Batches, ReportsGiveTheSameOutputWhateverTheJobs) {
-  std::string dir = freshDirectory("batches");
-  std::vector<std::string> files;
-  auto capture = [&](const std::string& name, std::vector<std::string> program,
-                     std::vector<std::string> options = {}) {
+// Captures of workloads on the simulated devices (API calls, kernels,
+// memory and stacks) into one folder, in the order made.
+struct Captures : std::vector<std::string> {
+  explicit Captures(std::string dir) : dir(std::move(dir)) {}
+  void add(const std::string& name, const std::vector<std::string>& program,
+           const std::vector<std::string>& options = {}) {
     std::string f = dir + "/" + name + ".gtap";
     std::vector<std::string> argv = {"run", "--sim", "-q", "-m", "api,kernels,memory,stacks", "-o", f};
     argv.insert(argv.end(), options.begin(), options.end());
     argv.push_back("--");
     argv.insert(argv.end(), program.begin(), program.end());
     ASSERT_EQ(gtap(argv).exitCode, 0) << name;
-    files.push_back(f);
-  };
-  capture("ze-pipeline", {workload("ze_pipeline")});
-  capture("hsa-pipeline", {workload("hsa_pipeline")});
-  for (int i = 1; i <= 4; ++i) capture("ze-add-" + std::to_string(i), {workload("ze_vector_add"), std::to_string(i), "512"});
+    push_back(f);
+  }
+  std::string dir;
+};
+
+// Reports read their files several at once (gtap -j N) and merge what each
+// gave in the order given: the output is the same whatever N is.
+TEST(Batches, ReportsGiveTheSameOutputWhateverTheJobs) {
+  std::string dir = freshDirectory("batches");
+  Captures files(dir);
+  files.add("ze-pipeline", {workload("ze_pipeline")});
+  files.add("hsa-pipeline", {workload("hsa_pipeline")});
+  for (int i = 1; i <= 4; ++i) files.add("ze-add-" + std::to_string(i), {workload("ze_vector_add"), std::to_string(i), "512"});
   // Counters in two files, their sets and columns joined by name.
   for (int i = 1; i <= 2; ++i)
-    capture("ze-counted-" + std::to_string(i), {workload("ze_vector_add"), std::to_string(i + 1), "1000"},
+    files.add("ze-counted-" + std::to_string(i), {workload("ze_vector_add"), std::to_string(i + 1), "1000"},
             {"--counters", "KernelsExecuted,WorkGroupsExecuted,GpuTime"});
   for (std::vector<std::string> report : {std::vector<std::string>{"summary"},
                                           {"summary", "--format=jsonl"},
@@ -209,20 +219,11 @@ std::vector<std::pair<std::string, int64_t>> byName(const std::string& path) {
 // process's rows the same as its own file's export gives.
 TEST(Batches, TheSqliteExportOfManyFilesIsTheSameWhateverTheJobs) {
   std::string dir = freshDirectory("batches-sqlite");
-  std::vector<std::string> files;
-  auto capture = [&](const std::string& name, std::vector<std::string> program, std::vector<std::string> options) {
-    std::string f = dir + "/" + name + ".gtap";
-    std::vector<std::string> argv = {"run", "--sim", "-q", "-m", "api,kernels,memory,stacks", "-o", f};
-    argv.insert(argv.end(), options.begin(), options.end());
-    argv.push_back("--");
-    argv.insert(argv.end(), program.begin(), program.end());
-    ASSERT_EQ(gtap(argv).exitCode, 0) << name;
-    files.push_back(f);
-  };
-  capture("ze-pipeline", {workload("ze_pipeline")}, {});
-  capture("hsa-pipeline", {workload("hsa_pipeline")}, {});
+  Captures files(dir);
+  files.add("ze-pipeline", {workload("ze_pipeline")});
+  files.add("hsa-pipeline", {workload("hsa_pipeline")});
   for (int i = 1; i <= 3; ++i)
-    capture("ze-counted-" + std::to_string(i), {workload("ze_vector_add"), std::to_string(i), "1000"},
+    files.add("ze-counted-" + std::to_string(i), {workload("ze_vector_add"), std::to_string(i), "1000"},
             {"--counters", "KernelsExecuted,WorkGroupsExecuted,GpuTime"});
   std::string first;
   for (const char* jobs : {"1", "2", "3"}) {
