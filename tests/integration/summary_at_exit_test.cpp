@@ -3,9 +3,12 @@
 // nothing else the program shows.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "process.h"
 
@@ -117,6 +120,72 @@ TEST(SummaryAtExit, EnvironmentVariableAloneAsksForIt) {
   auto off = runProcess({gtapBinary(), "run", "--sim", "-q", "-o", dir + "/off.gtap", "--", workload("ze_pipeline")},
                         {{"GTAP_SUMMARY", "0"}});
   EXPECT_FALSE(parseSummary(off.err).found) << off.err;
+}
+
+// The API calls a capture holds, as gtap api counts them.
+uint64_t apiCallsIn(const std::string& path) {
+  uint64_t total = 0;
+  for (auto& [f, n] : counts(runGtap({"api", "--format=jsonl", path}).out, "function")) total += n;
+  return total;
+}
+
+// A process that ends on a signal (a fault, abort, a kill its own handler
+// turns into _exit, a kill that ends it) still prints its summary once its
+// capture is complete, and ends exactly as without gtap.
+TEST(SummaryAtExit, AProcessEndedByASignalSummarisesAndEndsTheSame) {
+  std::string dir = freshDirectory("summary-signals");
+  for (std::vector<std::string> how : {std::vector<std::string>{std::to_string(SIGSEGV), "fault", "none"},
+                                       {std::to_string(SIGABRT), "raise", "none"},
+                                       {std::to_string(SIGTERM), "kill", "exit"},
+                                       {std::to_string(SIGTERM), "kill", "none"}}) {
+    SCOPED_TRACE(how[0] + " " + how[1] + " " + how[2]);
+    std::vector<std::string> program = {workload("ze_signals"), "die"};
+    program.insert(program.end(), how.begin(), how.end());
+    auto plain = runProcess(program, {{"ZE_ENABLE_ALT_DRIVERS", std::string(GTAP_TEST_SIM_DIR) + "/libze_gtap_sim.so"}});
+    std::string file = dir + "/" + how[0] + "-" + how[1] + "-" + how[2] + ".gtap";
+    std::vector<std::string> argv = {gtapBinary(), "run", "--sim", "-q", "--summary", "-o", file, "--"};
+    argv.insert(argv.end(), program.begin(), program.end());
+    auto summed = runProcess(argv);
+    EXPECT_EQ(summed.exitCode, plain.exitCode);
+    EXPECT_EQ(summed.signal, plain.signal);
+    EXPECT_TRUE(plain.signal != 0 || plain.exitCode == 40) << "the workload ends on its signal";
+    EXPECT_EQ(summed.out, plain.out);
+    Printed p = parseSummary(summed.err);
+    ASSERT_TRUE(p.found) << summed.err;
+    EXPECT_GT(p.apiCalls, 0u);
+    EXPECT_EQ(p.apiCalls, apiCallsIn(file)) << summed.err;
+  }
+}
+
+// A forked child's capture is its own, and so is its summary: one per
+// process, each naming its own file and counting only its own calls.
+TEST(SummaryAtExit, EachForkedChildSummarisesItsOwnCapture) {
+  std::string dir = freshDirectory("summary-fork");
+  auto r = runProcess({gtapBinary(), "run", "--sim", "-q", "--summary", "-o", dir + "/f-%p.gtap", "--",
+                       workload("ze_fork_busy"), "1", "3"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto files = filesIn(dir);
+  ASSERT_EQ(files.size(), 4u) << r.err;
+  size_t summaries = 0;
+  for (size_t at = 0; (at = r.err.find("gtap: summary of pid ", at)) != std::string::npos; ++at) ++summaries;
+  EXPECT_EQ(summaries, files.size()) << r.err;
+  // Each summary's block: its header, then its lines up to the next header.
+  std::istringstream in(r.err);
+  std::string line, block;
+  std::map<std::string, std::string> blocks;  // by file
+  std::string current;
+  while (std::getline(in, line)) {
+    if (line.rfind("gtap: summary of pid ", 0) == 0) {
+      auto open = line.find(" (");
+      current = line.substr(open + 2, line.size() - open - 3);
+      blocks[current] = "";
+    }
+    if (!current.empty()) blocks[current] += line + "\n";
+  }
+  for (const auto& f : files) {
+    ASSERT_TRUE(blocks.count(f)) << f << " has no summary in:\n" << r.err;
+    EXPECT_EQ(parseSummary(blocks[f]).apiCalls, apiCallsIn(f)) << blocks[f];
+  }
 }
 
 }  // namespace
