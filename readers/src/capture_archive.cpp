@@ -12,6 +12,7 @@
 
 #include "gtap/format/container.h"
 #include "gtap/format/reader.h"
+#include "gtap/readers/parallel.h"
 
 namespace gtap::readers {
 
@@ -159,26 +160,25 @@ CaptureFile openCaptureFile(const std::string& path) {
   return out;
 }
 
-size_t writeCaptureArchive(const std::vector<std::string>& inputs, std::ostream& out) {
+size_t writeCaptureArchive(const std::vector<std::string>& inputs, std::ostream& out, bool checked) {
   struct Source {
     std::string name;
     std::shared_ptr<const CaptureArchive> archive;  // the member's archive, or none
     CaptureArchive::Member member;
     std::string path;  // a capture file's
   };
-  // Every input checked before anything is written.
+  // Every input checked before anything is written (several at once, gtap
+  // -j): opening a capture throws naming the file when it is not one.
+  if (!checked)
+    forEachInParallel(inputs.size(), [&](size_t i) { openCaptureFile(inputs[i]); });
   std::vector<Source> sources;
   for (const auto& path : inputs) {
     std::string base = path.substr(path.find_last_of('/') + 1);
     if (isCaptureArchive(path)) {
       auto archive = std::make_shared<const CaptureArchive>(path);
-      for (const auto& m : archive->members()) {
-        Capture check(archive->bytes(m), archive->memberPath(m));
-        sources.push_back({m.name, archive, m, {}});
-      }
+      for (const auto& m : archive->members()) sources.push_back({m.name, archive, m, {}});
       continue;
     }
-    Capture check(path);  // throws naming the file when it is not a capture
     if (base.size() > kMaxNameLength) base = base.substr(base.size() - kMaxNameLength);
     sources.push_back({base, nullptr, {}, path});
   }

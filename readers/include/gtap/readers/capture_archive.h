@@ -76,8 +76,10 @@ CaptureFile openCaptureFile(const std::string& path);
 
 // Writes a merged file of `inputs` (capture files, or merged files whose
 // members are taken one by one) to `out`, in the order given; each input is
-// checked to be a capture first. Returns the number of members written.
-// Throws format::FormatError naming the input that is not a capture.
-size_t writeCaptureArchive(const std::vector<std::string>& inputs, std::ostream& out);
+// checked to be a capture first (several at once) unless the caller has
+// `checked` them already (openCaptureFile on each). Returns the number of
+// members written. Throws format::FormatError naming the input that is not a
+// capture (the first in order).
+size_t writeCaptureArchive(const std::vector<std::string>& inputs, std::ostream& out, bool checked = false);
 
 }  // namespace gtap::readers
