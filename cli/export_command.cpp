@@ -118,9 +118,7 @@ class CsvFolder {
       bytes += std::filesystem::file_size(file->target(), ec);
     }
     made_ = false;
-    readers::ReadProgress::clearLine();
-    std::cerr << "gtap export: wrote " << o_.output << "/ (" << files_.size() << " tables, "
-              << readers::formatBytes(bytes) << ")\n";
+    sayWritten("export", o_.output + "/", std::to_string(files_.size()) + " tables", bytes);
   }
 
  private:
@@ -261,13 +259,10 @@ int exportOtf2(const ExportOptions& o) {
     return kExitError;
   }
   cleanup.path.clear();
-  uint64_t bytes = 0;
-  for (const auto& e : fs::recursive_directory_iterator(target, ec))
-    if (e.is_regular_file(ec)) bytes += e.file_size(ec);
-  readers::ReadProgress::clearLine();
-  std::cerr << "gtap export: wrote " << (target / "traces.otf2").string() << " (" << written.locationGroups
-            << (written.locationGroups == 1 ? " process, " : " processes, ") << written.locations << " locations, "
-            << written.events << " events, " << readers::formatBytes(bytes) << ")\n";
+  sayWritten("export", (target / "traces.otf2").string(),
+             std::to_string(written.locationGroups) + (written.locationGroups == 1 ? " process, " : " processes, ") +
+                 std::to_string(written.locations) + " locations, " + std::to_string(written.events) + " events",
+             writtenBytes(target.string()));
   return opened.failures ? kExitError : kExitSuccess;
 }
 

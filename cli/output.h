@@ -16,9 +16,16 @@
 
 namespace gtap::cli {
 
-// Says on stderr what a command wrote: "gtap export: wrote run.pftrace
-// (12.0 MiB)"; a directory's size is its files'.
-inline void sayWritten(const char* verb, const std::string& path) {
+// Says on stderr what a command wrote, `bytes` in all, with what it holds
+// when `detail` says: "gtap export: wrote run (3 tables, 12.0 MiB)".
+inline void sayWritten(const char* verb, const std::string& path, const std::string& detail, uint64_t bytes) {
+  readers::ReadProgress::clearLine();
+  std::cerr << "gtap " << verb << ": wrote " << path << " (" << detail << (detail.empty() ? "" : ", ")
+            << readers::formatBytes(bytes) << ")\n";
+}
+
+// The size of a file, or of a directory's files.
+inline uint64_t writtenBytes(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   uint64_t bytes = 0;
@@ -28,8 +35,12 @@ inline void sayWritten(const char* verb, const std::string& path) {
   } else {
     bytes = fs::file_size(path, ec);
   }
-  readers::ReadProgress::clearLine();
-  std::cerr << "gtap " << verb << ": wrote " << path << " (" << readers::formatBytes(bytes) << ")\n";
+  return bytes;
+}
+
+// "gtap export: wrote run.pftrace (12.0 MiB)"; a directory's size is its files'.
+inline void sayWritten(const char* verb, const std::string& path) {
+  sayWritten(verb, path, "", writtenBytes(path));
 }
 
 // Creates the temporary file for `target` ("-": none) before the captures are
