@@ -10,6 +10,7 @@
 #include "gtap/format/container.h"
 #include "gtap/readers/capture.h"
 #include "gtap/readers/device_work.h"
+#include "gtap/readers/report_filter.h"
 
 namespace gtap::readers {
 
@@ -112,6 +113,20 @@ CapturedCounters loadCounters(const Capture& capture) {
       notes.push_back(where + e.what());
     }
   }
+  // A report's window (--from, --to) keeps the samples taken in it.
+  if (const auto* filter = capture.filter(); filter && (filter->fromNs || filter->toNs))
+    for (auto& series : out.metrics) {
+      size_t width = series.metrics.size(), kept = 0;
+      for (size_t i = 0; i < series.times.size(); ++i) {
+        if (!filter->inWindow(capture, series.times[i])) continue;
+        series.times[kept] = series.times[i];
+        std::copy_n(series.values.begin() + static_cast<ptrdiff_t>(i * width), width,
+                    series.values.begin() + static_cast<ptrdiff_t>(kept * width));
+        ++kept;
+      }
+      series.times.resize(kept);
+      series.values.resize(kept * width);
+    }
   return out;
 }
 

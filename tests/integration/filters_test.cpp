@@ -5,11 +5,16 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "gtap/readers/capture.h"
+#include "gtap/readers/counters.h"
 #include "jsonl_rows.h"
 #include "process.h"
 
@@ -222,6 +227,61 @@ TEST(Filters, CountersOfTheKeptDispatches) {
   EXPECT_TRUE(jsonlRows(none.out, "dispatch_counter").empty());
   EXPECT_EQ(runGtap({"counters", "--rank", "4", c.counters}).exitCode, 2);
   EXPECT_EQ(runGtap({"counters", "--list", "--sim", "--kernel", "x"}).exitCode, 2);
+}
+
+// Device metrics sampled every 5 ms: a window keeps the samples taken in it,
+// in the counters report and in the exports alike.
+TEST(Filters, DeviceMetricsOnlyInTheWindow) {
+  std::string file = freshDirectory("filters-metrics") + "/metrics.gtap";
+  ASSERT_EQ(runGtap({"run", "--sim", "-q", "-m", "kernels", "--metrics-interval", "5", "-o", file, "--",
+                     workload("ze_vector_add"), "150", "100000"})
+                .exitCode,
+            0);
+  readers::Capture capture(file);
+  const int64_t start = capture.process().startHostNs;
+  std::vector<int64_t> offsets;
+  for (const auto& series : readers::loadCounters(capture).metrics)
+    for (int64_t t : series.times) offsets.push_back(t - start);
+  std::sort(offsets.begin(), offsets.end());
+  ASSERT_GE(offsets.size(), 4u);
+  // From just before the second sample to just after the last but one.
+  int64_t from = offsets[1] - 1000, to = offsets[offsets.size() - 2] + 1000;
+  auto inside = static_cast<int64_t>(
+      std::count_if(offsets.begin(), offsets.end(), [&](int64_t o) { return o >= from && o <= to; }));
+  ASSERT_GT(inside, 0);
+  ASSERT_LT(inside, static_cast<int64_t>(offsets.size()));
+  auto samples = [&](std::vector<std::string> window) {
+    std::vector<std::string> args = {"counters", "--device-metrics", "--format=jsonl", file};
+    args.insert(args.end(), window.begin(), window.end());
+    auto r = both(args);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    return counts(r.out, "device_metric_summary", "metric", "samples");
+  };
+  auto all = samples({}), windowed = samples({"--from", seconds(from), "--to", seconds(to)});
+  ASSERT_TRUE(all.count("frequency gpu")) << "a gauge read at every sample";
+  EXPECT_EQ(all["frequency gpu"], static_cast<int64_t>(offsets.size()));
+  EXPECT_EQ(windowed["frequency gpu"], inside);
+  // The record exports hold the same samples: each in the window.
+  auto rows = runGtap({"export", "--format=csv", "--table", "device_metrics", "-o", "-", "--from", seconds(from),
+                       "--to", seconds(to), file});
+  ASSERT_EQ(rows.exitCode, 0) << rows.err;
+  std::istringstream lines(rows.out);
+  std::string line;
+  std::getline(lines, line);  // the header
+  int64_t frequencyRows = 0;
+  while (std::getline(lines, line)) {
+    if (line.find(",frequency gpu,") == std::string::npos) continue;
+    ++frequencyRows;
+    // process_id,device,source,metric,units,cumulative,time_ns,value
+    std::vector<std::string> fields;
+    std::istringstream row(line);
+    for (std::string f; std::getline(row, f, ',');) fields.push_back(f);
+    ASSERT_EQ(fields.size(), 8u) << line;
+    int64_t offset = std::stoll(fields[6]) - start;
+    EXPECT_GE(offset, from);
+    EXPECT_LE(offset, to);
+  }
+  EXPECT_EQ(frequencyRows, inside);
 }
 
 TEST(Filters, DiffAppliesTheFilterToBothSides) {

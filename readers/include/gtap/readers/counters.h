@@ -63,7 +63,9 @@ struct CapturedCounters {
 
 // Reads every counters and device-metrics chunk. A chunk that does not
 // decode, or whose lists disagree (values not a multiple of the metrics), is
-// left out with a line in `problems` naming the file and offset.
+// left out with a line in `problems` naming the file and offset. With a
+// report window on the capture (--from, --to), only the device-metric
+// samples taken in it are kept.
 CapturedCounters loadCounters(const Capture& capture);
 
 // The counters of one capture's dispatches as the exports read them: each

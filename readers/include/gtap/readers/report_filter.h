@@ -24,7 +24,8 @@ struct ReportFilter {
   // Offsets into the run (from the capture's start, each capture its own),
   // ns: what starts in [from, to] is kept: calls by their begin, device
   // operations by their device start (their submission when untimed),
-  // allocations and frees by their time.
+  // allocations and frees, named ranges and device-metric samples by their
+  // time.
   std::optional<int64_t> fromNs, toNs;
   // Only the captures of these processes / ranks (empty: all).
   std::vector<uint32_t> pids;
