@@ -10,6 +10,7 @@
 
 #include "gtap/readers/device_work.h"
 #include "gtap/readers/parallel.h"
+#include "gtap/readers/report_filter.h"
 
 namespace gtap::readers {
 
@@ -221,11 +222,16 @@ class ReportBuilder {
     // Problems are said once per file and set, with how many dispatches.
     std::map<uint32_t, uint64_t> unknownSet;
     std::map<std::pair<uint32_t, size_t>, uint64_t> wrongCount;
+    // Every operation is read, so that a dispatch's index is its place in
+    // the file whatever the report's filter keeps.
     uint64_t opIndex = 0;
-    streamDeviceWork(capture, work, false, [&](std::span<const DeviceOp> ops) {
+    const ReportFilter* filter = capture.filter();
+    if (filter && !filter->narrowsRecords()) filter = nullptr;
+    streamEveryDeviceOp(capture, work, false, [&](std::span<const DeviceOp> ops) {
       for (const DeviceOp& op : ops) {
         uint64_t at = opIndex++;
         if (!op.counterSet) continue;
+        if (filter && !filter->keepsOp(capture, op)) continue;
         auto set = setColumns.find(op.counterSet);
         if (set == setColumns.end()) {
           ++unknownSet[op.counterSet];

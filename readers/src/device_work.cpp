@@ -670,6 +670,12 @@ bool streamRecordedOps(const Capture& capture, DeviceWork& w, bool lists,
 
 }  // namespace
 
+bool streamEveryDeviceOp(const Capture& capture, DeviceWork& w, bool lists,
+                         const std::function<bool(std::span<const DeviceOp>)>& visit) {
+  readOthers(capture, w);
+  return streamRecordedOps(capture, w, lists, visit);
+}
+
 bool streamDeviceOps(const Capture& capture, DeviceWork& w, bool lists,
                      const std::function<bool(std::span<const DeviceOp>)>& visit) {
   const ReportFilter* filter = capture.filter();

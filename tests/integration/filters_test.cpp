@@ -217,6 +217,12 @@ TEST(Filters, CountersOfTheKeptDispatches) {
   auto scale = jsonlRows(k.out, "dispatch_counter");
   ASSERT_EQ(scale.size(), 3u);
   for (const auto& row : scale) EXPECT_EQ(row["kernel"], "scale");
+  // A dispatch keeps its place in the file: the same index as unfiltered.
+  std::vector<json> unfilteredScale;
+  for (const auto& row : jsonlRows(all.out, "dispatch_counter"))
+    if (row["kernel"] == "scale") unfilteredScale.push_back(row["dispatch"]);
+  ASSERT_EQ(unfilteredScale.size(), 3u);
+  for (size_t i = 0; i < scale.size(); ++i) EXPECT_EQ(scale[i]["dispatch"], unfilteredScale[i]);
   auto kc = both({"counters", "--format=jsonl", "--kernel", "add", c.counters});
   for (const auto& row : jsonlRows(kc.out, "kernel_counter")) {
     EXPECT_EQ(row["kernel"], "add");

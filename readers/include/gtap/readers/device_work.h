@@ -200,6 +200,11 @@ DeviceWork loadDeviceWork(const Capture& capture);
 // streams the operations (streamDeviceOps).
 bool streamDeviceWork(const Capture& capture, DeviceWork& work, bool lists,
                       const std::function<bool(std::span<const DeviceOp>)>& visit);
+// The same, every operation whatever the capture's report filter: for a
+// report that numbers operations by their place in the file and applies the
+// filter itself (ReportFilter::keepsOp).
+bool streamEveryDeviceOp(const Capture& capture, DeviceWork& work, bool lists,
+                         const std::function<bool(std::span<const DeviceOp>)>& visit);
 // Calls `visit` with each chunk's operations in file order, a batch of a few
 // thousand at a time, their names, notes and host times as loadDeviceWork
 // gives them, into a `work` that holds the other chunks already
