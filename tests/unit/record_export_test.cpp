@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -15,6 +17,7 @@
 #include "../integration/sqlite_query.h"
 #include "gtap/readers/capture.h"
 #include "gtap/readers/device_work.h"
+#include "gtap/readers/parallel.h"
 #include "gtap/readers/record_export.h"
 #include "hostile_captures.h"
 
@@ -187,6 +190,57 @@ TEST(RecordExport, SqliteFailureIsSqlitesOwnMessageAndLeavesNoFile) {
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_TRUE(std::filesystem::is_empty(dir));
   std::filesystem::remove_all(dir);
+}
+
+// Several captures' rows made on reading threads and numbered into one set
+// of tables: the same bytes whatever the number of threads, each string once,
+// the ids of every table running on across captures.
+TEST(RecordExport, ManyCapturesGiveTheSameTablesWhateverTheThreads) {
+  std::vector<uint8_t> bytes = gtap::test::hostile::build(false, {}, std::vector<uint8_t>(64, 0x5a), false);
+  std::vector<std::unique_ptr<Capture>> owned;
+  std::vector<const Capture*> captures;
+  for (int i = 0; i < 5; ++i) {
+    owned.push_back(std::make_unique<Capture>(bytes, "crafted-" + std::to_string(i) + ".gtap"));
+    captures.push_back(owned.back().get());
+  }
+  auto tables = [&](unsigned jobs) {
+    gtap::readers::setReadJobs(jobs);
+    std::map<std::string, std::ostringstream> files;
+    std::vector<std::string> notes;
+    gtap::readers::writeCsv(
+        captures, [&](std::string_view table) -> std::ostream* { return &files[std::string(table)]; }, notes);
+    gtap::readers::setReadJobs(0);
+    std::map<std::string, std::string> out;
+    for (auto& [name, text] : files) out[name] = text.str();
+    return out;
+  };
+  auto one = tables(1), three = tables(3);
+  EXPECT_EQ(one, three);
+  // strings: a header and each name once, though five captures name them.
+  std::istringstream strings(one["strings"]);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(strings, line);) rows.push_back(line);
+  ASSERT_GE(rows.size(), 2u);
+  std::vector<std::string> texts;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].substr(0, rows[i].find(',')), std::to_string(i)) << "ids from 1, in order";
+    texts.push_back(rows[i].substr(rows[i].find(',') + 1));
+  }
+  std::sort(texts.begin(), texts.end());
+  EXPECT_EQ(std::adjacent_find(texts.begin(), texts.end()), texts.end());
+  // api_calls: two calls a capture, ids 1 to 10, each capture's under its
+  // own process id.
+  std::istringstream calls(one["api_calls"]);
+  std::string line;
+  std::getline(calls, line);
+  int64_t id = 0;
+  while (std::getline(calls, line)) {
+    ++id;
+    EXPECT_EQ(line.substr(0, line.find(',')), std::to_string(id));
+    std::string rest = line.substr(line.find(',') + 1);
+    EXPECT_EQ(rest.substr(0, rest.find(',')), std::to_string((id + 1) / 2)) << line;
+  }
+  EXPECT_EQ(id, 10);
 }
 
 }  // namespace
