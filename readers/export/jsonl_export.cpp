@@ -468,7 +468,8 @@ void writeJsonLinesInParallel(std::span<const Capture* const> captures, std::ost
     }
     c.reader().releasePages();
   });
-  for (auto& n : partNotes) notes.insert(notes.end(), n.begin(), n.end());
+  PartNotes joined(notes);
+  for (auto& n : partNotes) joined.add(std::move(n));
 }
 
 }  // namespace gtap::readers

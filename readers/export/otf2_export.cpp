@@ -187,13 +187,14 @@ Otf2Written writeOtf2(std::span<const Capture* const> captures, const std::strin
   // Timelines built a few at once, written one at a time in the order given.
   std::vector<std::optional<Timeline>> timelines(captures.size());
   std::vector<std::vector<std::string>> captureNotes(captures.size());
+  PartNotes joined(notes);
   forEachInParallel(
       captures.size(),
       [&](size_t i) { timelines[i] = buildTimeline(captures.subspan(i, 1), captureNotes[i]); },
       [&](size_t i) {
         writeTimelineEvents(archive.get(), *captures[i], *timelines[i], defs, flowBase, attributes.get());
         timelines[i].reset();
-        notes.insert(notes.end(), captureNotes[i].begin(), captureNotes[i].end());
+        joined.add(std::move(captureNotes[i]));
       });
   check(OTF2_Archive_CloseEvtFiles(archive.get()), "closing the event files");
 

@@ -7,7 +7,6 @@
 #include <exception>
 #include <memory>
 #include <ostream>
-#include <set>
 #include <stdexcept>
 #include <streambuf>
 #include <unordered_map>
@@ -541,11 +540,8 @@ void writeRecordRows(std::span<const Capture* const> captures, RecordSink& sink,
   }, kHeld);
   rows.flush();
   decode.rethrow();
-  // A note several captures share (a module that cannot be read) is said once.
-  std::set<std::string> said;
-  for (auto& part : partNotes)
-    for (auto& n : part)
-      if (said.insert(n).second) notes.push_back(std::move(n));
+  PartNotes joined(notes);
+  for (auto& part : partNotes) joined.add(std::move(part));
 }
 
 }  // namespace gtap::readers

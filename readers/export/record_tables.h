@@ -5,8 +5,8 @@
 #pragma once
 
 #include <concepts>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <span>
 #include <string>

@@ -311,6 +311,7 @@ std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captur
   std::vector<std::optional<KernelRowsBuilder>> parts(captures.size());
   std::vector<std::vector<std::string>> partNotes(captures.size());
   KernelRowsBuilder table(by, perProcess);
+  PartNotes joined(notes);
   forEachInParallel(captures.size(), [&](size_t ci) {
     if (ci < loaded.size() && loaded[ci]) {
       KernelRowsBuilder mine(by, perProcess);
@@ -321,7 +322,7 @@ std::vector<KernelRow> kernelRowsStreamed(std::span<const Capture* const> captur
     }
     parts[ci].emplace(kernelRowsOf(*captures[ci], by, perProcess, partNotes[ci]));
   }, [&](size_t ci) {
-    notes.insert(notes.end(), partNotes[ci].begin(), partNotes[ci].end());
+    joined.add(std::move(partNotes[ci]));
     table.merge(std::move(*parts[ci]));
     parts[ci].reset();
     captures[ci]->reader().releasePages();

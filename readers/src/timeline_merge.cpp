@@ -63,13 +63,14 @@ Timeline buildTimelineInParallel(std::span<const Capture* const> captures, std::
   Timeline whole;
   std::vector<std::optional<Timeline>> parts(captures.size());
   std::vector<std::vector<std::string>> partNotes(captures.size());
+  PartNotes joined(notes);
   forEachInParallel(
       captures.size(),
       [&](size_t i) { parts[i] = buildTimeline(captures.subspan(i, 1), partNotes[i], resolverForPart()); },
       [&](size_t i) {
         appendTimeline(whole, std::move(*parts[i]), captures[i]->process().hostname);
         parts[i].reset();
-        notes.insert(notes.end(), partNotes[i].begin(), partNotes[i].end());
+        joined.add(std::move(partNotes[i]));
         captures[i]->reader().releasePages();
       });
   return whole;

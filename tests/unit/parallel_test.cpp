@@ -108,5 +108,17 @@ TEST(ForEachInParallel, MergesInOrderHoldingABoundedWindow) {
   }
 }
 
+// The parts' notes in the files' order, a note two parts share said once
+// (where the first part said it), those already there left as they are.
+TEST(PartNotes, SharedNotesAreSaidOnceInOrder) {
+  std::vector<std::string> notes = {"earlier"};
+  PartNotes joined(notes);
+  joined.add({"a.gtap: recovered", "module libx.so: no symbols"});
+  joined.add({"module libx.so: no symbols", "b.gtap: 3 events missing"});
+  joined.add({});
+  EXPECT_EQ(notes, (std::vector<std::string>{"earlier", "a.gtap: recovered", "module libx.so: no symbols",
+                                             "b.gtap: 3 events missing"}));
+}
+
 }  // namespace
 }  // namespace gtap::readers

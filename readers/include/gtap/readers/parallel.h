@@ -8,6 +8,9 @@
 #include <cstddef>
 #include <functional>
 #include <ostream>
+#include <string>
+#include <unordered_set>
+#include <vector>
 
 namespace gtap::readers {
 
@@ -40,5 +43,22 @@ void forEachInParallel(size_t count, const std::function<void(size_t)>& work,
 // stopped; what the indices before it wrote is copied.
 void writeInOrder(size_t count, std::ostream& out, const std::function<void(size_t, std::ostream&)>& produce,
                   size_t held = size_t{16} << 20);
+
+// What each file's part found wrong, joined in the files' order: a note
+// several parts share (a module none of them can read) is said once, as one
+// reader of all the files would say it.
+class PartNotes {
+ public:
+  explicit PartNotes(std::vector<std::string>& notes) : notes_(notes) {}
+  void add(std::vector<std::string>&& part) {
+    for (auto& n : part)
+      if (said_.insert(n).second) notes_.push_back(std::move(n));
+    part.clear();
+  }
+
+ private:
+  std::vector<std::string>& notes_;
+  std::unordered_set<std::string> said_;
+};
 
 }  // namespace gtap::readers
